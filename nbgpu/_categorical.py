@@ -1,0 +1,287 @@
+"""Categorical naive Bayes.
+
+The categories of all features are laid side by side in one flat axis of
+``M = Σ n_categories_`` columns (feature ``j`` owns columns
+``offsets[j] : offsets[j + 1]``), so counting is ``Yᵀ · OneHot(X)`` and scoring
+is ``OneHot(X) · Wᵀ``: ``OneHot(X)`` is a sparse matrix with one stored 1 per
+feature per row where the namespace has sparse matrices, and a gather
+elsewhere; a dense ``n × M`` tensor is never built whole.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils._param_validation import Interval
+
+from ._backend import (
+    contiguous,
+    has_sparse,
+    is_sparse,
+    onehot_csr,
+    sparse_class_sums,
+    sparse_column_max,
+    sparse_host_array,
+    sparse_matmul,
+    sparse_onehot_nonzero,
+    to_numpy,
+)
+from ._base import class_totals, onehot, row_blocks, safe_log
+from ._discrete import _DiscreteNB
+from ._validation import check_categories
+
+
+def _offsets(n_categories):
+    return np.concatenate([[0], np.cumsum(n_categories)]).astype(np.int64)
+
+
+def _column_feature(n_categories):
+    """Feature index of every flat column (host int64)."""
+    return np.repeat(np.arange(n_categories.shape[0], dtype=np.int64), n_categories)
+
+
+def _relayout(counts, old, new, *, xp):
+    """Counts laid out for ``old`` category numbers, re-laid for ``new`` (>= old)."""
+    if np.array_equal(old, new):
+        return counts
+    old_off, new_off = _offsets(old), _offsets(new)
+    feature = _column_feature(new)
+    value = np.arange(new_off[-1]) - new_off[feature]
+    src = np.where(value < old[feature], old_off[feature] + value, old_off[-1])
+    zero = xp.zeros((counts.shape[0], 1), dtype=counts.dtype, device=counts.device)
+    src = xp.asarray(src, device=counts.device)
+    return xp.take(xp.concat([counts, zero], axis=1), src, axis=1)
+
+
+def _block_sums(flat, n_categories, *, xp):
+    """Sum of every feature's block of columns: (k, M) -> (k, d)."""
+    off = _offsets(n_categories)
+    zero = xp.zeros((flat.shape[0], 1), dtype=flat.dtype, device=flat.device)
+    cum = xp.concat([zero, xp.cumulative_sum(flat, axis=1)], axis=1)
+    hi = xp.asarray(off[1:], device=flat.device)
+    lo = xp.asarray(off[:-1], device=flat.device)
+    return xp.take(cum, hi, axis=1) - xp.take(cum, lo, axis=1)
+
+
+def _spread(per_feature, n_categories, *, xp):
+    """Repeat a (k, d) per-feature array over each feature's columns: (k, M)."""
+    idx = xp.asarray(_column_feature(n_categories), device=per_feature.device)
+    return xp.take(per_feature, idx, axis=1)
+
+
+class CategoricalNB(_DiscreteNB):
+    """Naive Bayes for categorical features, on CPU or GPU, dense or sparse.
+
+    Each feature has its own categorical distribution per class. Same
+    parameters, attributes and results as
+    :class:`sklearn.naive_bayes.CategoricalNB`; in addition it accepts sparse
+    input (implicit zeros are category 0), a per-feature ``alpha``, and
+    categories unseen in training.
+
+    Categories unseen in training (a code ``>= n_categories_[j]`` at predict
+    time) are treated as missing: that feature contributes the same factor
+    to every class, i.e. it is left out of the decision for that sample,
+    instead of raising an IndexError.
+
+    Parameters
+    ----------
+    alpha : float or array-like of shape (n_features,), default=1.0
+        Additive (Laplace/Lidstone) smoothing parameter, one for all features
+        or one per feature.
+    force_alpha : bool, default=True
+        If False and alpha is less than 1e-10, it is set to 1e-10 with a
+        warning; if True, alpha is kept as given.
+    fit_prior : bool, default=True
+        Whether to learn class prior probabilities.
+    class_prior : array-like of shape (n_classes,), default=None
+        Prior probabilities of the classes.
+    min_categories : int or array-like of shape (n_features,), default=None
+        Minimum number of categories per feature.
+
+    Attributes
+    ----------
+    category_count_ : list of arrays of shape (n_classes, n_categories_[i])
+        Weighted count of every category of every feature per class.
+    class_count_ : array of shape (n_classes,)
+    class_log_prior_ : array of shape (n_classes,)
+    classes_ : array of shape (n_classes,)
+    feature_log_prob_ : list of arrays of shape (n_classes, n_categories_[i])
+        Log probability of every category of every feature given a class.
+    n_categories_ : ndarray of shape (n_features,), dtype=int64
+        Number of categories of every feature (the largest seen over all
+        batches, and at least ``min_categories``).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+
+    See Also
+    --------
+    sklearn.naive_bayes.CategoricalNB : the scikit-learn reference.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nbgpu import CategoricalNB
+    >>> rng = np.random.RandomState(1)
+    >>> X = rng.randint(5, size=(6, 100))
+    >>> y = np.array([1, 2, 3, 4, 5, 6])
+    >>> CategoricalNB().fit(X, y).predict(X[2:3])
+    array([3])
+    """
+
+    _parameter_constraints: dict = {
+        **_DiscreteNB._parameter_constraints,
+        "min_categories": [None, "array-like", Interval(Integral, 1, None, closed="left")],
+        "alpha": [Interval(Real, 0, None, closed="left"), "array-like"],
+    }
+
+    def __init__(self, *, alpha=1.0, force_alpha=True, fit_prior=True, class_prior=None, min_categories=None):
+        self.alpha = alpha
+        self.force_alpha = force_alpha
+        self.fit_prior = fit_prior
+        self.class_prior = class_prior
+        self.min_categories = min_categories
+
+    def _check_values(self, X):
+        check_categories(X, estimator=self)
+
+    def _min_categories(self, n_features):
+        if self.min_categories is None:
+            return np.ones(n_features, dtype=np.int64)
+        m = np.asarray(self.min_categories)
+        if not np.issubdtype(m.dtype, np.integer):
+            msg = f"`min_categories` must hold integers; got dtype {m.dtype}."
+            raise ValueError(msg)
+        if m.ndim == 1 and m.shape != (n_features,) or m.ndim > 1:
+            msg = (
+                f"`min_categories` must be an int or have shape ({n_features},), "
+                f"one value per feature; got shape {m.shape}."
+            )
+            raise ValueError(msg)
+        if np.any(m < 1):
+            msg = f"`min_categories` must be >= 1; got a minimum of {m.min()}."
+            raise ValueError(msg)
+        return np.broadcast_to(m, (n_features,)).astype(np.int64)
+
+    def _check_params_for_fit(self, n_classes, n_features):
+        super()._check_params_for_fit(n_classes, n_features)
+        self._min_categories(n_features)
+
+    # ---- statistics ---------------------------------------------------- #
+    def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
+        n_features = X.shape[1]
+        top = sparse_column_max(X) if is_sparse(X) else xp.max(X, axis=0)
+        n_cat = np.maximum(to_numpy(top).astype(np.int64) + 1, self._min_categories(n_features))
+        if previous is not None:
+            n_cat = np.maximum(n_cat, previous["n_categories"])
+        count = class_totals(codes, weights, n_classes, dtype=dtype, xp=xp)
+        counts = self._category_counts(X, codes, weights, count, n_cat, xp=xp, dtype=dtype)
+        return {"class_count": count, "counts": counts, "n_categories": n_cat}
+
+    def _category_counts(self, X, codes, weights, class_count, n_cat, *, xp, dtype):
+        n, d = X.shape
+        off = _offsets(n_cat)
+        n_columns = int(off[-1])
+        device = codes.device
+        if is_sparse(X):
+            # Count the stored values, then category 0 is what remains of
+            # every class's total in that feature.
+            nz = sparse_onehot_nonzero(X, sparse_host_array(X, off), dtype=dtype)
+            counts = sparse_class_sums(nz, codes, weights, class_count.shape[0], dtype=dtype)[:, :n_columns]
+            zeros = xp.reshape(class_count, (-1, 1)) - _block_sums(counts, n_cat, xp=xp)
+            first = np.full(n_columns, d, dtype=np.int64)
+            first[off[:-1]] = np.arange(d)
+            pad = xp.zeros((zeros.shape[0], 1), dtype=dtype, device=device)
+            return counts + xp.take(xp.concat([zeros, pad], axis=1), xp.asarray(first, device=device), axis=1)
+        start_col = xp.asarray(off[:-1], device=device)
+        out = xp.zeros((class_count.shape[0], n_columns), dtype=dtype, device=device)
+        if has_sparse(xp):
+            for start, stop in row_blocks(n, 32 * d):
+                idx = xp.astype(X[start:stop, :], xp.int64) + start_col
+                w = None if weights is None else weights[start:stop]
+                oh = onehot_csr(idx, n_columns, dtype=dtype)
+                out = out + sparse_class_sums(oh, codes[start:stop], w, class_count.shape[0], dtype=dtype)
+            return out
+        feature = xp.asarray(_column_feature(n_cat), device=device)
+        value = xp.asarray(np.arange(n_columns) - off[_column_feature(n_cat)], dtype=X.dtype, device=device)
+        for start, stop in row_blocks(n, 8 * (n_columns + class_count.shape[0])):
+            w = None if weights is None else weights[start:stop]
+            Y = onehot(codes[start:stop], class_count.shape[0], dtype=dtype, xp=xp, weights=w)
+            oh = xp.astype(xp.take(X[start:stop, :], feature, axis=1) == value, dtype)
+            out = out + Y.T @ oh
+        return out
+
+    def _merge(self, a, b, *, xp):
+        n_cat = np.maximum(a["n_categories"], b["n_categories"])
+        counts = _relayout(a["counts"], a["n_categories"], n_cat, xp=xp) + _relayout(
+            b["counts"], b["n_categories"], n_cat, xp=xp
+        )
+        return {"class_count": a["class_count"] + b["class_count"], "counts": counts, "n_categories": n_cat}
+
+    def _finalize(self, stats, n_classes, *, xp, dtype):
+        count, counts, n_cat = stats["class_count"], stats["counts"], stats["n_categories"]
+        n_features = n_cat.shape[0]
+        alpha = self._alpha(n_features, xp=xp, device=counts.device, dtype=counts.dtype)
+        if alpha.ndim == 1:
+            alpha = _spread(xp.reshape(alpha, (1, -1)), n_cat, xp=xp)
+        smoothed = counts + alpha
+        totals = _spread(_block_sums(smoothed, n_cat, xp=xp), n_cat, xp=xp)
+        flp = safe_log(smoothed, xp=xp) - safe_log(totals, xp=xp)
+        log_prior = self._class_log_prior(count, n_classes, xp=xp)
+        return {
+            "class_count_": count,
+            "class_log_prior_": log_prior,
+            "n_categories_": n_cat,
+            "_category_count_": counts,
+            "_feature_log_prob_": xp.astype(flp, dtype),
+            "_weight_": contiguous(xp.astype(flp.T, dtype), xp=xp),
+            "_bias_": xp.astype(log_prior, dtype),
+        }
+
+    # ---- the scikit-learn attributes as per-feature lists --------------- #
+    def _split(self, flat):
+        off = _offsets(to_numpy(self.n_categories_))
+        return [flat[:, int(off[j]) : int(off[j + 1])] for j in range(off.shape[0] - 1)]
+
+    @property
+    def category_count_(self):
+        """Per-feature list of (n_classes, n_categories_[j]) category counts."""
+        return self._split(self._category_count_)
+
+    @property
+    def feature_log_prob_(self):
+        """Per-feature list of (n_classes, n_categories_[j]) log probabilities."""
+        return self._split(self._feature_log_prob_)
+
+    # ---- scoring ------------------------------------------------------- #
+    def _score_row_bytes(self, n_features, n_classes):
+        return 8 * n_features * (n_classes + 3)
+
+    def _joint_log_likelihood(self, X, *, xp, device, dtype):
+        weight, bias = self._params(("_weight_", "_bias_"), xp=xp, device=device, dtype=dtype)
+        n_cat = to_numpy(self.n_categories_)
+        off = _offsets(n_cat)
+        n_columns = int(off[-1])
+        if is_sparse(X):
+            # Category 0 everywhere, then each stored value swaps its
+            # feature's category-0 row of W for its own (unseen: for zero).
+            base = xp.take(weight, xp.asarray(off[:-1], device=device), axis=0)
+            first = xp.take(weight, xp.asarray(off[_column_feature(n_cat)], device=device), axis=0)
+            delta = contiguous(xp.concat([weight - first, -base], axis=0), xp=xp)
+            nz = sparse_onehot_nonzero(X, sparse_host_array(X, off), dtype=dtype)
+            return sparse_matmul(nz, delta) + xp.sum(base, axis=0) + bias
+        ncat_dev = xp.asarray(n_cat, dtype=X.dtype, device=device)
+        start_col = xp.asarray(off[:-1], device=device)
+        idx = xp.where(X < ncat_dev, xp.astype(X, xp.int64) + start_col, n_columns)
+        if has_sparse(xp):
+            return sparse_matmul(onehot_csr(idx, n_columns, dtype=dtype), weight) + bias
+        # Gather: an unseen category indexes an appended row of zeros.
+        zero = xp.zeros((1, weight.shape[1]), dtype=dtype, device=device)
+        rows = xp.take(xp.concat([weight, zero], axis=0), xp.reshape(idx, (-1,)), axis=0)
+        return xp.sum(xp.reshape(rows, (X.shape[0], X.shape[1], -1)), axis=1) + bias
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.categorical = True
+        tags.input_tags.positive_only = True
+        return tags

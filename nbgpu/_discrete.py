@@ -1,0 +1,348 @@
+"""Naive Bayes on counts: the shared base and the multinomial, complement and
+Bernoulli models.
+
+Statistics are per-class row counts and per-class feature sums, accumulated
+in float64 and merged by addition; the joint log-likelihood is one matrix
+product ``X @ W + b``.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Real
+
+from sklearn.utils._param_validation import Interval
+
+from ._backend import (
+    contiguous,
+    is_sparse,
+    sparse_binarize,
+    sparse_class_sums,
+    sparse_matmul,
+    to_namespace,
+)
+from ._base import _BaseNB, class_totals, log_or_neg_inf, onehot, row_blocks, safe_log
+from ._validation import check_alpha, check_non_negative, check_prior
+
+
+def class_feature_sums(X, codes, weights, n_classes, *, xp, dtype):
+    """``Yᵀ·X``: per-class sums of the rows of ``X``, in ``dtype``.
+
+    Sparse input is scattered by (class, column) in one pass over its
+    nonzeros; dense input is a matrix product per row block, upcast block by
+    block so no full float64 copy of ``X`` is made.
+    """
+    if is_sparse(X):
+        return sparse_class_sums(X, codes, weights, n_classes, dtype=dtype)
+    n, d = X.shape
+    out = xp.zeros((n_classes, d), dtype=dtype, device=codes.device)
+    for start, stop in row_blocks(n, 8 * (d + n_classes)):
+        w = None if weights is None else weights[start:stop]
+        Y = onehot(codes[start:stop], n_classes, dtype=dtype, xp=xp, weights=w)
+        out = out + Y.T @ xp.astype(X[start:stop, :], dtype)
+    return out
+
+
+class _DiscreteNB(_BaseNB):
+    """Shared parameters and class prior of the discrete models."""
+
+    _parameter_constraints: dict = {
+        "alpha": [Interval(Real, 0, None, closed="left"), "array-like"],
+        "fit_prior": ["boolean"],
+        "class_prior": ["array-like", None],
+        "force_alpha": ["boolean"],
+    }
+
+    def _check_params_for_fit(self, n_classes, n_features):
+        check_prior(self.class_prior, n_classes, name="class_prior")
+
+    def _alpha(self, n_features, *, xp, device, dtype):
+        alpha = check_alpha(self.alpha, n_features, force_alpha=self.force_alpha)
+        return xp.asarray(alpha, dtype=dtype, device=device)
+
+    def _class_log_prior(self, class_count, n_classes, *, xp):
+        if self.class_prior is not None:
+            prior = check_prior(self.class_prior, n_classes, name="class_prior")
+            return log_or_neg_inf(to_namespace(prior, xp, class_count.device), xp=xp)
+        if self.fit_prior:
+            return log_or_neg_inf(class_count, xp=xp) - xp.log(xp.sum(class_count))
+        return xp.full_like(class_count, -math.log(n_classes))
+
+    def _score_row_bytes(self, n_features, n_classes):
+        return 8 * n_classes
+
+    def _joint_log_likelihood(self, X, *, xp, device, dtype):
+        weight, bias = self._params(("_weight_", "_bias_"), xp=xp, device=device, dtype=dtype)
+        scores = sparse_matmul(X, weight) if is_sparse(X) else X @ weight
+        return scores + bias
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.poor_score = True
+        return tags
+
+
+class _CountNB(_DiscreteNB):
+    """Models whose statistics are class counts and per-class feature sums."""
+
+    def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
+        return {
+            "class_count": class_totals(codes, weights, n_classes, dtype=dtype, xp=xp),
+            "feature_count": class_feature_sums(X, codes, weights, n_classes, xp=xp, dtype=dtype),
+        }
+
+    def _merge(self, a, b, *, xp):
+        return {key: a[key] + b[key] for key in a}
+
+    def _finalize(self, stats, n_classes, *, xp, dtype):
+        cc, fc = stats["class_count"], stats["feature_count"]
+        alpha = self._alpha(fc.shape[1], xp=xp, device=fc.device, dtype=fc.dtype)
+        log_prior = self._class_log_prior(cc, n_classes, xp=xp)
+        flp, weight, bias = self._feature_params(cc, fc, alpha, log_prior, xp=xp)
+        return {
+            "class_count_": cc,
+            "feature_count_": fc,
+            "class_log_prior_": log_prior,
+            "feature_log_prob_": xp.astype(flp, dtype),
+            "_weight_": contiguous(xp.astype(weight.T, dtype), xp=xp),
+            "_bias_": xp.astype(bias, dtype),
+            **self._extra_attributes(fc, xp=xp),
+        }
+
+    def _extra_attributes(self, feature_count, *, xp):
+        return {}
+
+    def _feature_params(self, class_count, feature_count, alpha, log_prior, *, xp):
+        """(feature_log_prob_, scoring weight k × d, scoring bias k)."""
+        raise NotImplementedError
+
+
+class MultinomialNB(_CountNB):
+    """Multinomial naive Bayes for counts (e.g. word counts), on CPU or GPU.
+
+    Same parameters, attributes and results as
+    :class:`sklearn.naive_bayes.MultinomialNB`; counts are accumulated in
+    float64 (exact up to 2⁵³), sparse input is never densified, and float32
+    input gives float32 scores.
+
+    Parameters
+    ----------
+    alpha : float or array-like of shape (n_features,), default=1.0
+        Additive (Laplace/Lidstone) smoothing parameter, one for all features
+        or one per feature (0 for no smoothing).
+    force_alpha : bool, default=True
+        If False and alpha is less than 1e-10, it is set to 1e-10 with a
+        warning; if True, alpha is kept as given.
+    fit_prior : bool, default=True
+        Whether to learn class prior probabilities; if False a uniform prior
+        is used.
+    class_prior : array-like of shape (n_classes,), default=None
+        Prior probabilities of the classes; not adjusted to the data.
+
+    Attributes
+    ----------
+    class_count_ : array of shape (n_classes,)
+        Weighted number of samples per class (float64).
+    class_log_prior_ : array of shape (n_classes,)
+        Log probability of each class.
+    classes_ : array of shape (n_classes,)
+        Class labels.
+    feature_count_ : array of shape (n_classes, n_features)
+        Weighted count of each feature per class (float64).
+    feature_log_prob_ : array of shape (n_classes, n_features)
+        Empirical log probability of features given a class.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit (string column names only).
+
+    See Also
+    --------
+    ComplementNB, BernoulliNB
+    sklearn.naive_bayes.MultinomialNB : the scikit-learn reference.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nbgpu import MultinomialNB
+    >>> rng = np.random.RandomState(1)
+    >>> X = rng.randint(5, size=(6, 100))
+    >>> y = np.array([1, 2, 3, 4, 5, 6])
+    >>> MultinomialNB().fit(X, y).predict(X[2:3])
+    array([3])
+    """
+
+    def __init__(self, *, alpha=1.0, force_alpha=True, fit_prior=True, class_prior=None):
+        self.alpha = alpha
+        self.force_alpha = force_alpha
+        self.fit_prior = fit_prior
+        self.class_prior = class_prior
+
+    def _check_values(self, X):
+        check_non_negative(X, estimator=self)
+
+    def _feature_params(self, class_count, feature_count, alpha, log_prior, *, xp):
+        smoothed = feature_count + alpha
+        flp = safe_log(smoothed, xp=xp) - safe_log(xp.sum(smoothed, axis=1, keepdims=True), xp=xp)
+        return flp, flp, log_prior
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.positive_only = True
+        return tags
+
+
+class ComplementNB(_CountNB):
+    """Complement naive Bayes (Rennie et al., 2003), on CPU or GPU.
+
+    Suited to imbalanced text classification. Same parameters, attributes and
+    results as :class:`sklearn.naive_bayes.ComplementNB`.
+
+    Parameters
+    ----------
+    alpha : float or array-like of shape (n_features,), default=1.0
+        Additive (Laplace/Lidstone) smoothing parameter.
+    force_alpha : bool, default=True
+        If False and alpha is less than 1e-10, it is set to 1e-10 with a
+        warning; if True, alpha is kept as given.
+    fit_prior : bool, default=True
+        Only used in the edge case of a single class in the training set.
+    class_prior : array-like of shape (n_classes,), default=None
+        Prior probabilities of the classes (same edge case only).
+    norm : bool, default=False
+        Whether a second normalization of the weights is performed.
+
+    Attributes
+    ----------
+    class_count_ : array of shape (n_classes,)
+    class_log_prior_ : array of shape (n_classes,)
+    classes_ : array of shape (n_classes,)
+    feature_all_ : array of shape (n_features,)
+        Weighted count of each feature over all classes.
+    feature_count_ : array of shape (n_classes, n_features)
+    feature_log_prob_ : array of shape (n_classes, n_features)
+        Empirical weights for class complements.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+
+    See Also
+    --------
+    MultinomialNB
+    sklearn.naive_bayes.ComplementNB : the scikit-learn reference.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nbgpu import ComplementNB
+    >>> rng = np.random.RandomState(1)
+    >>> X = rng.randint(5, size=(6, 100))
+    >>> y = np.array([1, 2, 3, 4, 5, 6])
+    >>> ComplementNB().fit(X, y).predict(X[2:3])
+    array([3])
+    """
+
+    _parameter_constraints: dict = {**_DiscreteNB._parameter_constraints, "norm": ["boolean"]}
+
+    def __init__(self, *, alpha=1.0, force_alpha=True, fit_prior=True, class_prior=None, norm=False):
+        self.alpha = alpha
+        self.force_alpha = force_alpha
+        self.fit_prior = fit_prior
+        self.class_prior = class_prior
+        self.norm = norm
+
+    def _check_values(self, X):
+        check_non_negative(X, estimator=self)
+
+    def _extra_attributes(self, feature_count, *, xp):
+        return {"feature_all_": xp.sum(feature_count, axis=0)}
+
+    def _feature_params(self, class_count, feature_count, alpha, log_prior, *, xp):
+        comp = xp.sum(feature_count, axis=0) + alpha - feature_count
+        logged = safe_log(comp, xp=xp) - safe_log(xp.sum(comp, axis=1, keepdims=True), xp=xp)
+        flp = logged / xp.sum(logged, axis=1, keepdims=True) if self.norm else -logged
+        # The prior only breaks the tie of a single class (scikit-learn's rule).
+        bias = log_prior if class_count.shape[0] == 1 else xp.zeros_like(log_prior)
+        return flp, flp, bias
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.positive_only = True
+        return tags
+
+
+class BernoulliNB(_CountNB):
+    """Naive Bayes for binary features (multivariate Bernoulli), on CPU or GPU.
+
+    Same parameters, attributes and results as
+    :class:`sklearn.naive_bayes.BernoulliNB`. Sparse input stays sparse: the
+    absent features enter through a per-class constant, so scoring is one
+    sparse matrix product.
+
+    Parameters
+    ----------
+    alpha : float or array-like of shape (n_features,), default=1.0
+        Additive (Laplace/Lidstone) smoothing parameter.
+    force_alpha : bool, default=True
+        If False and alpha is less than 1e-10, it is set to 1e-10 with a
+        warning; if True, alpha is kept as given.
+    binarize : float or None, default=0.0
+        Threshold for binarizing (mapping to booleans) sample features. If
+        None, input is presumed to already consist of binary vectors.
+    fit_prior : bool, default=True
+        Whether to learn class prior probabilities.
+    class_prior : array-like of shape (n_classes,), default=None
+        Prior probabilities of the classes.
+
+    Attributes
+    ----------
+    class_count_ : array of shape (n_classes,)
+    class_log_prior_ : array of shape (n_classes,)
+    classes_ : array of shape (n_classes,)
+    feature_count_ : array of shape (n_classes, n_features)
+    feature_log_prob_ : array of shape (n_classes, n_features)
+        Empirical log probability of features given a class, P(x_i|y).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+
+    See Also
+    --------
+    MultinomialNB
+    sklearn.naive_bayes.BernoulliNB : the scikit-learn reference.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nbgpu import BernoulliNB
+    >>> rng = np.random.RandomState(1)
+    >>> X = rng.randint(5, size=(6, 100))
+    >>> Y = np.array([1, 2, 3, 4, 4, 5])
+    >>> BernoulliNB().fit(X, Y).predict(X[2:3])
+    array([3])
+    """
+
+    _parameter_constraints: dict = {
+        **_DiscreteNB._parameter_constraints,
+        "binarize": [None, Interval(Real, 0, None, closed="left")],
+    }
+
+    def __init__(self, *, alpha=1.0, force_alpha=True, binarize=0.0, fit_prior=True, class_prior=None):
+        self.alpha = alpha
+        self.force_alpha = force_alpha
+        self.binarize = binarize
+        self.fit_prior = fit_prior
+        self.class_prior = class_prior
+
+    def _transform(self, X, xp):
+        if self.binarize is None:
+            return X
+        if is_sparse(X):
+            return sparse_binarize(X, self.binarize)
+        return xp.astype(X > self.binarize, X.dtype)
+
+    def _feature_params(self, class_count, feature_count, alpha, log_prior, *, xp):
+        total = xp.reshape(class_count, (-1, 1)) + 2 * alpha
+        log_total = safe_log(total, xp=xp)
+        flp = safe_log(feature_count + alpha, xp=xp) - log_total
+        # log(1 - p) from the counts directly: exact where p is close to 1.
+        neg = safe_log(total - feature_count - alpha, xp=xp) - log_total
+        return flp, flp - neg, log_prior + xp.sum(neg, axis=1)

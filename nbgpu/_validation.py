@@ -1,0 +1,332 @@
+"""Input checks shared by every estimator.
+
+Every error names the argument, what was expected and what was seen. Checks
+that need the data's values (finite, non-negative, integer) are one reduction
+each, done in the input's own namespace and on its device.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+from sklearn.exceptions import DataConversionWarning
+from sklearn.utils.multiclass import type_of_target
+
+from ._backend import (
+    get_device,
+    get_namespace,
+    is_array,
+    is_sparse,
+    result_dtype,
+    sparse_canonical,
+    sparse_values,
+    to_numpy,
+)
+
+
+def _host_array(X, name):
+    """Lists, pandas objects and the like as a numpy array."""
+    try:
+        arr = np.asarray(X)
+    except Exception as exc:  # ragged lists and the like
+        msg = f"`{name}` could not be read as an array: {exc}"
+        raise ValueError(msg) from exc
+    if isinstance(arr, np.matrix):
+        arr = np.asarray(arr)
+    if arr.dtype == object:
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            msg = f"`{name}` must hold numbers; got values of type object that are not: {exc}"
+            raise ValueError(msg) from exc
+    return arr
+
+
+def check_X(X, *, estimator, name="X"):
+    """Validate a data matrix and return it with its namespace and device.
+
+    Returns
+    -------
+    X : dense array of the input's namespace, or CSR/CSC sparse matrix;
+        of a floating dtype (float32 stays float32, other types become float64).
+    xp : Array API namespace
+    device : device of ``X``
+    """
+    est = type(estimator).__name__
+    sparse = is_sparse(X)
+    if sparse:
+        X = sparse_canonical(X)
+    elif not is_array(X):
+        X = _host_array(X, name)
+    kind = getattr(X.dtype, "kind", None)
+    if kind == "c" or "complex" in str(X.dtype):
+        msg = f"Complex data not supported: `{name}` has dtype {X.dtype}."
+        raise ValueError(msg)
+    if kind is not None and kind not in "biuf":
+        msg = f"`{name}` must be numeric; got dtype {X.dtype}."
+        raise ValueError(msg)
+    if len(X.shape) != 2:
+        msg = (
+            f"Expected 2D array for `{name}`, got {len(X.shape)}D array of shape "
+            f"{tuple(X.shape)} instead. Reshape your data either using "
+            "X.reshape(-1, 1) if it has a single feature or X.reshape(1, -1) "
+            "if it contains a single sample."
+        )
+        raise ValueError(msg)
+    n, d = X.shape
+    if n < 1:
+        msg = f"Found array with 0 sample(s) (shape={tuple(X.shape)}) while a minimum of 1 is required by {est}."
+        raise ValueError(msg)
+    if d < 1:
+        msg = f"Found array with 0 feature(s) (shape={tuple(X.shape)}) while a minimum of 1 is required by {est}."
+        raise ValueError(msg)
+    xp = get_namespace(X)
+    device = get_device(X)
+    dtype = result_dtype(X.dtype, xp, device)
+    if X.dtype != dtype:
+        X = X.astype(dtype) if sparse else xp.astype(X, dtype)
+    values = sparse_values(X) if sparse else X
+    vxp = get_namespace(values)
+    if not bool(vxp.all(vxp.isfinite(values))):
+        what = "NaN" if bool(vxp.any(vxp.isnan(values))) else "infinity"
+        msg = f"Input `{name}` contains {what}; {est} needs finite values."
+        raise ValueError(msg)
+    return X, xp, device
+
+
+def _values_min(X):
+    values = sparse_values(X) if is_sparse(X) else X
+    if values.shape[0] == 0 if is_sparse(X) else False:
+        return 0.0
+    vxp = get_namespace(values)
+    return float(vxp.min(values)) if values.size else 0.0
+
+
+def check_non_negative(X, *, estimator, name="X"):
+    """Raise when ``X`` holds a negative value (counts are expected)."""
+    low = _values_min(X)
+    if low < 0:
+        msg = (
+            f"Negative values in `{name}` passed to {type(estimator).__name__}: "
+            f"expected counts or frequencies >= 0, saw a minimum of {low:g}."
+        )
+        raise ValueError(msg)
+
+
+def check_categories(X, *, estimator, name="X"):
+    """Raise unless ``X`` holds non-negative whole numbers (category codes)."""
+    check_non_negative(X, estimator=estimator, name=name)
+    values = sparse_values(X) if is_sparse(X) else X
+    vxp = get_namespace(values)
+    frac = values - vxp.floor(values)
+    if values.size and bool(vxp.any(frac != 0)):
+        msg = (
+            f"`{name}` passed to {type(estimator).__name__} must hold category "
+            "codes 0, 1, 2, ... (whole numbers); it holds non-integer values. "
+            "Encode categories with sklearn.preprocessing.OrdinalEncoder."
+        )
+        raise ValueError(msg)
+
+
+def check_n_features(estimator, n_features, *, reset):
+    """Record or compare the number of features (scikit-learn's message)."""
+    if reset:
+        return
+    expected = getattr(estimator, "n_features_in_", None)
+    if expected is not None and n_features != expected:
+        msg = (
+            f"X has {n_features} features, but {type(estimator).__name__} "
+            f"is expecting {expected} features as input."
+        )
+        raise ValueError(msg)
+
+
+# --------------------------------------------------------------------------- #
+# Labels
+# --------------------------------------------------------------------------- #
+def check_y(y, n_samples):
+    """Validate target labels; return them as a 1-D array of their namespace.
+
+    Numeric device arrays (torch, cupy, ...) stay in their namespace; anything
+    else (lists, strings, objects, pandas) becomes a numpy array.
+    """
+    if y is None:
+        msg = "`y` is required: this classifier needs one label per row of X."
+        raise ValueError(msg)
+    if is_sparse(y):
+        msg = "`y` must be a dense 1-D array of labels; got a sparse matrix."
+        raise ValueError(msg)
+    if not is_array(y):
+        y = np.asarray(y)
+    shape = tuple(y.shape)
+    if len(shape) == 2 and shape[1] == 1:
+        warnings.warn(
+            "A column-vector y was passed when a 1d array was expected. Please "
+            "change the shape of y to (n_samples,), for example using ravel().",
+            DataConversionWarning,
+            stacklevel=3,
+        )
+        xp = get_namespace(y)
+        y = xp.reshape(y, (-1,))
+    elif len(shape) != 1:
+        msg = f"`y` must be 1-D with one label per row of X; got shape {shape}."
+        raise ValueError(msg)
+    if y.shape[0] != n_samples:
+        msg = f"`y` has {y.shape[0]} labels but `X` has {n_samples} rows; they must match."
+        raise ValueError(msg)
+    if isinstance(y, np.ndarray):
+        if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+            msg = "`y` contains NaN or infinity; labels must be finite."
+            raise ValueError(msg)
+        target = type_of_target(y, input_name="y")
+        if target not in ("binary", "multiclass"):
+            msg = (
+                f"Unknown label type: {target}. `y` must hold class labels "
+                "(integers, strings, ...), not continuous values or a label matrix."
+            )
+            raise ValueError(msg)
+    else:
+        xp = get_namespace(y)
+        if xp.isdtype(y.dtype, "real floating"):
+            if not bool(xp.all(xp.isfinite(y))) or bool(xp.any(y != xp.round(y))):
+                msg = "Unknown label type: continuous. `y` must hold class labels, not continuous values."
+                raise ValueError(msg)
+    return y
+
+
+def unique_labels(y):
+    """Sorted distinct labels of ``y`` in its namespace."""
+    if isinstance(y, np.ndarray):
+        return np.unique(y)
+    xp = get_namespace(y)
+    return xp.unique_values(y)
+
+
+def check_classes(classes):
+    """Validate the ``classes`` argument of ``partial_fit``: sorted distinct labels."""
+    if not is_array(classes):
+        classes = np.asarray(classes)
+    if len(classes.shape) != 1 or classes.shape[0] < 1:
+        msg = f"`classes` must be a non-empty 1-D array of labels; got shape {tuple(classes.shape)}."
+        raise ValueError(msg)
+    uniq = unique_labels(classes)
+    if uniq.shape[0] != classes.shape[0]:
+        msg = f"`classes` must not repeat a label; got {classes.shape[0]} entries but {uniq.shape[0]} distinct labels."
+        raise ValueError(msg)
+    return uniq
+
+
+def encode_labels(y, classes, *, xp, device):
+    """Class index of every label, as an int64 array of ``xp`` on ``device``.
+
+    Raises if a label is not one of ``classes``: silently dropping those rows
+    would lose data.
+    """
+    host_y = isinstance(y, np.ndarray)
+    host_classes = isinstance(classes, np.ndarray)
+    if host_y or host_classes:
+        yh, ch = to_numpy(y), to_numpy(classes)
+        try:
+            codes = np.searchsorted(ch, yh)
+        except TypeError as exc:
+            msg = f"labels in `y` (dtype {yh.dtype}) cannot be compared with `classes_` (dtype {ch.dtype})."
+            raise ValueError(msg) from exc
+        clipped = np.minimum(codes, ch.shape[0] - 1)
+        bad = ch[clipped] != yh
+        if np.any(bad):
+            unknown = np.unique(yh[bad])
+            msg = (
+                f"`y` contains label(s) {unknown[:10].tolist()} that are not in "
+                f"the classes {ch.tolist()[:20]} fixed by the first call to "
+                "partial_fit (or by `classes`)."
+            )
+            raise ValueError(msg)
+        return xp.asarray(clipped.astype(np.int64), device=device)
+    yxp = get_namespace(y)
+    classes = yxp.asarray(classes, device=get_device(y)) if get_namespace(classes) is not yxp else classes
+    codes = yxp.searchsorted(classes, y)
+    clipped = yxp.clip(codes, 0, classes.shape[0] - 1) if hasattr(yxp, "clip") else yxp.where(codes >= classes.shape[0], classes.shape[0] - 1, codes)
+    bad = yxp.take(classes, clipped) != y
+    if bool(yxp.any(bad)):
+        unknown = np.unique(to_numpy(y)[to_numpy(bad)])
+        msg = f"`y` contains label(s) {unknown[:10].tolist()} that are not in the classes {to_numpy(classes).tolist()[:20]}."
+        raise ValueError(msg)
+    codes = yxp.astype(clipped, yxp.int64)
+    if yxp is xp:
+        return codes
+    return xp.asarray(to_numpy(codes), device=device)
+
+
+# --------------------------------------------------------------------------- #
+# Weights and parameters
+# --------------------------------------------------------------------------- #
+def check_sample_weight(sample_weight, n_samples, *, xp, device, dtype):
+    """Validate ``sample_weight``; return it as ``dtype`` on ``device`` (or None)."""
+    if sample_weight is None:
+        return None
+    if isinstance(sample_weight, numbers.Number):
+        sw = xp.full((n_samples,), float(sample_weight), dtype=dtype, device=device)
+    else:
+        if is_array(sample_weight):
+            sw = sample_weight
+        else:
+            sw = _host_array(sample_weight, "sample_weight")
+        if len(sw.shape) != 1 or sw.shape[0] != n_samples:
+            msg = (
+                f"`sample_weight` must have shape ({n_samples},), one weight per "
+                f"row of X; got shape {tuple(sw.shape)}."
+            )
+            raise ValueError(msg)
+        from ._backend import to_namespace
+
+        sw = to_namespace(sw, xp, device)
+        sw = xp.astype(sw, dtype)
+    if not bool(xp.all(xp.isfinite(sw))):
+        msg = "`sample_weight` contains NaN or infinity; weights must be finite."
+        raise ValueError(msg)
+    if bool(xp.any(sw < 0)):
+        msg = f"`sample_weight` must be non-negative; saw a minimum of {float(xp.min(sw)):g}."
+        raise ValueError(msg)
+    return sw
+
+
+def check_prior(prior, n_classes, *, name):
+    """Validate a vector of class probabilities; return float64 numpy or None."""
+    if prior is None:
+        return None
+    p = np.asarray(to_numpy(prior) if is_array(prior) else prior, dtype=np.float64)
+    if p.ndim != 1 or p.shape[0] != n_classes:
+        msg = f"`{name}` must have one probability per class ({n_classes}); got shape {p.shape}."
+        raise ValueError(msg)
+    if not np.all(np.isfinite(p)) or np.any(p < 0):
+        msg = f"`{name}` must hold non-negative finite probabilities; got {p.tolist()}."
+        raise ValueError(msg)
+    if not np.isclose(p.sum(), 1.0):
+        msg = f"`{name}` must sum to 1; its values {p.tolist()} sum to {p.sum():.6g}."
+        raise ValueError(msg)
+    return p
+
+
+ALPHA_LOWER_BOUND = 1e-10
+
+
+def check_alpha(alpha, n_features, *, force_alpha):
+    """Validate the smoothing ``alpha`` (scalar or one per feature); float64 numpy."""
+    a = np.asarray(to_numpy(alpha) if is_array(alpha) else alpha, dtype=np.float64)
+    if a.ndim > 1 or (a.ndim == 1 and a.shape[0] != n_features):
+        msg = f"`alpha` must be a scalar or have one value per feature ({n_features}); got shape {a.shape}."
+        raise ValueError(msg)
+    if not np.all(np.isfinite(a)) or np.any(a < 0):
+        msg = f"`alpha` must be finite and >= 0; saw a minimum of {np.min(a):g}."
+        raise ValueError(msg)
+    if np.min(a) < ALPHA_LOWER_BOUND and not force_alpha:
+        warnings.warn(
+            f"alpha too small will result in numeric errors, setting alpha = "
+            f"{ALPHA_LOWER_BOUND:.1e}. Use `force_alpha=True` to keep alpha unchanged.",
+            UserWarning,
+            stacklevel=3,
+        )
+        a = np.maximum(a, ALPHA_LOWER_BOUND)
+    return a

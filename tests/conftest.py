@@ -1,0 +1,173 @@
+"""The backend / device / dtype grid every test runs over.
+
+``NBGPU_TEST_BACKENDS`` (comma-separated) names the backends that must run;
+a requested backend that cannot be used fails the run instead of skipping,
+so a GPU job can never pass by silently testing nothing. Without the
+variable, every CPU backend whose library is installed runs.
+
+Backends: numpy, numpy_readonly (catches writes into inputs),
+array_api_strict (default device), array_api_strict_device1 (a second
+device, so device bugs show on a CPU-only machine), torch (CPU), cupy,
+torch_cuda.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+ALL_BACKENDS = (
+    "numpy",
+    "numpy_readonly",
+    "array_api_strict",
+    "array_api_strict_device1",
+    "torch",
+    "cupy",
+    "torch_cuda",
+)
+CPU_BACKENDS = ALL_BACKENDS[:5]
+_LIBRARY = {
+    "numpy": "numpy",
+    "numpy_readonly": "numpy",
+    "array_api_strict": "array_api_strict",
+    "array_api_strict_device1": "array_api_strict",
+    "torch": "torch",
+    "cupy": "cupy",
+    "torch_cuda": "torch",
+}
+
+
+@dataclass
+class Backend:
+    """One cell of the grid: how to make arrays of a namespace on a device."""
+
+    name: str
+    xp: object
+    device: object
+
+    def asarray(self, a, dtype=None):
+        """A numpy array (or list) as an array of this backend."""
+        a = np.asarray(a)
+        if dtype is not None:
+            a = a.astype(dtype)
+        if self.name == "numpy":
+            return a.copy()
+        if self.name == "numpy_readonly":
+            a = a.copy()
+            a.flags.writeable = False
+            return a
+        return self.xp.asarray(a, device=self.device)
+
+    def sparse(self, a, fmt="csr"):
+        """A sparse matrix of this backend's sparse library (numpy/cupy only)."""
+        if self.name.startswith("numpy"):
+            return sp.csr_matrix(np.asarray(a)).asformat(fmt)
+        if self.name == "cupy":
+            import cupyx.scipy.sparse as csp
+
+            return getattr(csp, f"{fmt}_matrix")(sp.csr_matrix(np.asarray(a)).asformat(fmt))
+        pytest.skip(f"{self.name} has no sparse matrices")
+
+    @property
+    def has_sparse(self):
+        return self.name in ("numpy", "numpy_readonly", "cupy")
+
+
+def requested_backends():
+    raw = os.environ.get("NBGPU_TEST_BACKENDS", "").strip()
+    if not raw:
+        return None
+    names = [n.strip() for n in raw.split(",") if n.strip()]
+    unknown = sorted(set(names) - set(ALL_BACKENDS))
+    if unknown:
+        raise pytest.UsageError(f"NBGPU_TEST_BACKENDS names unknown backends {unknown}; known: {ALL_BACKENDS}")
+    return names
+
+
+def _make_backend(name):
+    """A usable Backend, or raise ImportError/RuntimeError saying why not."""
+    lib = importlib.import_module(_LIBRARY[name])
+    if name.startswith("numpy"):
+        import array_api_compat.numpy as xp
+
+        return Backend(name, xp, "cpu")
+    if name.startswith("array_api_strict"):
+        device = lib.Device("device1") if name.endswith("device1") else lib.Device("CPU_DEVICE")
+        return Backend(name, lib, device)
+    if name == "torch":
+        import array_api_compat.torch as xp
+
+        return Backend(name, xp, lib.device("cpu"))
+    if name == "torch_cuda":
+        import array_api_compat.torch as xp
+
+        if not lib.cuda.is_available():
+            raise RuntimeError("torch reports no CUDA device")
+        return Backend(name, xp, lib.device("cuda"))
+    if name == "cupy":
+        import array_api_compat.cupy as xp
+        import cupyx.scipy.sparse  # noqa: F401  (registers cupyx sparse for nbgpu)
+
+        lib.zeros(1).sum()  # fails here when no GPU/driver is usable
+        return Backend(name, xp, lib.cuda.Device())
+    raise AssertionError(name)
+
+
+_BACKENDS: dict[str, Backend | None] = {}
+
+
+def pytest_configure(config):
+    names = requested_backends()
+    if names is None:
+        candidates, required = CPU_BACKENDS, ()
+    else:
+        candidates, required = names, names
+    for name in candidates:
+        try:
+            _BACKENDS[name] = _make_backend(name)
+        except Exception as exc:  # noqa: BLE001
+            if name in required:
+                raise pytest.UsageError(f"backend {name!r} was requested but cannot run: {exc!r}") from exc
+
+
+def active_backends():
+    return [n for n, b in _BACKENDS.items() if b is not None]
+
+
+def pytest_generate_tests(metafunc):
+    if "backend" in metafunc.fixturenames:
+        metafunc.parametrize("backend", active_backends(), indirect=True)
+
+
+@pytest.fixture
+def backend(request):
+    """The namespace/device under test (see the module docstring)."""
+    return _BACKENDS[request.param]
+
+
+@pytest.fixture(params=["float32", "float64"])
+def dtype(request):
+    """Input float dtype."""
+    return request.param
+
+
+def to_numpy(a):
+    """Any array (or sparse matrix) as numpy, for comparisons."""
+    from nbgpu._backend import to_numpy as tn
+
+    if sp.issparse(a):
+        return a.toarray()
+    return np.asarray(tn(a)) if not isinstance(a, (list, tuple)) else np.asarray(a)
+
+
+def assert_namespace(a, backend):
+    """``a`` is an array of the backend's namespace on its device."""
+    import array_api_compat
+
+    assert array_api_compat.array_namespace(a) is array_api_compat.array_namespace(backend.asarray([0.0]))
+    assert array_api_compat.device(a) == backend.device

@@ -6,16 +6,22 @@ the device of its input.
 """
 
 from ._categorical import CategoricalNB
+from ._columnwise import ColumnwiseNB
 from ._discrete import BernoulliNB, ComplementNB, MultinomialNB
 from ._gaussian import GaussianNB
+from ._normal import NormalBayesClassifier
+from ._poisson import PoissonNB
 
 __version__ = "0.1.0"
 
 __all__ = [
     "BernoulliNB",
     "CategoricalNB",
+    "ColumnwiseNB",
     "ComplementNB",
     "GaussianNB",
     "MultinomialNB",
+    "NormalBayesClassifier",
+    "PoissonNB",
     "__version__",
 ]

@@ -26,6 +26,7 @@ from sklearn.utils.metaestimators import _BaseComposition
 from ._backend import get_namespace, is_array, is_sparse, sparse_columns, to_namespace, to_numpy
 from ._base import _BaseNB, class_totals, log_or_neg_inf
 from ._discrete import ComplementNB
+from ._normal import check_positive_total
 from ._validation import check_prior
 
 
@@ -201,7 +202,10 @@ class ColumnwiseNB(_BaseNB, _BaseComposition):
     # ---- nested parameters (scikit-learn's composition conventions) ------ #
     @property
     def _estimators(self):
-        return [(name, est) for name, est, _ in self.estimators]
+        try:
+            return [(name, est) for name, est, _ in self.estimators]
+        except (TypeError, ValueError):  # malformed: fit says what is wrong
+            return self.estimators
 
     @_estimators.setter
     def _estimators(self, value):
@@ -347,7 +351,7 @@ class ColumnwiseNB(_BaseNB, _BaseComposition):
         if self.priors is not None:
             prior = to_namespace(check_prior(self.priors, n_classes, name="priors"), xp, count.device)
         else:
-            prior = count / xp.sum(count)
+            prior = count / check_positive_total(count, xp=xp)
         log_prior = log_or_neg_inf(prior, xp=xp)
         specs = self._pending["specs"]
         columns = self._columns(None)

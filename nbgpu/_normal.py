@@ -55,6 +55,15 @@ def block_scatter(X, codes, weights, n_classes, *, xp, dtype):
     return count, mean, scatter
 
 
+def check_positive_total(class_count, *, xp):
+    """The total class weight, or a clear error when every sample weight is zero."""
+    total = xp.sum(class_count)
+    if not float(total) > 0:
+        msg = "All sample weights are zero: `sample_weight` must have at least one positive entry."
+        raise ValueError(msg)
+    return total
+
+
 class NormalBayesClassifier(_BaseNB):
     """Normal Bayes classifier: a full-covariance Gaussian per class, on CPU or GPU.
 
@@ -102,7 +111,8 @@ class NormalBayesClassifier(_BaseNB):
     --------
     GaussianNB : diagonal covariances (naive Bayes).
     sklearn.discriminant_analysis.QuadraticDiscriminantAnalysis : the same
-        model with unbiased covariances and shrinkage ``reg_param``.
+        model (without sample weights or ``partial_fit``), regularised by
+        shrinkage.
 
     Notes
     -----
@@ -114,10 +124,13 @@ class NormalBayesClassifier(_BaseNB):
     computed from Cholesky factors ``Σₖ = Lₖ Lₖᵀ``: ``log|Σₖ| = 2 Σ log diag Lₖ``
     and the quadratic form is ``‖(x − μₖ) Lₖ⁻ᵀ‖²``. ``Σₖ`` is never inverted.
     Inputs are centred on the overall training mean before the product so
-    float32 keeps its accuracy. Covariances differ from scikit-learn's
-    ``QuadraticDiscriminantAnalysis`` by the factor ``(N_c − 1)/N_c``: it uses
-    the unbiased estimate, this class the maximum-likelihood one (which is
-    what merges exactly under sample weights).
+    float32 keeps its accuracy.
+
+    With ``reg_covar=0`` the model equals scikit-learn's
+    ``QuadraticDiscriminantAnalysis(reg_param=0)`` (both use the maximum-
+    likelihood covariance). They regularise differently: QDA shrinks,
+    ``(1 − r) Σ + r I``, this class adds ``reg_covar · I`` and keeps the
+    scale of ``Σ``, so for ``r > 0`` the two differ by design.
 
     Sparse input is refused: a full covariance matrix is dense anyway.
 
@@ -172,10 +185,7 @@ class NormalBayesClassifier(_BaseNB):
 
     def _finalize(self, stats, n_classes, *, xp, dtype):
         count, mean, scatter = stats["per_class"]
-        total = xp.sum(count)
-        if not float(total) > 0:
-            msg = "The training samples have a total `sample_weight` of 0; at least one must be positive."
-            raise ValueError(msg)
+        total = check_positive_total(count, xp=xp)
         d = mean.shape[1]
         eye = xp.eye(d, dtype=scatter.dtype, device=scatter.device)
         safe = xp.where(count > 0, count, xp.ones_like(count))
@@ -245,3 +255,8 @@ class NormalBayesClassifier(_BaseNB):
         z = (X - shift) @ weight - offset
         sq = xp.sum(xp.reshape(z * z, (n, -1, d)), axis=2)
         return const - 0.5 * sq
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = False
+        return tags

@@ -22,6 +22,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.utils import Bunch, get_tags
 from sklearn.utils.metaestimators import _BaseComposition
+from sklearn.utils.validation import _get_feature_names
 
 from ._backend import get_namespace, is_array, is_sparse, sparse_columns, to_namespace, to_numpy
 from ._base import _BaseNB, class_totals, log_or_neg_inf
@@ -47,7 +48,7 @@ def resolve_columns(spec, n_features, feature_names, *, part):
     """The column indices (sorted host int64, as given) a part's ``columns`` selects."""
     where = f"The columns of part {part!r} in `estimators`"
     if isinstance(spec, slice):
-        return np.arange(n_features, dtype=np.int64)[spec]
+        spec = np.arange(n_features, dtype=np.int64)[spec]
     if isinstance(spec, (str, numbers.Integral)):
         spec = [spec]
     if callable(spec) or isinstance(spec, dict):
@@ -271,51 +272,64 @@ class ColumnwiseNB(_BaseNB, _BaseComposition):
         return specs
 
     def _fit_batch(self, X, y, classes, sample_weight, *, reset):
-        specs = self._check_estimators()
-        if not reset:
-            fitted = self._part_names_
-            if [name for name, _, _ in specs] != fitted:
-                msg = (
-                    f"`estimators` names {[n for n, _, _ in specs]} differ from those "
-                    f"of the fitted model {fitted}; call fit to start over."
-                )
-                raise ValueError(msg)
-        parts = []
-        for name, est, _ in specs:
-            part = clone(est)
-            part._validate_params()
-            parts.append(part)
-        names = None
-        if reset and not is_array(X) and not is_sparse(X):
-            from sklearn.utils.validation import _get_feature_names
-
-            names = _get_feature_names(X)
+        names = _get_feature_names(X) if reset else None
         # What this call works with, until the base class commits the result.
-        self._pending = {"reset": reset, "names": names, "parts": parts, "columns": None, "specs": specs}
+        self._pending = self._new_context(reset=reset, names=names)
         try:
             super()._fit_batch(X, y, classes, sample_weight, reset=reset)
         finally:
             del self._pending
+        self._adopt_parts()
+        return self
+
+    def _new_context(self, *, reset, names):
+        specs = self._check_estimators()
+        if not reset and [name for name, _, _ in specs] != self._part_names_:
+            msg = (
+                f"`estimators` names {[n for n, _, _ in specs]} differ from those "
+                f"of the fitted model {self._part_names_}; call fit to start over."
+            )
+            raise ValueError(msg)
+        parts = []
+        for _, est, _ in specs:
+            part = clone(est)
+            part._validate_params()
+            parts.append(part)
+        return {"reset": reset, "names": names, "parts": parts, "columns": None, "specs": specs}
+
+    def _context(self):
+        pending = self.__dict__.get("_pending")
+        if pending is None:
+            # Fitted as a part of another ColumnwiseNB, which calls the hooks of
+            # a fresh clone directly: every call starts from the parameters.
+            pending = self._pending = self._new_context(reset=True, names=None)
+        return pending
+
+    def _adopt_parts(self):
+        """Give the fitted parts the labels and column names of the whole."""
         for est, cols in zip(self.estimators_, self._columns_):
             est.classes_ = self.classes_
             est.__dict__.pop("feature_names_in_", None)
             if hasattr(self, "feature_names_in_"):
                 est.feature_names_in_ = self.feature_names_in_[cols]
-        return self
+            if isinstance(est, ColumnwiseNB):
+                est._adopt_parts()
+
+    def _in_fit(self):
+        return "_pending" in self.__dict__ or not hasattr(self, "estimators_")
 
     def _parts(self):
-        pending = self.__dict__.get("_pending")
-        return pending["parts"] if pending is not None else self.estimators_
+        return self._context()["parts"] if self._in_fit() else self.estimators_
 
     def _columns(self, n_features):
-        pending = self.__dict__.get("_pending")
-        if pending is None or not pending["reset"]:
+        context = self._context() if self._in_fit() else None
+        if context is None or not context["reset"]:
             return self._columns_
-        if pending["columns"] is None:
-            pending["columns"] = [
-                resolve_columns(cols, n_features, pending["names"], part=name) for name, _, cols in pending["specs"]
+        if context["columns"] is None:
+            context["columns"] = [
+                resolve_columns(cols, n_features, context["names"], part=name) for name, _, cols in context["specs"]
             ]
-        return pending["columns"]
+        return context["columns"]
 
     def _part_inputs(self, X, xp):
         """(part, its columns' view of X as the part sees it) for every part."""
@@ -335,7 +349,7 @@ class ColumnwiseNB(_BaseNB, _BaseComposition):
     def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
         if previous is not None:
             previous = _tree_to_namespace(previous, xp, codes.device)
-        names = [name for name, _, _ in self._pending["specs"]]
+        names = [name for name, _, _ in self._context()["specs"]]
         parts = {}
         for name, (part, Xp) in zip(names, self._part_inputs(X, xp)):
             prev = None if previous is None else previous["parts"][name]
@@ -353,7 +367,7 @@ class ColumnwiseNB(_BaseNB, _BaseComposition):
         else:
             prior = count / check_positive_total(count, xp=xp)
         log_prior = log_or_neg_inf(prior, xp=xp)
-        specs = self._pending["specs"]
+        specs = self._context()["specs"]
         columns = self._columns(None)
         fitted = []
         for (name, _, _), part, cols in zip(specs, self._parts(), columns):

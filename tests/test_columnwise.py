@@ -7,8 +7,8 @@ from sklearn.datasets import load_digits, load_iris
 from sklearn.model_selection import GridSearchCV
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from conftest import assert_namespace, to_numpy
-from estimator_checks import inherited_failures
+from conftest import to_numpy
+from model_checks import assert_scores_match, inherited_failures
 from nbgpu import (
     BernoulliNB,
     CategoricalNB,
@@ -56,16 +56,7 @@ def test_matches_parts_combined_by_hand_on_every_backend(backend, dtype):
     X, y = mixed_data()
     Xb = backend.asarray(X, dtype)
     clf = mixed_model().fit(Xb, backend.asarray(y))
-    jll = clf.predict_joint_log_proba(Xb)
-    assert_namespace(jll, backend)
-    assert jll.dtype == Xb.dtype
-    ref = by_hand(X, y)
-    rtol = 1e-4 if dtype == "float32" else 1e-10
-    np.testing.assert_allclose(to_numpy(jll), ref, rtol=rtol)
-    ref_proba = np.exp(ref - ref.max(axis=1, keepdims=True))
-    ref_proba /= ref_proba.sum(axis=1, keepdims=True)
-    np.testing.assert_allclose(to_numpy(clf.predict_proba(Xb)), ref_proba, atol=1e-4 if dtype == "float32" else 1e-10)
-    np.testing.assert_array_equal(to_numpy(clf.predict(Xb)), ref.argmax(axis=1))
+    assert_scores_match(clf, Xb, by_hand(X, y), backend, rtol=1e-4 if dtype == "float32" else 1e-10)
     for part in clf.estimators_:  # fitted on the same labels: the classes agree
         np.testing.assert_array_equal(to_numpy(part.classes_), to_numpy(clf.classes_))
 

@@ -357,6 +357,8 @@ class ColumnwiseNB(_BaseNB, _BaseComposition):
         return {"class_count": class_totals(codes, weights, n_classes, dtype=dtype, xp=xp), "parts": parts}
 
     def _merge(self, a, b, *, xp):
+        # Nested statistics of an earlier fit may still be on another device.
+        a = _tree_to_namespace(a, xp, b["class_count"].device)
         parts = {name: part._merge(a["parts"][name], b["parts"][name], xp=xp) for name, part in zip(a["parts"], self._parts())}
         return {"class_count": a["class_count"] + b["class_count"], "parts": parts}
 

@@ -19,6 +19,9 @@ from ._base import _BaseNB, log_or_neg_inf, onehot, row_blocks
 from ._validation import check_prior
 
 
+STATS = ("class_count", "mean", "scatter")
+
+
 def scatter_merge(a, b, *, xp):
     """Merge (weight, mean, scatter matrix) of two disjoint sets of rows.
 
@@ -178,13 +181,15 @@ class NormalBayesClassifier(_BaseNB):
                 xp.astype(X[start:stop, :], dtype), codes[start:stop], wb, n_classes, xp=xp, dtype=dtype
             )
             stats = block if stats is None else scatter_merge(stats, block, xp=xp)
-        return {"per_class": stats}
+        # A flat dict of arrays: moved between devices like any model's statistics.
+        return dict(zip(STATS, stats))
 
     def _merge(self, a, b, *, xp):
-        return {"per_class": scatter_merge(a["per_class"], b["per_class"], xp=xp)}
+        merged = scatter_merge(tuple(a[k] for k in STATS), tuple(b[k] for k in STATS), xp=xp)
+        return dict(zip(STATS, merged))
 
     def _finalize(self, stats, n_classes, *, xp, dtype):
-        count, mean, scatter = stats["per_class"]
+        count, mean, scatter = (stats[k] for k in STATS)
         total = check_positive_total(count, xp=xp)
         d = mean.shape[1]
         eye = xp.eye(d, dtype=scatter.dtype, device=scatter.device)

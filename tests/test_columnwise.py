@@ -255,6 +255,14 @@ def test_to_device_moves_the_parts():
     assert isinstance(got, torch.Tensor)
     np.testing.assert_allclose(got.numpy(), ref, rtol=1e-12)
     assert isinstance(clf.estimators_[0].theta_, torch.Tensor)
+    # partial_fit continues on the new device, exactly. (Without a CategoricalNB
+    # part: the core's CategoricalNB moves its host category numbers to the device.)
+    model = ColumnwiseNB([("gauss", GaussianNB(), GAUSS), ("counts", PoissonNB(), COUNTS), ("full", NormalBayesClassifier(), GAUSS)])
+    X2, y2 = mixed_data(seed=1)
+    moved = clone(model).fit(X, y).to_device(torch.empty(0, dtype=torch.float64))
+    moved.partial_fit(torch.asarray(X2), torch.asarray(y2))
+    both = clone(model).fit(np.vstack([X, X2]), np.concatenate([y, y2]))
+    np.testing.assert_allclose(moved.predict_joint_log_proba(torch.asarray(X)).numpy(), both.predict_joint_log_proba(X), rtol=1e-10)
 
 
 def test_failed_fit_leaves_model_unchanged():

@@ -207,3 +207,13 @@ def test_bad_inputs_name_the_argument():
 )
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
+
+
+def test_to_device_then_predict_and_partial_fit_there(backend):
+    X, y = correlated_data()
+    clf = NormalBayesClassifier().partial_fit(X[:100], y[:100], classes=[0, 1, 2])
+    clf.to_device(backend.asarray(np.zeros(1)))
+    assert_namespace(clf.precisions_cholesky_, backend)
+    clf.partial_fit(backend.asarray(X[100:]), backend.asarray(y[100:]))
+    full = NormalBayesClassifier().fit(X, y)
+    np.testing.assert_allclose(to_numpy(clf.predict_joint_log_proba(backend.asarray(X))), full.predict_joint_log_proba(X), rtol=1e-10)

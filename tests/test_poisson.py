@@ -170,3 +170,13 @@ def test_negative_values_at_predict_time_are_refused():
 @parametrize_with_checks([PoissonNB()], expected_failed_checks=lambda est: inherited_failures(MultinomialNB()))
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
+
+
+def test_to_device_then_predict_and_partial_fit_there(backend):
+    X, y = count_data()
+    clf = PoissonNB().partial_fit(X[:60], y[:60], classes=[0, 1, 2])
+    clf.to_device(backend.asarray(np.zeros(1)))
+    assert_namespace(clf.rate_, backend)
+    clf.partial_fit(backend.asarray(X[60:]), backend.asarray(y[60:]))
+    full = PoissonNB().fit(X, y)
+    np.testing.assert_allclose(to_numpy(clf.predict_joint_log_proba(backend.asarray(X))), full.predict_joint_log_proba(X), rtol=1e-12)

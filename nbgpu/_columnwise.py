@@ -28,6 +28,7 @@ from ._backend import get_namespace, is_array, is_sparse, sparse_columns, to_nam
 from ._base import _BaseNB, class_totals, log_or_neg_inf
 from ._discrete import ComplementNB
 from ._normal import check_positive_total
+from ._poisson import _BaseMeasureMixin
 from ._validation import check_prior
 
 
@@ -108,7 +109,7 @@ def part_log_prior(est, *, xp, device, dtype):
     return xp.astype(lp, dtype)
 
 
-class ColumnwiseNB(_BaseNB, _BaseComposition):
+class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, _BaseComposition):
     """Naive Bayes on mixed feature types: one nbgpu estimator per group of columns.
 
     Gaussian columns, count columns, binary and categorical columns in one
@@ -412,6 +413,14 @@ class ColumnwiseNB(_BaseNB, _BaseComposition):
             finite = xp.isfinite(own)
             own = xp.where(finite, own, xp.zeros_like(own))
             total = total + xp.where(finite, jll - own, xp.zeros_like(jll))
+        return total
+
+    def _log_base_measure(self, X, *, xp, device, dtype):
+        """The parts' class-independent terms (e.g. PoissonNB's ``−Σ log x!``)."""
+        total = xp.zeros((X.shape[0], 1), dtype=dtype, device=device)
+        for part, Xp in self._part_inputs(X, xp):
+            if isinstance(part, _BaseMeasureMixin):
+                total = total + part._log_base_measure(Xp, xp=xp, device=device, dtype=dtype)
         return total
 
     # ---- moving and tags --------------------------------------------- #

@@ -1,9 +1,11 @@
 """Poisson naive Bayes for counts.
 
 Statistics are those of the other count models (per-class weights and
-per-class feature sums, merged by addition); the joint log-likelihood is one
-matrix product ``X · log λᵀ`` plus a per-class constant ``log P(c) − Σⱼ λ_cj``
-and the class-independent ``−Σⱼ log xⱼ!``.
+per-class feature sums, merged by addition); the scores are one matrix
+product ``X · log λᵀ`` plus a per-class constant ``log P(c) − Σⱼ λ_cj``. The
+class-independent ``−Σⱼ log xⱼ!`` (a log Γ per nonzero, several times the
+cost of the product) is added only where it matters:
+``predict_joint_log_proba``.
 """
 
 from __future__ import annotations
@@ -12,6 +14,35 @@ from ._backend import contiguous, get_namespace, is_sparse, lgamma, sparse_matmu
 from ._base import safe_log
 from ._discrete import _CountNB
 from ._validation import check_non_negative
+
+
+class _BaseMeasureMixin:
+    """``predict_joint_log_proba`` = scores + a class-independent ``log h(x)``.
+
+    A model whose density is ``h(x) · g_c(x)`` scores ``log g_c(x) + log P(c)``
+    in ``_joint_log_likelihood`` (enough for posteriors and decisions) and
+    adds ``_log_base_measure`` (n × 1) only for the joint log-probability.
+    """
+
+    def _log_base_measure(self, X, *, xp, device, dtype):
+        raise NotImplementedError
+
+    def predict_joint_log_proba(self, X):
+        """Joint log-probability ``log P(x, c)`` of every sample and class.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        jll : array of shape (n_samples, n_classes)
+            In the namespace and on the device of ``X``; columns follow
+            ``classes_``.
+        """
+        jll, _, _ = self._jll(X)
+        X, xp, device = self._validated_for_scoring(X)
+        return jll + self._log_base_measure(self._transform(X, xp), xp=xp, device=device, dtype=jll.dtype)
 
 
 def log_factorial_rows(X, *, xp, device, dtype):
@@ -25,7 +56,7 @@ def log_factorial_rows(X, *, xp, device, dtype):
     return xp.sum(lgamma(X + 1.0, xp=xp), axis=1, keepdims=True)
 
 
-class PoissonNB(_CountNB):
+class PoissonNB(_BaseMeasureMixin, _CountNB):
     """Poisson naive Bayes for count features, on CPU or GPU, dense or sparse.
 
     Each feature ``j`` of a sample of class ``c`` is a Poisson count with its
@@ -90,8 +121,9 @@ class PoissonNB(_CountNB):
 
     ``predict_joint_log_proba`` is the true joint log-probability
     ``log P(x, c) = Σⱼ (xⱼ log λ_cj − λ_cj − log xⱼ!) + log P(c)``; the
-    ``log xⱼ!`` term is the same for every class, so it does not change
-    ``predict`` or ``predict_proba``. Non-integer values (e.g. scaled counts)
+    ``log xⱼ!`` term is the same for every class, so ``predict``,
+    ``predict_proba`` and ``predict_log_proba`` leave it out (it costs a log
+    Γ per nonzero). Non-integer values (e.g. scaled counts)
     are accepted, with ``log x!`` read as ``log Γ(x + 1)``.
 
     Examples
@@ -137,9 +169,8 @@ class PoissonNB(_CountNB):
     def _score_row_bytes(self, n_features, n_classes):
         return 8 * (n_classes + n_features)
 
-    def _joint_log_likelihood(self, X, *, xp, device, dtype):
-        scores = super()._joint_log_likelihood(X, xp=xp, device=device, dtype=dtype)
-        return scores - log_factorial_rows(X, xp=xp, device=device, dtype=dtype)
+    def _log_base_measure(self, X, *, xp, device, dtype):
+        return -log_factorial_rows(X, xp=xp, device=device, dtype=dtype)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -166,9 +166,6 @@ class PoissonNB(_BaseMeasureMixin, _CountNB):
             "_bias_": xp.astype(log_prior - xp.sum(rate, axis=1), dtype),
         }
 
-    def _score_row_bytes(self, n_features, n_classes):
-        return 8 * (n_classes + n_features)
-
     def _log_base_measure(self, X, *, xp, device, dtype):
         return -log_factorial_rows(X, xp=xp, device=device, dtype=dtype)
 

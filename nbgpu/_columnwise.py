@@ -46,7 +46,7 @@ def _tree_to_namespace(value, xp, device):
 
 
 def resolve_columns(spec, n_features, feature_names, *, part):
-    """The column indices (sorted host int64, as given) a part's ``columns`` selects."""
+    """The column indices (host int64, in the given order) a part's ``columns`` selects."""
     where = f"The columns of part {part!r} in `estimators`"
     if isinstance(spec, slice):
         spec = np.arange(n_features, dtype=np.int64)[spec]
@@ -260,7 +260,11 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, _BaseComposition):
         if not all(isinstance(name, str) for name in names):
             msg = f"The names in `estimators` must be strings; got {names}."
             raise TypeError(msg)
-        self._validate_names(names)
+        try:
+            self._validate_names(names)
+        except ValueError as exc:
+            msg = f"The part names in `estimators` are not usable: {exc}"
+            raise ValueError(msg) from exc
         for name, est, _ in specs:
             if not isinstance(est, _BaseNB) or isinstance(est, ComplementNB):
                 msg = (

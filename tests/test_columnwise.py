@@ -1,6 +1,5 @@
 import numpy as np
 import pytest
-import scipy.sparse as sp
 from sklearn import naive_bayes as sk
 from sklearn.base import clone
 from sklearn.datasets import load_digits, load_iris
@@ -218,15 +217,11 @@ def test_real_data_iris_gaussian_and_full_covariance_parts():
 
 def test_real_data_digits_poisson_and_multinomial_parts():
     X, y = load_digits(return_X_y=True)
-    clf = ColumnwiseNB([("top", PoissonNB(), slice(0, 32)), ("bottom", sk_free_multinomial(), slice(32, 64))]).fit(X, y)
+    clf = ColumnwiseNB([("top", PoissonNB(), slice(0, 32)), ("bottom", MultinomialNB(), slice(32, 64))]).fit(X, y)
     top = PoissonNB().fit(X[:, :32], y)
     bottom = sk.MultinomialNB().fit(X[:, 32:], y)
     ref = top.predict_joint_log_proba(X[:, :32]) + bottom.predict_joint_log_proba(X[:, 32:]) - bottom.class_log_prior_
     np.testing.assert_allclose(clf.predict_joint_log_proba(X), ref, rtol=1e-10)
-
-
-def sk_free_multinomial():
-    return MultinomialNB()
 
 
 def test_clone_get_params_set_params_and_grid_search():

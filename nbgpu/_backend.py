@@ -211,9 +211,16 @@ def sparse_host_array(X, a):
     return _sparse_lib(X).asarray(a)
 
 
-def sparse_column_max(X):
-    """Per-column maximum as a dense 1-D array, implicit zeros included."""
+def sparse_column_max(X, rows=None):
+    """Per-column maximum as a dense 1-D array, implicit zeros included.
+
+    ``rows`` (a boolean array, one per row) restricts it to the rows marked
+    True; the others count as zeros.
+    """
     lib = _sparse_lib(X)
+    if rows is not None:
+        sparse = sp if lib is np else _cupyx_sparse()
+        X = sparse.diags(rows.astype(X.dtype)) @ X
     return lib.asarray(X.max(axis=0).toarray()).reshape(-1)
 
 

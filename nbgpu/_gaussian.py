@@ -45,7 +45,7 @@ class GaussianNB(_BaseNB):
     :class:`sklearn.naive_bayes.GaussianNB`, with three differences that are
     fixes: ``partial_fit`` in any chunking gives exactly the model ``fit``
     gives (``epsilon_`` is derived from the variance of all data seen, not of
-    the first batch); ``epsilon_`` uses the weighted variance, so an integer
+    the last batch); ``epsilon_`` uses the weighted variance, so an integer
     ``sample_weight`` is exactly repeated rows and a zero weight a dropped
     row; and sparse input is accepted without densifying it.
 
@@ -165,6 +165,11 @@ class GaussianNB(_BaseNB):
         epsilon = self.var_smoothing * xp.max(m2_all / n_all)
         safe = xp.where(count > 0, count, xp.ones_like(count))
         var = m2 / safe[:, None] + epsilon
+        # A zero variance (every row seen so far identical, or var_smoothing=0
+        # on a feature constant in a class) would make the likelihood
+        # infinite: floor it at an ulp of the feature's magnitude.
+        floor = xp.finfo(dtype).eps * (1.0 + mean_all * mean_all)
+        var = xp.where(var > 0, var, xp.broadcast_to(floor, var.shape))
         if self.priors is not None:
             prior = to_namespace(check_prior(self.priors, n_classes, name="priors"), xp, count.device)
         else:

@@ -157,6 +157,25 @@ def assert_attributes_close(model, ref, name, *, rtol=1e-6, atol=0.0, skip=()):
             np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, err_msg=attr)
 
 
+def assert_models_equal(a, b, name, *, rtol=1e-12):
+    """Two of our models of the same kind have equal attributes and scores."""
+    for attr in ATTRIBUTES[name]:
+        u, v = attribute(a, attr), attribute(b, attr)
+        pairs = zip(u, v) if isinstance(u, list) else [(u, v)]
+        for p, q in pairs:
+            if attr in ("classes_", "n_features_in_", "n_categories_"):
+                np.testing.assert_array_equal(p, q, err_msg=attr)
+            else:
+                np.testing.assert_allclose(p, q, rtol=rtol, atol=1e-300, err_msg=attr)
+    X, _ = random_data(name, n=30, d=a.n_features_in_, k=3, seed=99)
+    if name == "CategoricalNB":
+        X = np.minimum(X, to_numpy(a.n_categories_) - 1)
+    for method in PREDICT_METHODS:
+        np.testing.assert_allclose(
+            to_numpy(getattr(a, method)(X)), to_numpy(getattr(b, method)(X)), rtol=1e-10, atol=1e-12, err_msg=method
+        )
+
+
 def assert_same_predictions(pred, ref_pred, ref_jll, *, tie=1e-7):
     """Equal labels, except where the reference's two best classes tie.
 

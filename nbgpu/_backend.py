@@ -181,10 +181,18 @@ def contiguous(a, *, xp):
 # Sparse matrices
 # --------------------------------------------------------------------------- #
 def sparse_canonical(X):
-    """CSR or CSC (matrix or array class) kept as is; other formats become CSR."""
-    if X.format in ("csr", "csc"):
-        return X
-    return X.tocsr()
+    """CSR or CSC (matrix or array class) kept as is; other formats become CSR.
+
+    Duplicate entries are summed (in a copy: the input is left alone), so
+    every stored value is one matrix element; binarizing, squaring and
+    one-hot encoding act on elements, not on the parts of a sum.
+    """
+    if X.format not in ("csr", "csc"):
+        return X.tocsr()
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    return X
 
 
 def sparse_values(X):

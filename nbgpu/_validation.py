@@ -87,10 +87,10 @@ def check_X(X, *, estimator, name="X"):
         raise ValueError(msg)
     n, d = X.shape
     if n < 1:
-        msg = f"Found array with 0 sample(s) (shape={tuple(X.shape)}) while a minimum of 1 is required by {est}."
+        msg = f"`{name}` is empty: found array with 0 sample(s) (shape={tuple(X.shape)}) while a minimum of 1 is required by {est}."
         raise ValueError(msg)
     if d < 1:
-        msg = f"Found array with 0 feature(s) (shape={tuple(X.shape)}) while a minimum of 1 is required by {est}."
+        msg = f"`{name}` has no columns: found array with 0 feature(s) (shape={tuple(X.shape)}) while a minimum of 1 is required by {est}."
         raise ValueError(msg)
     xp = get_namespace(X)
     device = get_device(X)

@@ -181,10 +181,18 @@ def contiguous(a, *, xp):
 # Sparse matrices
 # --------------------------------------------------------------------------- #
 def sparse_canonical(X):
-    """CSR or CSC (matrix or array class) kept as is; other formats become CSR."""
-    if X.format in ("csr", "csc"):
-        return X
-    return X.tocsr()
+    """CSR or CSC (matrix or array class) kept as is; other formats become CSR.
+
+    Duplicate entries are summed (in a copy: the input is left alone), so
+    every stored value is one matrix element; binarizing, squaring and
+    one-hot encoding act on elements, not on the parts of a sum.
+    """
+    if X.format not in ("csr", "csc"):
+        return X.tocsr()
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    return X
 
 
 def sparse_values(X):
@@ -211,9 +219,16 @@ def sparse_host_array(X, a):
     return _sparse_lib(X).asarray(a)
 
 
-def sparse_column_max(X):
-    """Per-column maximum as a dense 1-D array, implicit zeros included."""
+def sparse_column_max(X, rows=None):
+    """Per-column maximum as a dense 1-D array, implicit zeros included.
+
+    ``rows`` (a boolean array, one per row) restricts it to the rows marked
+    True; the others count as zeros.
+    """
     lib = _sparse_lib(X)
+    if rows is not None:
+        sparse = sp if lib is np else _cupyx_sparse()
+        X = sparse.diags(rows.astype(X.dtype)) @ X
     return lib.asarray(X.max(axis=0).toarray()).reshape(-1)
 
 

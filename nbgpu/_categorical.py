@@ -170,10 +170,15 @@ class CategoricalNB(_DiscreteNB):
     # ---- statistics ---------------------------------------------------- #
     def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
         n_features = X.shape[1]
-        top = sparse_column_max(X) if is_sparse(X) else xp.max(X, axis=0)
+        # Rows of zero weight are dropped rows: their categories are not seen.
+        seen = None if weights is None else weights > 0
+        if is_sparse(X):
+            top = sparse_column_max(X, seen)
+        else:
+            top = xp.max(X if seen is None else xp.where(seen[:, None], X, xp.zeros_like(X)), axis=0)
         n_cat = np.maximum(to_numpy(top).astype(np.int64) + 1, self._min_categories(n_features))
         if previous is not None:
-            n_cat = np.maximum(n_cat, previous["n_categories"])
+            n_cat = np.maximum(n_cat, to_numpy(previous["n_categories"]))
         count = class_totals(codes, weights, n_classes, dtype=dtype, xp=xp)
         counts = self._category_counts(X, codes, weights, count, n_cat, xp=xp, dtype=dtype)
         return {"class_count": count, "counts": counts, "n_categories": n_cat}
@@ -212,10 +217,11 @@ class CategoricalNB(_DiscreteNB):
         return out
 
     def _merge(self, a, b, *, xp):
-        n_cat = np.maximum(a["n_categories"], b["n_categories"])
-        counts = _relayout(a["counts"], a["n_categories"], n_cat, xp=xp) + _relayout(
-            b["counts"], b["n_categories"], n_cat, xp=xp
-        )
+        # The category numbers are host metadata, even where a fitted model
+        # was moved to a device.
+        n_a, n_b = to_numpy(a["n_categories"]), to_numpy(b["n_categories"])
+        n_cat = np.maximum(n_a, n_b)
+        counts = _relayout(a["counts"], n_a, n_cat, xp=xp) + _relayout(b["counts"], n_b, n_cat, xp=xp)
         return {"class_count": a["class_count"] + b["class_count"], "counts": counts, "n_categories": n_cat}
 
     def _finalize(self, stats, n_classes, *, xp, dtype):
@@ -230,7 +236,7 @@ class CategoricalNB(_DiscreteNB):
         log_prior = self._class_log_prior(count, n_classes, xp=xp)
         return {
             "class_count_": count,
-            "class_log_prior_": log_prior,
+            "class_log_prior_": xp.astype(log_prior, dtype),
             "n_categories_": n_cat,
             "_category_count_": counts,
             "_feature_log_prob_": xp.astype(flp, dtype),

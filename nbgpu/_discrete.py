@@ -102,7 +102,7 @@ class _CountNB(_DiscreteNB):
         return {
             "class_count_": cc,
             "feature_count_": fc,
-            "class_log_prior_": log_prior,
+            "class_log_prior_": xp.astype(log_prior, dtype),
             "feature_log_prob_": xp.astype(flp, dtype),
             "_weight_": contiguous(xp.astype(weight.T, dtype), xp=xp),
             "_bias_": xp.astype(bias, dtype),

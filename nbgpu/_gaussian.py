@@ -42,10 +42,12 @@ class GaussianNB(_BaseNB):
 
     Each class has a normal distribution per feature with its own mean and
     variance. Same parameters, attributes and results as
-    :class:`sklearn.naive_bayes.GaussianNB`, with two differences that are
+    :class:`sklearn.naive_bayes.GaussianNB`, with three differences that are
     fixes: ``partial_fit`` in any chunking gives exactly the model ``fit``
     gives (``epsilon_`` is derived from the variance of all data seen, not of
-    the last batch), and sparse input is accepted without densifying it.
+    the last batch); ``epsilon_`` uses the weighted variance, so an integer
+    ``sample_weight`` is exactly repeated rows and a zero weight a dropped
+    row; and sparse input is accepted without densifying it.
 
     Parameters
     ----------
@@ -126,11 +128,14 @@ class GaussianNB(_BaseNB):
             mean = (Y.T @ Xb) / safe[:, None]
             resid = Xb - xp.take(mean, cb, axis=0)
             m2 = Y.T @ (resid * resid)
-            # Unweighted moments of all rows: scikit-learn's epsilon_ uses them.
-            n_all = xp.asarray(float(stop - start), dtype=dtype, device=X.device)
-            mean_all = xp.mean(Xb, axis=0)
+            # Weighted moments of all rows (epsilon_ and the scoring shift):
+            # an integer weight acts as repeated rows, a zero weight as none.
+            w_all = xp.ones(stop - start, dtype=dtype, device=X.device) if wb is None else wb
+            n_all = xp.sum(w_all)
+            safe_all = xp.where(n_all > 0, n_all, xp.ones_like(n_all))
+            mean_all = (w_all @ Xb) / safe_all
             dev = Xb - mean_all
-            m2_all = xp.sum(dev * dev, axis=0)
+            m2_all = w_all @ (dev * dev)
             block = {"per_class": (count, mean, m2), "total": (n_all, mean_all, m2_all)}
             stats = block if stats is None else self._merge(stats, block, xp=xp)
         return stats
@@ -144,10 +149,10 @@ class GaussianNB(_BaseNB):
         mean = s1 / safe[:, None]
         m2 = xp.clip(s2 - mean * s1, min=0.0)
         zeros = xp.zeros_like(codes)
-        n_all = xp.asarray(float(X.shape[0]), dtype=dtype, device=codes.device)
-        t1 = sparse_class_sums(X, zeros, None, 1, dtype=dtype)[0, :]
-        t2 = sparse_class_sums(X, zeros, None, 1, power=2, dtype=dtype)[0, :]
-        mean_all = t1 / n_all
+        n_all = xp.sum(count)
+        t1 = sparse_class_sums(X, zeros, weights, 1, dtype=dtype)[0, :]
+        t2 = sparse_class_sums(X, zeros, weights, 1, power=2, dtype=dtype)[0, :]
+        mean_all = t1 / xp.where(n_all > 0, n_all, xp.ones_like(n_all))
         m2_all = xp.clip(t2 - mean_all * t1, min=0.0)
         return {"per_class": (count, mean, m2), "total": (n_all, mean_all, m2_all)}
 
@@ -160,6 +165,11 @@ class GaussianNB(_BaseNB):
         epsilon = self.var_smoothing * xp.max(m2_all / n_all)
         safe = xp.where(count > 0, count, xp.ones_like(count))
         var = m2 / safe[:, None] + epsilon
+        # A zero variance (every row seen so far identical, or var_smoothing=0
+        # on a feature constant in a class) would make the likelihood
+        # infinite: floor it at an ulp of the feature's magnitude.
+        floor = xp.finfo(dtype).eps * (1.0 + mean_all * mean_all)
+        var = xp.where(var > 0, var, xp.broadcast_to(floor, var.shape))
         if self.priors is not None:
             prior = to_namespace(check_prior(self.priors, n_classes, name="priors"), xp, count.device)
         else:

@@ -35,13 +35,21 @@ def _host_array(X, name):
         raise ValueError(msg) from exc
     if isinstance(arr, np.matrix):
         arr = np.asarray(arr)
-    if arr.dtype == object:
-        try:
-            arr = arr.astype(np.float64)
-        except (TypeError, ValueError) as exc:
-            msg = f"`{name}` must hold numbers; got values of type object that are not: {exc}"
-            raise ValueError(msg) from exc
-    return arr
+    return _numeric_object(arr, name)
+
+
+def _numeric_object(arr, name):
+    """An object-dtype numpy array of numbers as float64 (scikit-learn's rule)."""
+    if getattr(arr, "dtype", None) != object:
+        return arr
+    try:
+        return arr.astype(np.float64)
+    except TypeError as exc:  # e.g. a dict among the values
+        msg = f"`{name}` must hold numbers; a value of dtype object is not: {exc}"
+        raise TypeError(msg) from exc
+    except ValueError as exc:  # e.g. a string that is not a number
+        msg = f"`{name}` must hold numbers; a value of dtype object is not: {exc}"
+        raise ValueError(msg) from exc
 
 
 def check_X(X, *, estimator, name="X"):
@@ -60,6 +68,8 @@ def check_X(X, *, estimator, name="X"):
         X = sparse_canonical(X)
     elif not is_array(X):
         X = _host_array(X, name)
+    else:
+        X = _numeric_object(X, name)
     kind = getattr(X.dtype, "kind", None)
     if kind == "c" or "complex" in str(X.dtype):
         msg = f"Complex data not supported: `{name}` has dtype {X.dtype}."
@@ -77,10 +87,10 @@ def check_X(X, *, estimator, name="X"):
         raise ValueError(msg)
     n, d = X.shape
     if n < 1:
-        msg = f"Found array with 0 sample(s) (shape={tuple(X.shape)}) while a minimum of 1 is required by {est}."
+        msg = f"`{name}` is empty: found array with 0 sample(s) (shape={tuple(X.shape)}) while a minimum of 1 is required by {est}."
         raise ValueError(msg)
     if d < 1:
-        msg = f"Found array with 0 feature(s) (shape={tuple(X.shape)}) while a minimum of 1 is required by {est}."
+        msg = f"`{name}` has no columns: found array with 0 feature(s) (shape={tuple(X.shape)}) while a minimum of 1 is required by {est}."
         raise ValueError(msg)
     xp = get_namespace(X)
     device = get_device(X)
@@ -109,8 +119,8 @@ def check_non_negative(X, *, estimator, name="X"):
     low = _values_min(X)
     if low < 0:
         msg = (
-            f"Negative values in `{name}` passed to {type(estimator).__name__}: "
-            f"expected counts or frequencies >= 0, saw a minimum of {low:g}."
+            f"Negative values in data passed to {type(estimator).__name__}: "
+            f"`{name}` must hold counts or frequencies >= 0; saw a minimum of {low:g}."
         )
         raise ValueError(msg)
 
@@ -153,7 +163,7 @@ def check_y(y, n_samples):
     else (lists, strings, objects, pandas) becomes a numpy array.
     """
     if y is None:
-        msg = "`y` is required: this classifier needs one label per row of X."
+        msg = "This classifier requires y to be passed, but the target y is None: `y` needs one label per row of X."
         raise ValueError(msg)
     if is_sparse(y):
         msg = "`y` must be a dense 1-D array of labels; got a sparse matrix."
@@ -288,6 +298,9 @@ def check_sample_weight(sample_weight, n_samples, *, xp, device, dtype):
         raise ValueError(msg)
     if bool(xp.any(sw < 0)):
         msg = f"`sample_weight` must be non-negative; saw a minimum of {float(xp.min(sw)):g}."
+        raise ValueError(msg)
+    if not bool(xp.any(sw > 0)):
+        msg = "`sample_weight` must contain at least one non-zero weight; all are zero."
         raise ValueError(msg)
     return sw
 

@@ -79,6 +79,17 @@ def safe_log(x, *, xp):
     return xp.log(xp.where(x > 0, x, xp.asarray(tiny, dtype=x.dtype, device=x.device)))
 
 
+def log_ratio(num, den, *, xp):
+    """``safe_log(num) - safe_log(den)`` with one log instead of two.
+
+    ``den`` is small (it broadcasts, e.g. k × 1 row totals), so the k × d work
+    is one division, one maximum and one log: finalize time on wide data.
+    """
+    tiny = xp.finfo(num.dtype).smallest_normal
+    den = xp.where(den > tiny, den, xp.asarray(tiny, dtype=den.dtype, device=den.device))
+    return xp.log(xp.maximum(num / den, tiny / den))
+
+
 def log_or_neg_inf(x, *, xp):
     """log(x) with zeros mapped to -inf, without a divide-by-zero warning."""
     one = xp.ones_like(x)

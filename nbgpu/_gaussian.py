@@ -202,5 +202,7 @@ class GaussianNB(_BaseNB):
             const_u = const + shift @ (quad * xp.reshape(shift, (-1, 1))) - shift @ lin
             sq = sparse_with_values(X, X.data * X.data)
             return sparse_matmul(sq, quad) + sparse_matmul(X, contiguous(lin_u, xp=xp)) + const_u
+        # Two products on the centred block, no (n, 2d) concatenation.
+        d = X.shape[1]
         Xc = X - shift
-        return xp.concat([Xc * Xc, Xc], axis=1) @ weight + const
+        return (Xc * Xc) @ weight[:d, :] + Xc @ weight[d:, :] + const

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import array_api_compat
@@ -119,6 +120,8 @@ def to_numpy(x):
     """A host numpy copy (or view) of any dense array."""
     if isinstance(x, np.ndarray):
         return x
+    if isinstance(x, np.generic):  # numpy's 0-d reductions
+        return np.asarray(x)
     xp = array_api_compat.array_namespace(x)
     if is_cupy_namespace(xp):
         return x.get()
@@ -256,15 +259,57 @@ def parallel_map(fn, items):
     """``[fn(i) for i in items]`` over a shared thread pool.
 
     The kernels handed to it are numpy/scipy calls that release the GIL, so
-    the threads run on separate cores.
+    the threads run on separate cores. Called from a pool thread it runs
+    serially (no nested waits on a full pool).
     """
     global _POOL
     items = list(items)
-    if len(items) <= 1:
+    if len(items) <= 1 or threading.current_thread().name.startswith("nbgpu"):
         return [fn(i) for i in items]
     if _POOL is None:
         _POOL = ThreadPoolExecutor(max_workers=n_threads(), thread_name_prefix="nbgpu")
     return list(_POOL.map(fn, items))
+
+
+# Host row blocks are sized to stay in cache (and small enough that BLAS
+# runs each product on one thread); device blocks to amortise launches.
+HOST_BLOCK_BYTES = 4 * 2**20
+
+
+def map_row_blocks(fn, n_rows, bytes_per_row, *, xp):
+    """``[fn(start, stop) for row blocks]``: on all cores for numpy.
+
+    Blocks hold about ``HOST_BLOCK_BYTES`` of temporaries on the CPU (numpy)
+    and are mapped over the thread pool; elsewhere about ``BLOCK_BYTES``,
+    one after the other (the device or the library is already parallel).
+    """
+    host = is_numpy_namespace(xp)
+    budget = HOST_BLOCK_BYTES if host else BLOCK_BYTES
+    step = max(1, int(budget // max(bytes_per_row, 1)))
+    blocks = [(a, min(a + step, n_rows)) for a in range(0, n_rows, step)]
+    if not host:
+        return [fn(a, b) for a, b in blocks]
+    return parallel_map(lambda ab: fn(*ab), blocks)
+
+
+def dense_class_sums(X, codes, weights, n_classes, *, xp):
+    """``Yᵀ·X`` for a dense block ``X`` (n × d), in ``X``'s dtype.
+
+    On numpy the one-hot ``Y`` is a sparse matrix, so the work is one
+    streaming pass adding every row into its class's row (a GEMM with an
+    inner dimension of n and k output rows is slow and scales badly in
+    BLAS); elsewhere it is the product with the dense one-hot matrix.
+    """
+    n = X.shape[0]
+    if is_numpy_namespace(xp):
+        values = np.ones(n, dtype=X.dtype) if weights is None else np.asarray(weights, dtype=X.dtype)
+        Y = sp.csr_matrix((values, np.asarray(codes), np.arange(n + 1)), shape=(n, n_classes))
+        return np.asarray(Y.T @ X)
+    classes = xp.arange(n_classes, dtype=codes.dtype, device=codes.device)
+    Y = xp.astype(xp.reshape(codes, (-1, 1)) == classes, X.dtype)
+    if weights is not None:
+        Y = Y * xp.reshape(xp.astype(weights, X.dtype), (-1, 1))
+    return Y.T @ X
 
 
 def _even_splits(indptr, parts):

@@ -26,6 +26,7 @@ from ._backend import (
     is_array,
     is_sparse,
     logsumexp,
+    map_row_blocks,
     result_dtype,
     to_namespace,
     to_numpy,
@@ -253,10 +254,12 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         Xt = self._transform(X, xp)
         n = Xt.shape[0]
         row_bytes = self._score_row_bytes(Xt.shape[1], self.classes_.shape[0])
-        parts = [
-            self._joint_log_likelihood(Xt[start:stop, ...], xp=xp, device=device, dtype=dtype)
-            for start, stop in row_blocks(n, row_bytes)
-        ]
+        parts = map_row_blocks(
+            lambda start, stop: self._joint_log_likelihood(Xt[start:stop, ...], xp=xp, device=device, dtype=dtype),
+            n,
+            row_bytes,
+            xp=xp,
+        )
         jll = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
         return jll, xp, device
 
@@ -387,6 +390,8 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
                 return to_namespace(v, xp, device)
             if isinstance(v, dict):
                 return {k: move(u) for k, u in v.items()}
+            if isinstance(v, tuple):  # e.g. GaussianNB's (count, mean, M2)
+                return tuple(move(u) for u in v)
             return v
 
         params = self.get_params(deep=False)

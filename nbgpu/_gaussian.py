@@ -9,6 +9,7 @@ from sklearn.utils._param_validation import Interval
 
 from ._backend import (
     contiguous,
+    dense_class_sums,
     is_sparse,
     sparse_class_sums,
     sparse_matmul,
@@ -35,6 +36,15 @@ def chan_merge(a, b, *, xp):
     mu = mu_a + delta * frac_b[..., None]
     m2 = m2_a + m2_b + delta * delta * (n_a * frac_b)[..., None]
     return n, mu, m2
+
+
+def _pooled(count, mean, m2, *, xp):
+    """(weight, mean, M2) of the union of the classes, from theirs (exact)."""
+    n = xp.sum(count)
+    share = xp.reshape(count / n, (-1, 1))
+    mu = xp.sum(share * mean, axis=0)
+    delta = mean - mu
+    return n, mu, xp.sum(m2, axis=0) + xp.sum(xp.reshape(count, (-1, 1)) * delta * delta, axis=0)
 
 
 class GaussianNB(_BaseNB):
@@ -120,18 +130,21 @@ class GaussianNB(_BaseNB):
             Xb = xp.astype(X[start:stop, :], dtype)
             cb = codes[start:stop]
             wb = None if weights is None else weights[start:stop]
-            Y = onehot(cb, n_classes, dtype=dtype, xp=xp, weights=wb)
-            count = xp.sum(Y, axis=0)
+            count = class_totals(cb, wb, n_classes, dtype=dtype, xp=xp)
             safe = xp.where(count > 0, count, xp.ones_like(count))
-            mean = (Y.T @ Xb) / safe[:, None]
+            mean = dense_class_sums(Xb, cb, wb, n_classes, xp=xp) / safe[:, None]
             resid = Xb - xp.take(mean, cb, axis=0)
-            m2 = Y.T @ (resid * resid)
+            resid *= resid
+            m2 = dense_class_sums(resid, cb, wb, n_classes, xp=xp)
             # Unweighted moments of all rows: scikit-learn's epsilon_ uses them.
-            n_all = xp.asarray(float(stop - start), dtype=dtype, device=X.device)
-            mean_all = xp.mean(Xb, axis=0)
-            dev = Xb - mean_all
-            m2_all = xp.sum(dev * dev, axis=0)
-            block = {"per_class": (count, mean, m2), "total": (n_all, mean_all, m2_all)}
+            if wb is None:
+                total = _pooled(count, mean, m2, xp=xp)
+            else:
+                n_all = xp.asarray(float(stop - start), dtype=dtype, device=X.device)
+                mean_all = xp.mean(Xb, axis=0)
+                dev = Xb - mean_all
+                total = (n_all, mean_all, xp.sum(dev * dev, axis=0))
+            block = {"per_class": (count, mean, m2), "total": total}
             stats = block if stats is None else self._merge(stats, block, xp=xp)
         return stats
 

@@ -103,3 +103,30 @@ def test_log_ratio_keeps_zero_counts_finite():
     den = np.sum(num, axis=1, keepdims=True)
     expected = safe_log(num, xp=xp) - safe_log(den, xp=xp)
     np.testing.assert_allclose(log_ratio(num, den, xp=xp), expected, rtol=1e-15)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_gaussian_fast_paths_match_scikit_learn(kernel_mode, weighted, monkeypatch):
+    monkeypatch.setattr(_backend, "HOST_BLOCK_BYTES", 4096)  # many scoring blocks
+    rng = np.random.default_rng(7)
+    y = rng.integers(0, 4, 3000)
+    X = (rng.standard_normal((3000, 12)) + 3.0 * y[:, None] + 100.0).astype(np.float32)
+    w = rng.random(3000) if weighted else None
+    ours = nbgpu.GaussianNB().fit(X, y, sample_weight=w)
+    ref = sk.GaussianNB().fit(X.astype(np.float64), y, sample_weight=w)
+    np.testing.assert_allclose(ours.theta_, ref.theta_, rtol=1e-6)
+    np.testing.assert_allclose(ours.var_, ref.var_, rtol=1e-5)
+    np.testing.assert_allclose(ours.epsilon_, ref.epsilon_, rtol=1e-6)
+    np.testing.assert_allclose(ours.predict_joint_log_proba(X), ref.predict_joint_log_proba(X), rtol=1e-5)
+    np.testing.assert_array_equal(ours.predict(X), ref.predict(X))
+
+
+def test_dense_class_sums_matches_onehot_product():
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((50, 6))
+    codes = rng.integers(0, 3, 50)
+    w = rng.random(50)
+    xp = _backend.get_namespace(X)
+    np.testing.assert_allclose(
+        _backend.dense_class_sums(X, codes, w, 3, xp=xp), (np.eye(3)[codes] * w[:, None]).T @ X, rtol=1e-12
+    )

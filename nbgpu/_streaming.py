@@ -106,12 +106,22 @@ class _GpuUploader:
         self.device = cupy.cuda.Device()
         self.stream = cupy.cuda.Stream(non_blocking=True)
 
+    def _is_pinned(self, host):
+        runtime = self.cupy.cuda.runtime
+        try:
+            return runtime.pointerGetAttributes(host.ctypes.data).type == runtime.memoryTypeHost
+        except Exception:  # pageable memory on older drivers raises
+            return False
+
     def _array(self, host):
         import cupyx
 
         host = np.ascontiguousarray(host)
-        pinned = cupyx.empty_pinned(host.shape, dtype=host.dtype)
-        pinned[...] = host
+        if host.size and self._is_pinned(host):
+            pinned = host  # a loader that reads into pinned buffers: no staging copy
+        else:
+            pinned = cupyx.empty_pinned(host.shape, dtype=host.dtype)
+            pinned[...] = host
         out = self.cupy.empty(host.shape, dtype=host.dtype)
         out.set(pinned, stream=self.stream)
         return out, pinned

@@ -268,12 +268,28 @@ def parallel_map(fn, items):
         return [fn(i) for i in items]
     if _POOL is None:
         _POOL = ThreadPoolExecutor(max_workers=n_threads(), thread_name_prefix="nbgpu")
-    return list(_POOL.map(fn, items))
+    # Our threads already use every core: BLAS threads on top of them
+    # oversubscribe the cores and serialise on BLAS's own pool.
+    with _blas_single_thread():
+        return list(_POOL.map(fn, items))
+
+
+_BLAS = None
+
+
+def _blas_single_thread():
+    """A context in which BLAS (OpenBLAS, MKL, ...) runs on one thread."""
+    global _BLAS
+    if _BLAS is None:
+        from threadpoolctl import ThreadpoolController  # a dependency of scikit-learn
+
+        _BLAS = ThreadpoolController()
+    return _BLAS.limit(limits=1, user_api="blas")
 
 
 # Host row blocks are sized to stay in cache (and small enough that BLAS
 # runs each product on one thread); device blocks to amortise launches.
-HOST_BLOCK_BYTES = 4 * 2**20
+HOST_BLOCK_BYTES = 2**20
 
 
 def map_row_blocks(fn, n_rows, bytes_per_row, *, xp):

@@ -26,6 +26,7 @@ from ._backend import (
     is_array,
     is_sparse,
     logsumexp,
+    map_row_blocks,
     result_dtype,
     to_namespace,
     to_numpy,
@@ -77,6 +78,17 @@ def safe_log(x, *, xp):
     """
     tiny = xp.finfo(x.dtype).smallest_normal
     return xp.log(xp.where(x > 0, x, xp.asarray(tiny, dtype=x.dtype, device=x.device)))
+
+
+def log_ratio(num, den, *, xp):
+    """``safe_log(num) - safe_log(den)`` with one log instead of two.
+
+    ``den`` is small (it broadcasts, e.g. k × 1 row totals), so the k × d work
+    is one division, one maximum and one log: finalize time on wide data.
+    """
+    tiny = xp.finfo(num.dtype).smallest_normal
+    den = xp.where(den > tiny, den, xp.asarray(tiny, dtype=den.dtype, device=den.device))
+    return xp.log(xp.maximum(num / den, tiny / den))
 
 
 def log_or_neg_inf(x, *, xp):
@@ -242,10 +254,12 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         Xt = self._transform(X, xp)
         n = Xt.shape[0]
         row_bytes = self._score_row_bytes(Xt.shape[1], self.classes_.shape[0])
-        parts = [
-            self._joint_log_likelihood(Xt[start:stop, ...], xp=xp, device=device, dtype=dtype)
-            for start, stop in row_blocks(n, row_bytes)
-        ]
+        parts = map_row_blocks(
+            lambda start, stop: self._joint_log_likelihood(Xt[start:stop, ...], xp=xp, device=device, dtype=dtype),
+            n,
+            row_bytes,
+            xp=xp,
+        )
         jll = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
         return jll, xp, device
 
@@ -376,6 +390,8 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
                 return to_namespace(v, xp, device)
             if isinstance(v, dict):
                 return {k: move(u) for k, u in v.items()}
+            if isinstance(v, tuple):  # e.g. GaussianNB's (count, mean, M2)
+                return tuple(move(u) for u in v)
             return v
 
         params = self.get_params(deep=False)

@@ -225,7 +225,7 @@ class CategoricalNB(_DiscreteNB):
         return {"class_count": a["class_count"] + b["class_count"], "counts": counts, "n_categories": n_cat}
 
     def _finalize(self, stats, n_classes, *, xp, dtype):
-        count, counts, n_cat = stats["class_count"], stats["counts"], stats["n_categories"]
+        count, counts, n_cat = stats["class_count"], stats["counts"], to_numpy(stats["n_categories"])
         n_features = n_cat.shape[0]
         alpha = self._alpha(n_features, xp=xp, device=counts.device, dtype=counts.dtype)
         if alpha.ndim == 1:

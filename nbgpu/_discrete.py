@@ -21,7 +21,7 @@ from ._backend import (
     sparse_matmul,
     to_namespace,
 )
-from ._base import _BaseNB, class_totals, log_or_neg_inf, onehot, row_blocks, safe_log
+from ._base import _BaseNB, class_totals, log_or_neg_inf, log_ratio, onehot, row_blocks, safe_log
 from ._validation import check_alpha, check_non_negative, check_prior
 
 
@@ -99,12 +99,16 @@ class _CountNB(_DiscreteNB):
         alpha = self._alpha(fc.shape[1], xp=xp, device=fc.device, dtype=fc.dtype)
         log_prior = self._class_log_prior(cc, n_classes, xp=xp)
         flp, weight, bias = self._feature_params(cc, fc, alpha, log_prior, xp=xp)
+        flp_out = xp.astype(flp, dtype)
+        # The scoring weights are often the log-probabilities themselves: share
+        # them (features × classes, no copy when the sums came feature-major).
+        weight_out = flp_out if weight is flp else xp.astype(weight, dtype)
         return {
             "class_count_": cc,
             "feature_count_": fc,
             "class_log_prior_": xp.astype(log_prior, dtype),
-            "feature_log_prob_": xp.astype(flp, dtype),
-            "_weight_": contiguous(xp.astype(weight.T, dtype), xp=xp),
+            "feature_log_prob_": flp_out,
+            "_weight_": contiguous(weight_out.T, xp=xp),
             "_bias_": xp.astype(bias, dtype),
             **self._extra_attributes(fc, xp=xp),
         }
@@ -183,7 +187,7 @@ class MultinomialNB(_CountNB):
 
     def _feature_params(self, class_count, feature_count, alpha, log_prior, *, xp):
         smoothed = feature_count + alpha
-        flp = safe_log(smoothed, xp=xp) - safe_log(xp.sum(smoothed, axis=1, keepdims=True), xp=xp)
+        flp = log_ratio(smoothed, xp.sum(smoothed, axis=1, keepdims=True), xp=xp)
         return flp, flp, log_prior
 
     def __sklearn_tags__(self):
@@ -258,7 +262,7 @@ class ComplementNB(_CountNB):
 
     def _feature_params(self, class_count, feature_count, alpha, log_prior, *, xp):
         comp = xp.sum(feature_count, axis=0) + alpha - feature_count
-        logged = safe_log(comp, xp=xp) - safe_log(xp.sum(comp, axis=1, keepdims=True), xp=xp)
+        logged = log_ratio(comp, xp.sum(comp, axis=1, keepdims=True), xp=xp)
         flp = logged / xp.sum(logged, axis=1, keepdims=True) if self.norm else -logged
         # The prior only breaks the tie of a single class (scikit-learn's rule).
         bias = log_prior if class_count.shape[0] == 1 else xp.zeros_like(log_prior)

@@ -9,6 +9,7 @@ from sklearn.utils._param_validation import Interval
 
 from ._backend import (
     contiguous,
+    dense_class_sums,
     is_sparse,
     sparse_class_sums,
     sparse_matmul,
@@ -35,6 +36,15 @@ def chan_merge(a, b, *, xp):
     mu = mu_a + delta * frac_b[..., None]
     m2 = m2_a + m2_b + delta * delta * (n_a * frac_b)[..., None]
     return n, mu, m2
+
+
+def _pooled(count, mean, m2, *, xp):
+    """(weight, mean, M2) of the union of the classes, from theirs (exact)."""
+    n = xp.sum(count)
+    share = xp.reshape(count / xp.where(n > 0, n, xp.ones_like(n)), (-1, 1))
+    mu = xp.sum(share * mean, axis=0)
+    delta = mean - mu
+    return n, mu, xp.sum(m2, axis=0) + xp.sum(xp.reshape(count, (-1, 1)) * delta * delta, axis=0)
 
 
 class GaussianNB(_BaseNB):
@@ -122,21 +132,15 @@ class GaussianNB(_BaseNB):
             Xb = xp.astype(X[start:stop, :], dtype)
             cb = codes[start:stop]
             wb = None if weights is None else weights[start:stop]
-            Y = onehot(cb, n_classes, dtype=dtype, xp=xp, weights=wb)
-            count = xp.sum(Y, axis=0)
+            count = class_totals(cb, wb, n_classes, dtype=dtype, xp=xp)
             safe = xp.where(count > 0, count, xp.ones_like(count))
-            mean = (Y.T @ Xb) / safe[:, None]
+            mean = dense_class_sums(Xb, cb, wb, n_classes, xp=xp) / safe[:, None]
             resid = Xb - xp.take(mean, cb, axis=0)
-            m2 = Y.T @ (resid * resid)
-            # Weighted moments of all rows (epsilon_ and the scoring shift):
-            # an integer weight acts as repeated rows, a zero weight as none.
-            w_all = xp.ones(stop - start, dtype=dtype, device=X.device) if wb is None else wb
-            n_all = xp.sum(w_all)
-            safe_all = xp.where(n_all > 0, n_all, xp.ones_like(n_all))
-            mean_all = (w_all @ Xb) / safe_all
-            dev = Xb - mean_all
-            m2_all = w_all @ (dev * dev)
-            block = {"per_class": (count, mean, m2), "total": (n_all, mean_all, m2_all)}
+            resid *= resid
+            m2 = dense_class_sums(resid, cb, wb, n_classes, xp=xp)
+            # Weighted moments of all rows (epsilon_ and the scoring shift),
+            # pooled from the classes': an integer weight acts as repeated rows.
+            block = {"per_class": (count, mean, m2), "total": _pooled(count, mean, m2, xp=xp)}
             stats = block if stats is None else self._merge(stats, block, xp=xp)
         return stats
 
@@ -212,5 +216,7 @@ class GaussianNB(_BaseNB):
             const_u = const + shift @ (quad * xp.reshape(shift, (-1, 1))) - shift @ lin
             sq = sparse_with_values(X, X.data * X.data)
             return sparse_matmul(sq, quad) + sparse_matmul(X, contiguous(lin_u, xp=xp)) + const_u
+        # Two products on the centred block, no (n, 2d) concatenation.
+        d = X.shape[1]
         Xc = X - shift
-        return xp.concat([Xc * Xc, Xc], axis=1) @ weight + const
+        return (Xc * Xc) @ weight[:d, :] + Xc @ weight[d:, :] + const

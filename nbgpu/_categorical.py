@@ -193,7 +193,7 @@ class CategoricalNB(_DiscreteNB):
         top = sparse_column_max(X) if is_sparse(X) else xp.max(X, axis=0)
         n_cat = np.maximum(to_numpy(top).astype(np.int64) + 1, self._min_categories(n_features))
         if previous is not None:
-            n_cat = np.maximum(n_cat, previous["n_categories"])
+            n_cat = np.maximum(n_cat, to_numpy(previous["n_categories"]))
         count = class_totals(codes, weights, n_classes, dtype=dtype, xp=xp)
         counts = self._category_counts(X, codes, weights, count, n_cat, xp=xp, dtype=dtype)
         if miss is not None:
@@ -237,14 +237,14 @@ class CategoricalNB(_DiscreteNB):
         return out
 
     def _merge(self, a, b, *, xp):
-        n_cat = np.maximum(a["n_categories"], b["n_categories"])
-        counts = _relayout(a["counts"], a["n_categories"], n_cat, xp=xp) + _relayout(
-            b["counts"], b["n_categories"], n_cat, xp=xp
-        )
+        # The category numbers are host metadata, wherever a mover put them.
+        n_a, n_b = to_numpy(a["n_categories"]), to_numpy(b["n_categories"])
+        n_cat = np.maximum(n_a, n_b)
+        counts = _relayout(a["counts"], n_a, n_cat, xp=xp) + _relayout(b["counts"], n_b, n_cat, xp=xp)
         return {"class_count": a["class_count"] + b["class_count"], "counts": counts, "n_categories": n_cat}
 
     def _finalize(self, stats, n_classes, *, xp, dtype):
-        count, counts, n_cat = stats["class_count"], stats["counts"], stats["n_categories"]
+        count, counts, n_cat = stats["class_count"], stats["counts"], to_numpy(stats["n_categories"])
         n_features = n_cat.shape[0]
         alpha = self._alpha(n_features, xp=xp, device=counts.device, dtype=counts.dtype)
         if alpha.ndim == 1:

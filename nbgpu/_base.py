@@ -16,7 +16,7 @@ import math
 from numbers import Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_feature_names, _get_feature_names
@@ -307,7 +307,7 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
 
         previous = None
         if not reset:
-            previous = {k: to_namespace(v, xp, device) if is_array(v) else v for k, v in self._stats.items()}
+            previous = to_namespace_tree(self._stats, xp, device)
         Xt = self._transform(X, xp)
         batch = self._accumulate(Xt, codes, weights, n_classes, xp=xp, dtype=acc, previous=previous)
         stats = batch if previous is None else self._merge(previous, batch, xp=xp)
@@ -529,19 +529,10 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
             msg = "to_device needs `like` (an array) or `xp` (a namespace)."
             raise ValueError(msg)
 
-        def move(v):
-            if is_array(v):
-                if isinstance(v, np.ndarray) and v.dtype.kind not in "biuf":
-                    return v  # string/object labels stay on the host
-                return to_namespace(v, xp, device)
-            if isinstance(v, dict):
-                return {k: move(u) for k, u in v.items()}
-            return v
-
         params = self.get_params(deep=False)
         for name, value in list(vars(self).items()):
             if name not in params:
-                self.__dict__[name] = move(value)
+                self.__dict__[name] = to_namespace_tree(value, xp, device)
         return self
 
     # ---- merging and exchange ------------------------------------------ #
@@ -564,8 +555,9 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         Returns
         -------
         merged : estimator
-            A new fitted estimator in the namespace and on the device of
-            ``self``; neither ``self`` nor ``other`` is changed.
+            A new fitted estimator in the namespace, on the device and with
+            the score dtype of ``self``; neither ``self`` nor ``other`` is
+            changed.
 
         Examples
         --------

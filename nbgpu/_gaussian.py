@@ -13,7 +13,6 @@ from ._backend import (
     sparse_class_sums,
     sparse_matmul,
     sparse_with_values,
-    to_namespace,
 )
 from ._base import _BaseNB, class_totals, onehot, row_blocks, shared_parameters_doc
 from ._missing import drop_missing, observed_weights, split_missing

@@ -186,3 +186,27 @@ def test_conversion_errors():
         nbgpu.MultinomialNB.from_sklearn(sk.MultinomialNB())
     with pytest.raises(Exception, match="not fitted"):
         nbgpu.MultinomialNB().to_sklearn()
+
+
+@pytest.mark.parametrize("name", ["GaussianNB", "CategoricalNB"])
+def test_partial_fit_after_moving_the_model(name):
+    torch = pytest.importorskip("torch")
+    X, y = _data(name, 9)
+    moved = getattr(nbgpu, name)().fit(X[:50], y[:50]).to_device(torch.empty(0))
+    moved.partial_fit(torch.asarray(X[50:]), torch.asarray(y[50:]))
+    assert isinstance(moved.class_count_, torch.Tensor)
+    full = getattr(nbgpu, name)().fit(X, y)
+    _assert_same_model(moved, full, name, 1e-10)
+
+
+@pytest.mark.parametrize("name", ["GaussianNB", "CategoricalNB"])
+def test_to_sklearn_of_a_model_fitted_with_missing_values(name):
+    X, y = _data(name, 10)
+    Xn = X.copy()
+    Xn[np.random.default_rng(11).random(X.shape) < 0.2] = np.nan
+    # (every category kept, as a value seen only where NaN was put stays unknown)
+    extra = {"min_categories": 7} if name == "CategoricalNB" else {}
+    ours = getattr(nbgpu, name)(missing="ignore", **extra).fit(Xn, y)
+    ref = ours.to_sklearn()  # serves complete rows exactly
+    Xh = X.astype(int) if name == "CategoricalNB" else X
+    np.testing.assert_allclose(ref.predict_proba(Xh), ours.predict_proba(X), rtol=1e-9, atol=1e-12)

@@ -27,8 +27,9 @@ from ._backend import (
     sparse_onehot_nonzero,
     to_numpy,
 )
-from ._base import class_totals, onehot, row_blocks, safe_log, shared_parameters_doc
+from ._base import class_totals, onehot, row_blocks, safe_log
 from ._discrete import _DiscreteNB, class_feature_sums
+from ._docs import shared_parameters_doc
 from ._missing import split_missing
 from ._validation import check_categories
 

@@ -19,7 +19,8 @@ from ._backend import (
     sparse_class_sums,
     sparse_matmul,
 )
-from ._base import _BaseNB, class_totals, onehot, row_blocks, safe_log, shared_parameters_doc
+from ._base import _BaseNB, class_totals, onehot, row_blocks, safe_log
+from ._docs import shared_parameters_doc
 from ._validation import check_alpha, check_non_negative, check_prior
 
 

@@ -14,7 +14,8 @@ from ._backend import (
     sparse_matmul,
     sparse_with_values,
 )
-from ._base import _BaseNB, class_totals, onehot, row_blocks, shared_parameters_doc
+from ._base import _BaseNB, class_totals, onehot, row_blocks
+from ._docs import shared_parameters_doc
 from ._missing import drop_missing, observed_weights, split_missing
 from ._validation import check_prior
 

@@ -125,7 +125,7 @@ class GaussianNB(_BaseNB):
         if is_sparse(X):
             return self._accumulate_sparse(X, codes, weights, n_classes, xp=xp, dtype=dtype)
         stats = None
-        for start, stop in row_blocks(n, 8 * (4 * d + n_classes)):
+        for start, stop in row_blocks(n, 8 * ((4 if self._ignore_missing else 3) * d + n_classes)):
             Xb, miss = xp.astype(X[start:stop, :], dtype), None
             if self._ignore_missing:
                 Xb, miss = split_missing(Xb, xp=xp)
@@ -210,7 +210,8 @@ class GaussianNB(_BaseNB):
 
     # ---- scoring ------------------------------------------------------- #
     def _score_row_bytes(self, n_features, n_classes):
-        return 8 * (3 * n_features + n_classes)
+        per_feature = 3 if self._ignore_missing else 2  # + the missing-value indicator
+        return 8 * (per_feature * n_features + n_classes)
 
     def _joint_log_likelihood(self, X, *, xp, device, dtype):
         shift, weight, const, terms = self._params(

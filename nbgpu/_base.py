@@ -244,12 +244,11 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
 
     def _fit_batch(self, X, y, classes, sample_weight, *, reset):
         self._validate_params()
+        # Column names are read before check_X turns a DataFrame into an array.
+        feature_names = _get_feature_names(X) if reset else _check_feature_names(self, X, reset=False)
         X, xp, device = check_X(X, estimator=self, allow_nan=self._ignore_missing)
         n_samples, n_features = X.shape
-        if reset:
-            feature_names = _get_feature_names(X) if not is_array(X) and not is_sparse(X) else None
-        else:
-            _check_feature_names(self, X, reset=False)
+        if not reset:
             check_n_features(self, n_features, reset=False)
         self._check_values(X)
         y = check_y(y, n_samples)
@@ -305,8 +304,8 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
 
     def _validated_for_scoring(self, X):
         self._check_is_fitted()
+        _check_feature_names(self, X, reset=False)  # before X becomes an array
         X, xp, device = check_X(X, estimator=self, allow_nan=self._ignore_missing)
-        _check_feature_names(self, X, reset=False)
         check_n_features(self, X.shape[1], reset=False)
         self._check_values(X)
         return X, xp, device

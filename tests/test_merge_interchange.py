@@ -166,12 +166,16 @@ def test_round_trip_keeps_nbgpu_parameters_and_feature_names():
     np.testing.assert_allclose(ref.predict_proba(X), original.predict_proba(X), rtol=1e-12)
     back = nbgpu.MultinomialNB.from_sklearn(ref, prior_smoothing=2.0)
     _assert_same_model(back, original, "MultinomialNB", 1e-12)
-    # Feature names travel both ways (set here as fit records them for a DataFrame).
-    names = np.array([f"w{j}" for j in range(X.shape[1])], dtype=object)
-    original.feature_names_in_ = names
-    ref = original.to_sklearn()
-    np.testing.assert_array_equal(ref.feature_names_in_, names)
-    np.testing.assert_array_equal(nbgpu.MultinomialNB.from_sklearn(ref).feature_names_in_, names)
+    # Column names of a DataFrame travel both ways.
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(X, columns=[f"w{j}" for j in range(X.shape[1])])
+    named = nbgpu.MultinomialNB().fit(frame, y)
+    ref = named.to_sklearn()
+    np.testing.assert_array_equal(ref.feature_names_in_, frame.columns)
+    np.testing.assert_allclose(ref.predict_proba(frame), named.predict_proba(frame), rtol=1e-12)
+    back = nbgpu.MultinomialNB.from_sklearn(ref)
+    np.testing.assert_array_equal(back.feature_names_in_, frame.columns)
+    np.testing.assert_array_equal(back.predict(frame), named.predict(frame))
 
 
 def test_conversion_errors():

@@ -16,7 +16,7 @@ from ._backend import (
 )
 from ._base import _BaseNB, class_totals, onehot, row_blocks
 from ._docs import shared_parameters_doc
-from ._missing import drop_missing, observed_weights, split_missing
+from ._missing import drop_missing, observed_weights, split_missing, zero_missing
 from ._validation import check_prior
 
 
@@ -129,22 +129,18 @@ class GaussianNB(_BaseNB):
             Xb, miss = xp.astype(X[start:stop, :], dtype), None
             if self._ignore_missing:
                 Xb, miss = split_missing(Xb, xp=xp)
-
-            def observed(a):  # a missing entry adds no deviation
-                return a if miss is None else a * (1.0 - miss)
-
             cb = codes[start:stop]
             wb = None if weights is None else weights[start:stop]
             Y = onehot(cb, n_classes, dtype=dtype, xp=xp, weights=wb)
             rows = xp.sum(Y, axis=0)
             count = observed_weights(rows, miss, cb, wb, n_classes, xp=xp, dtype=dtype)
             mean = (Y.T @ Xb) / _nonzero(count, xp=xp)
-            resid = observed(Xb - xp.take(mean, cb, axis=0))
+            resid = zero_missing(Xb - xp.take(mean, cb, axis=0), miss)
             m2 = Y.T @ (resid * resid)
             # Unweighted moments of all rows: scikit-learn's epsilon_ uses them.
             n_all = self._total_weight(stop - start, miss, xp=xp, dtype=dtype, device=X.device)
             mean_all = xp.sum(Xb, axis=0) / _nonzero(n_all, xp=xp)
-            dev = observed(Xb - mean_all)
+            dev = zero_missing(Xb - mean_all, miss)
             m2_all = xp.sum(dev * dev, axis=0)
             block = {"class_count": rows, "per_class": (count, mean, m2), "total": (n_all, mean_all, m2_all)}
             stats = block if stats is None else self._merge(stats, block, xp=xp)

@@ -138,7 +138,7 @@ class GaussianNB(_BaseNB):
             resid = zero_missing(Xb - xp.take(mean, cb, axis=0), miss)
             m2 = Y.T @ (resid * resid)
             # Unweighted moments of all rows: scikit-learn's epsilon_ uses them.
-            n_all = self._total_weight(stop - start, miss, xp=xp, dtype=dtype, device=X.device)
+            n_all = self._total_weight(xp.asarray(float(stop - start), dtype=dtype, device=X.device), miss, None, xp=xp)
             mean_all = xp.sum(Xb, axis=0) / _nonzero(n_all, xp=xp)
             dev = zero_missing(Xb - mean_all, miss)
             m2_all = xp.sum(dev * dev, axis=0)
@@ -147,13 +147,17 @@ class GaussianNB(_BaseNB):
         return stats
 
     @staticmethod
-    def _total_weight(n_rows, miss, *, xp, dtype, device):
-        """Number of observed values of every feature (shape (1,) if none is missing)."""
-        rows = xp.asarray([float(n_rows)], dtype=dtype, device=device)
+    def _total_weight(total, miss, weights, *, xp):
+        """Weight of the observed values of every feature (shape (1,) if none is missing).
+
+        ``total`` is the weight of all rows and ``weights`` that of each row
+        (None: 1 each).
+        """
+        total = xp.reshape(total, (1,))
         if miss is None:
-            return rows
-        zeros = xp.zeros(miss.shape[0], dtype=xp.int64, device=device)
-        return observed_weights(rows, miss, zeros, None, 1, xp=xp, dtype=dtype)[0, :]
+            return total
+        zeros = xp.zeros(miss.shape[0], dtype=xp.int64, device=total.device)
+        return observed_weights(total, miss, zeros, weights, 1, xp=xp, dtype=total.dtype)[0, :]
 
     def _accumulate_sparse(self, X, codes, weights, n_classes, *, xp, dtype):
         # Sums and sums of squares in float64, then M2 = Q - S²/W per class.
@@ -165,7 +169,7 @@ class GaussianNB(_BaseNB):
         mean = s1 / _nonzero(count, xp=xp)
         m2 = xp.clip(s2 - mean * s1, min=0.0)
         zeros = xp.zeros_like(codes)
-        n_all = self._total_weight(X.shape[0], miss, xp=xp, dtype=dtype, device=codes.device)
+        n_all = self._total_weight(xp.asarray(float(X.shape[0]), dtype=dtype, device=codes.device), miss, None, xp=xp)
         t1 = sparse_class_sums(X, zeros, None, 1, dtype=dtype)[0, :]
         t2 = sparse_class_sums(X, zeros, None, 1, power=2, dtype=dtype)[0, :]
         mean_all = t1 / _nonzero(n_all, xp=xp)

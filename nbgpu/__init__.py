@@ -11,6 +11,7 @@ from ._discrete import BernoulliNB, ComplementNB, MultinomialNB
 from ._gaussian import GaussianNB
 from ._normal import NormalBayesClassifier
 from ._poisson import PoissonNB
+from ._streaming import fit_stream, svmlight_chunks
 
 __version__ = "0.1.0"
 
@@ -24,4 +25,6 @@ __all__ = [
     "NormalBayesClassifier",
     "PoissonNB",
     "__version__",
+    "fit_stream",
+    "svmlight_chunks",
 ]

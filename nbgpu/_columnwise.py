@@ -93,6 +93,7 @@ def resolve_columns(spec, n_features, feature_names, *, part):
 
 def select_columns(X, index, *, xp):
     """Columns ``index`` of ``X``: a view for a contiguous range, sparse stays sparse."""
+    index = to_numpy(index)  # host metadata, even after to_device moved it
     if is_sparse(X):
         return sparse_columns(X, index)
     if np.array_equal(index, np.arange(index[0], index[0] + index.shape[0])):

@@ -7,6 +7,7 @@ each, done in the input's own namespace and on its device.
 
 from __future__ import annotations
 
+import math
 import numbers
 import warnings
 
@@ -35,17 +36,28 @@ def _host_array(X, name):
         raise ValueError(msg) from exc
     if isinstance(arr, np.matrix):
         arr = np.asarray(arr)
-    if arr.dtype == object:
-        try:
-            arr = arr.astype(np.float64)
-        except (TypeError, ValueError) as exc:
-            msg = f"`{name}` must hold numbers; got values of type object that are not: {exc}"
-            raise ValueError(msg) from exc
-    return arr
+    return _numeric_object(arr, name)
 
 
-def check_X(X, *, estimator, name="X"):
+def _numeric_object(arr, name):
+    """An object-dtype numpy array of numbers as float64 (scikit-learn's rule)."""
+    if getattr(arr, "dtype", None) != object:
+        return arr
+    try:
+        return arr.astype(np.float64)
+    except TypeError as exc:  # e.g. a dict among the values
+        msg = f"`{name}` must hold numbers; a value of dtype object is not: {exc}"
+        raise TypeError(msg) from exc
+    except ValueError as exc:  # e.g. a string that is not a number
+        msg = f"`{name}` must hold numbers; a value of dtype object is not: {exc}"
+        raise ValueError(msg) from exc
+
+
+def check_X(X, *, estimator, name="X", allow_nan=False):
     """Validate a data matrix and return it with its namespace and device.
+
+    ``allow_nan=True`` lets NaN through (missing values the model handles);
+    infinity is always an error.
 
     Returns
     -------
@@ -60,6 +72,8 @@ def check_X(X, *, estimator, name="X"):
         X = sparse_canonical(X)
     elif not is_array(X):
         X = _host_array(X, name)
+    else:
+        X = _numeric_object(X, name)
     kind = getattr(X.dtype, "kind", None)
     if kind == "c" or "complex" in str(X.dtype):
         msg = f"Complex data not supported: `{name}` has dtype {X.dtype}."
@@ -77,10 +91,10 @@ def check_X(X, *, estimator, name="X"):
         raise ValueError(msg)
     n, d = X.shape
     if n < 1:
-        msg = f"Found array with 0 sample(s) (shape={tuple(X.shape)}) while a minimum of 1 is required by {est}."
+        msg = f"`{name}` is empty: found array with 0 sample(s) (shape={tuple(X.shape)}) while a minimum of 1 is required by {est}."
         raise ValueError(msg)
     if d < 1:
-        msg = f"Found array with 0 feature(s) (shape={tuple(X.shape)}) while a minimum of 1 is required by {est}."
+        msg = f"`{name}` has no columns: found array with 0 feature(s) (shape={tuple(X.shape)}) while a minimum of 1 is required by {est}."
         raise ValueError(msg)
     xp = get_namespace(X)
     device = get_device(X)
@@ -89,9 +103,14 @@ def check_X(X, *, estimator, name="X"):
         X = X.astype(dtype) if sparse else xp.astype(X, dtype)
     values = sparse_values(X) if sparse else X
     vxp = get_namespace(values)
-    if not bool(vxp.all(vxp.isfinite(values))):
+    if allow_nan:
+        if bool(vxp.any(vxp.isinf(values))):
+            msg = f"Input `{name}` contains infinity; {est} needs finite values or NaN for missing ones."
+            raise ValueError(msg)
+    elif not bool(vxp.all(vxp.isfinite(values))):
         what = "NaN" if bool(vxp.any(vxp.isnan(values))) else "infinity"
-        msg = f"Input `{name}` contains {what}; {est} needs finite values."
+        hint = " (pass missing='ignore' to treat NaN as missing)" if hasattr(estimator, "missing") else ""
+        msg = f"Input `{name}` contains {what}; {est} needs finite values{hint}."
         raise ValueError(msg)
     return X, xp, device
 
@@ -101,7 +120,11 @@ def _values_min(X):
     if values.shape[0] == 0 if is_sparse(X) else False:
         return 0.0
     vxp = get_namespace(values)
-    return float(vxp.min(values)) if values.size else 0.0
+    if not values.size:
+        return 0.0
+    # NaN (a missing value where allowed) must not hide a negative value.
+    big = vxp.asarray(math.inf, dtype=values.dtype, device=values.device)
+    return float(vxp.min(vxp.where(vxp.isnan(values), big, values)))
 
 
 def check_non_negative(X, *, estimator, name="X"):
@@ -109,8 +132,8 @@ def check_non_negative(X, *, estimator, name="X"):
     low = _values_min(X)
     if low < 0:
         msg = (
-            f"Negative values in `{name}` passed to {type(estimator).__name__}: "
-            f"expected counts or frequencies >= 0, saw a minimum of {low:g}."
+            f"Negative values in data passed to {type(estimator).__name__}: "
+            f"`{name}` must hold counts or frequencies >= 0; saw a minimum of {low:g}."
         )
         raise ValueError(msg)
 
@@ -121,7 +144,7 @@ def check_categories(X, *, estimator, name="X"):
     values = sparse_values(X) if is_sparse(X) else X
     vxp = get_namespace(values)
     frac = values - vxp.floor(values)
-    if values.size and bool(vxp.any(frac != 0)):
+    if values.size and bool(vxp.any(frac > 0)):  # NaN (missing) compares False
         msg = (
             f"`{name}` passed to {type(estimator).__name__} must hold category "
             "codes 0, 1, 2, ... (whole numbers); it holds non-integer values. "
@@ -153,7 +176,7 @@ def check_y(y, n_samples):
     else (lists, strings, objects, pandas) becomes a numpy array.
     """
     if y is None:
-        msg = "`y` is required: this classifier needs one label per row of X."
+        msg = "This classifier requires y to be passed, but the target y is None: `y` needs one label per row of X."
         raise ValueError(msg)
     if is_sparse(y):
         msg = "`y` must be a dense 1-D array of labels; got a sparse matrix."
@@ -289,6 +312,9 @@ def check_sample_weight(sample_weight, n_samples, *, xp, device, dtype):
     if bool(xp.any(sw < 0)):
         msg = f"`sample_weight` must be non-negative; saw a minimum of {float(xp.min(sw)):g}."
         raise ValueError(msg)
+    if not bool(xp.any(sw > 0)):
+        msg = "`sample_weight` must contain at least one non-zero weight; all are zero."
+        raise ValueError(msg)
     return sw
 
 
@@ -330,3 +356,31 @@ def check_alpha(alpha, n_features, *, force_alpha):
         )
         a = np.maximum(a, ALPHA_LOWER_BOUND)
     return a
+
+
+def check_loss_matrix(loss, n_classes):
+    """Validate a k × k matrix of decision costs; return float64 numpy or None.
+
+    Entry ``[i, j]`` is the cost of deciding class ``i`` when the truth is
+    class ``j``: finite and non-negative.
+    """
+    if loss is None:
+        return None
+    try:
+        m = np.asarray(to_numpy(loss) if is_array(loss) else loss, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        msg = f"`loss_matrix` must be a numeric (n_classes, n_classes) array: {exc}"
+        raise ValueError(msg) from exc
+    if m.shape != (n_classes, n_classes):
+        msg = (
+            f"`loss_matrix` must have shape ({n_classes}, {n_classes}), one row and "
+            f"one column per class of `classes_`; got shape {m.shape}."
+        )
+        raise ValueError(msg)
+    if not np.all(np.isfinite(m)):
+        msg = "`loss_matrix` must hold finite costs; it contains NaN or infinity."
+        raise ValueError(msg)
+    if np.any(m < 0):
+        msg = f"`loss_matrix` must hold non-negative costs; saw a minimum of {m.min():g}."
+        raise ValueError(msg)
+    return m

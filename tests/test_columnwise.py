@@ -287,7 +287,7 @@ def test_failed_fit_leaves_model_unchanged():
         ([("g", GaussianNB(), np.ones(5, dtype=bool))], ValueError, "boolean mask of shape"),
         ([("g", GaussianNB(), ["height"])], ValueError, "needs a pandas DataFrame"),
         ([("g", GaussianNB(), [0.5])], TypeError, "must be int indices"),
-        ([("m", MultinomialNB(), [0, 1])], ValueError, "Negative values in `X`"),
+        ([("m", MultinomialNB(), [0, 1])], ValueError, "`X` must hold counts"),
     ],
 )
 def test_bad_estimators_name_the_argument(estimators, error, match):

@@ -197,7 +197,7 @@ def test_bad_inputs_name_the_argument():
     clf = NormalBayesClassifier().fit(X, y)
     with pytest.raises(ValueError, match="X has 3 features"):
         clf.predict(X[:, :3])
-    with pytest.raises(ValueError, match="All sample weights are zero"):
+    with pytest.raises(ValueError, match="`sample_weight` must contain at least one non-zero weight"):
         NormalBayesClassifier().fit(X, y, sample_weight=np.zeros(len(y)))
 
 

@@ -147,7 +147,7 @@ def test_real_data_digits_matches_scipy():
 @pytest.mark.parametrize(
     "params, X_change, match",
     [
-        ({}, lambda X: -X, "Negative values in `X`"),
+        ({}, lambda X: -X, "`X` must hold counts"),
         ({"alpha": -1.0}, None, "alpha"),
         ({"alpha": [1.0, 2.0]}, None, "`alpha` must be a scalar or have one value per feature"),
         ({"class_prior": [0.5, 0.5]}, None, "`class_prior` must have one probability per class"),
@@ -163,7 +163,7 @@ def test_bad_input_names_the_argument(params, X_change, match):
 def test_negative_values_at_predict_time_are_refused():
     X, y = count_data()
     clf = PoissonNB().fit(X, y)
-    with pytest.raises(ValueError, match="Negative values in `X`"):
+    with pytest.raises(ValueError, match="`X` must hold counts"):
         clf.predict(-X - 1)
 
 

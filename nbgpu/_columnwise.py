@@ -337,6 +337,9 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, _BaseComposition):
             ]
         return context["columns"]
 
+    def _part_names(self):
+        return [name for name, _, _ in self._context()["specs"]] if self._in_fit() else self._part_names_
+
     def _part_inputs(self, X, xp):
         """(part, its columns' view of X as the part sees it) for every part."""
         for part, cols in zip(self._parts(), self._columns(X.shape[1])):
@@ -355,7 +358,7 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, _BaseComposition):
     def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
         if previous is not None:
             previous = _tree_to_namespace(previous, xp, codes.device)
-        names = [name for name, _, _ in self._context()["specs"]]
+        names = self._part_names()
         parts = {}
         for name, (part, Xp) in zip(names, self._part_inputs(X, xp)):
             prev = None if previous is None else previous["parts"][name]
@@ -375,10 +378,10 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, _BaseComposition):
         else:
             prior = count / check_positive_total(count, xp=xp)
         log_prior = log_or_neg_inf(prior, xp=xp)
-        specs = self._context()["specs"]
+        names = self._part_names()
         columns = self._columns(None)
         fitted = []
-        for (name, _, _), part, cols in zip(specs, self._parts(), columns):
+        for name, part, cols in zip(names, self._parts(), columns):
             est = clone(part)
             est.__dict__.update(part._finalize(stats["parts"][name], n_classes, xp=xp, dtype=dtype))
             est._stats = stats["parts"][name]
@@ -399,7 +402,7 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, _BaseComposition):
             "class_prior_": xp.astype(prior, dtype),
             "class_log_prior_": log_prior,
             "estimators_": fitted,
-            "_part_names_": [name for name, _, _ in specs],
+            "_part_names_": names,
             "_columns_": columns,
         }
 
@@ -427,6 +430,26 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, _BaseComposition):
             if isinstance(part, _BaseMeasureMixin):
                 total = total + part._log_base_measure(Xp, xp=xp, device=device, dtype=dtype)
         return total
+
+    def merge(self, other):
+        """The model fitted on the union of the data of ``self`` and ``other``.
+
+        Part by part, exactly as ``partial_fit`` merges batches; both must
+        have the same parts (names, estimators and their parameters, columns).
+
+        Parameters
+        ----------
+        other : ColumnwiseNB
+            Fitted on disjoint data, with the same parameters.
+
+        Returns
+        -------
+        merged : ColumnwiseNB
+            A new fitted model; neither ``self`` nor ``other`` is changed.
+        """
+        merged = super().merge(other)
+        merged._adopt_parts()
+        return merged
 
     # ---- moving and tags --------------------------------------------- #
     def to_device(self, like=None, *, xp=None, device=None):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn import naive_bayes as sk
-from sklearn.base import clone
+from sklearn.base import BaseEstimator, clone
 from sklearn.utils.validation import check_is_fitted
 
 from ._backend import get_device, get_namespace, is_array, result_dtype, to_numpy
@@ -119,6 +119,13 @@ def _first_array(tree):
 # The public operations
 # --------------------------------------------------------------------------- #
 def _same_param(a, b):
+    if isinstance(a, BaseEstimator) or isinstance(b, BaseEstimator):  # nested parts
+        if type(a) is not type(b):
+            return False
+        pa, pb = a.get_params(deep=False), b.get_params(deep=False)
+        return all(_same_param(pa[k], pb[k]) for k in pa)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same_param(u, v) for u, v in zip(a, b))
     if is_array(a) or is_array(b) or isinstance(a, (list, tuple, np.ndarray)):
         a, b = np.asarray(_host(a)), np.asarray(_host(b))
         return a.shape == b.shape and bool(np.all(a == b))

@@ -312,3 +312,18 @@ def test_partial_fit_with_other_parts_is_refused():
 )
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
+
+
+def test_merge_of_models_fitted_on_disjoint_data_equals_one_fit():
+    X, y = mixed_data()
+    model = ColumnwiseNB([("gauss", GaussianNB(), GAUSS), ("counts", PoissonNB(), COUNTS), ("full", NormalBayesClassifier(), GAUSS)])
+    a = clone(model).partial_fit(X[:70], y[:70], classes=[0, 1, 2])
+    b = clone(model).partial_fit(X[70:], y[70:], classes=[0, 1, 2])
+    before = a.predict_joint_log_proba(X)
+    merged = a.merge(b)
+    np.testing.assert_allclose(merged.predict_joint_log_proba(X), clone(model).fit(X, y).predict_joint_log_proba(X), rtol=1e-10)
+    np.testing.assert_array_equal(a.predict_joint_log_proba(X), before)  # self unchanged
+    np.testing.assert_array_equal(merged.named_estimators_["counts"].classes_, [0, 1, 2])
+    other = clone(model).set_params(counts__alpha=2.0).fit(X[70:], y[70:])
+    with pytest.raises(ValueError, match="same parameters"):
+        a.merge(other)

@@ -217,3 +217,15 @@ def test_to_device_then_predict_and_partial_fit_there(backend):
     clf.partial_fit(backend.asarray(X[100:]), backend.asarray(y[100:]))
     full = NormalBayesClassifier().fit(X, y)
     np.testing.assert_allclose(to_numpy(clf.predict_joint_log_proba(backend.asarray(X))), full.predict_joint_log_proba(X), rtol=1e-10)
+
+
+def test_merge_of_models_fitted_on_disjoint_data_equals_one_fit():
+    X, y = correlated_data(loc=3.0)
+    order = np.random.default_rng(4).permutation(len(y))
+    X, y = X[order], y[order]
+    a = NormalBayesClassifier().partial_fit(X[:50], y[:50], classes=[0, 1, 2])
+    b = NormalBayesClassifier().partial_fit(X[50:], y[50:], classes=[0, 1, 2])
+    full = NormalBayesClassifier().fit(X, y)
+    merged = a.merge(b)
+    np.testing.assert_allclose(merged.covariance_, full.covariance_, rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(merged.predict_joint_log_proba(X), full.predict_joint_log_proba(X), rtol=1e-10)

@@ -180,3 +180,13 @@ def test_to_device_then_predict_and_partial_fit_there(backend):
     clf.partial_fit(backend.asarray(X[60:]), backend.asarray(y[60:]))
     full = PoissonNB().fit(X, y)
     np.testing.assert_allclose(to_numpy(clf.predict_joint_log_proba(backend.asarray(X))), full.predict_joint_log_proba(X), rtol=1e-12)
+
+
+def test_merge_of_models_fitted_on_disjoint_data_equals_one_fit():
+    X, y = count_data()
+    a = PoissonNB().partial_fit(X[:40], y[:40], classes=[0, 1, 2])
+    b = PoissonNB().partial_fit(X[40:], y[40:], classes=[0, 1, 2])
+    full = PoissonNB().fit(X, y)
+    np.testing.assert_allclose(a.merge(b).rate_, full.rate_, rtol=1e-12)
+    with pytest.raises(TypeError, match="no scikit-learn counterpart"):
+        full.to_sklearn()

@@ -11,7 +11,7 @@ cost of the product) is added only where it matters:
 from __future__ import annotations
 
 from ._backend import contiguous, get_namespace, is_sparse, lgamma, sparse_matmul, sparse_values, sparse_with_values
-from ._base import safe_log
+from ._base import _BaseNB, safe_log
 from ._discrete import _CountNB
 from ._validation import check_non_negative
 
@@ -28,21 +28,12 @@ class _BaseMeasureMixin:
         raise NotImplementedError
 
     def predict_joint_log_proba(self, X):
-        """Joint log-probability ``log P(x, c)`` of every sample and class.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        jll : array of shape (n_samples, n_classes)
-            In the namespace and on the device of ``X``; columns follow
-            ``classes_``.
-        """
         jll, _, _ = self._jll(X)
         X, xp, device = self._validated_for_scoring(X)
         return jll + self._log_base_measure(self._transform(X, xp), xp=xp, device=device, dtype=jll.dtype)
+
+
+_BaseMeasureMixin.predict_joint_log_proba.__doc__ = _BaseNB.predict_joint_log_proba.__doc__
 
 
 def log_factorial_rows(X, *, xp, device, dtype):

@@ -27,7 +27,6 @@ from sklearn.utils.validation import _get_feature_names
 from ._backend import get_namespace, is_array, is_sparse, sparse_columns, to_namespace, to_numpy
 from ._base import _BaseNB, class_totals, log_or_neg_inf
 from ._discrete import ComplementNB
-from ._normal import check_positive_total
 from ._poisson import _BaseMeasureMixin
 from ._validation import check_prior
 
@@ -376,7 +375,7 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, _BaseComposition):
         if self.priors is not None:
             prior = to_namespace(check_prior(self.priors, n_classes, name="priors"), xp, count.device)
         else:
-            prior = count / check_positive_total(count, xp=xp)
+            prior = count / xp.sum(count)
         log_prior = log_or_neg_inf(prior, xp=xp)
         names = self._part_names()
         columns = self._columns(None)

@@ -79,6 +79,19 @@ def safe_log(x, *, xp):
     return xp.log(xp.where(x > 0, x, xp.asarray(tiny, dtype=x.dtype, device=x.device)))
 
 
+def log_posterior(jll, *, xp):
+    """Normalise a joint log-likelihood (n × k) over the classes.
+
+    The row maximum is subtracted first, so the best class is exactly 0 and
+    the log-sum-exp that follows is a small number: ``jll - logsumexp(jll)``
+    would lose the normalisation to rounding once ``|jll|`` reaches 1/ulp
+    (about 1e7 in float32).
+    """
+    top = xp.max(jll, axis=1, keepdims=True)
+    shifted = jll - xp.where(xp.isfinite(top), top, xp.zeros_like(top))
+    return shifted - logsumexp(shifted, axis=1, xp=xp)
+
+
 def log_or_neg_inf(x, *, xp):
     """log(x) with zeros mapped to -inf, without a divide-by-zero warning."""
     one = xp.ones_like(x)
@@ -284,7 +297,7 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         log_proba : array of shape (n_samples, n_classes)
         """
         jll, xp, _ = self._jll(X)
-        return jll - logsumexp(jll, axis=1, xp=xp)
+        return log_posterior(jll, xp=xp)
 
     def predict_proba(self, X):
         """Posterior probability of every class.
@@ -299,7 +312,7 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
             Rows sum to one; columns follow ``classes_``.
         """
         jll, xp, _ = self._jll(X)
-        return xp.exp(jll - logsumexp(jll, axis=1, xp=xp))
+        return xp.exp(log_posterior(jll, xp=xp))
 
     def predict(self, X):
         """The most probable class of every sample.

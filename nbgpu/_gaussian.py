@@ -176,7 +176,10 @@ class GaussianNB(_BaseNB):
             prior = count / xp.sum(count)
         # Scoring weights: the quadratic form expanded around the overall mean.
         precision = 1.0 / var
-        centred = mean - mean_all
+        # Expand around the shift exactly as scoring will subtract it (rounded
+        # to the score dtype), or float32 loses the offset of large means.
+        shift = xp.astype(xp.astype(mean_all, dtype), mean_all.dtype)
+        centred = mean - shift
         const = (
             log_or_neg_inf(prior, xp=xp)
             - 0.5 * xp.sum(xp.log(2.0 * math.pi * var), axis=1)
@@ -189,7 +192,7 @@ class GaussianNB(_BaseNB):
             "class_count_": count,
             "class_prior_": xp.astype(prior, dtype),
             "epsilon_": float(epsilon),
-            "_shift_": xp.astype(mean_all, dtype),
+            "_shift_": xp.astype(shift, dtype),
             "_weight_": contiguous(xp.astype(weight.T, dtype), xp=xp),
             "_const_": xp.astype(const, dtype),
         }

@@ -9,7 +9,10 @@ looked at when it is already imported, so CPU users pay nothing for it.
 
 from __future__ import annotations
 
+import os
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import array_api_compat
 import numpy as np
@@ -117,6 +120,8 @@ def to_numpy(x):
     """A host numpy copy (or view) of any dense array."""
     if isinstance(x, np.ndarray):
         return x
+    if isinstance(x, np.generic):  # numpy's 0-d reductions
+        return np.asarray(x)
     xp = array_api_compat.array_namespace(x)
     if is_cupy_namespace(xp):
         return x.get()
@@ -138,28 +143,8 @@ def to_namespace(x, xp, device):
 
 
 # --------------------------------------------------------------------------- #
-# Numerics that some namespaces have built in
+# Memory layout
 # --------------------------------------------------------------------------- #
-def logsumexp(a, *, axis, xp):
-    """log(sum(exp(a))) along ``axis``, keeping the dimension."""
-    if is_numpy_namespace(xp):
-        from scipy.special import logsumexp as lse
-
-        return lse(a, axis=axis, keepdims=True)
-    if is_torch_namespace(xp):
-        import torch
-
-        return torch.logsumexp(a, dim=axis, keepdim=True)
-    if is_cupy_namespace(xp):
-        from cupyx.scipy.special import logsumexp as lse
-
-        return lse(a, axis=axis, keepdims=True)
-    # Generic form: shift by the maximum so exp never overflows.
-    m = xp.max(a, axis=axis, keepdims=True)
-    m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))
-    return m + xp.log(xp.sum(xp.exp(a - m), axis=axis, keepdims=True))
-
-
 def contiguous(a, *, xp):
     """``a`` laid out row-major where the library lets us say so.
 
@@ -209,7 +194,11 @@ def sparse_with_values(X, data):
 
 def sparse_binarize(X, threshold):
     """``X > threshold`` as a sparse matrix of ones (threshold >= 0 keeps zeros zero)."""
-    out = sparse_with_values(X, (X.data > threshold).astype(X.dtype))
+    keep = X.data > threshold
+    if bool(keep.all()):
+        # Nothing drops out (counts with threshold 0): share X's index arrays.
+        return type(X)((keep.astype(X.dtype), X.indices, X.indptr), shape=X.shape, copy=False)
+    out = sparse_with_values(X, keep.astype(X.dtype))
     out.eliminate_zeros()
     return out
 
@@ -247,13 +236,115 @@ def _major_blocks(X, budget_nnz):
         start = stop
 
 
+def n_threads():
+    """CPU threads the host kernels split their work over (``NBGPU_NUM_THREADS``)."""
+    env = os.environ.get("NBGPU_NUM_THREADS")
+    if env:
+        return max(1, int(env))
+    try:
+        return max(1, min(len(os.sched_getaffinity(0)), 8))
+    except AttributeError:  # not on Linux
+        return max(1, min(os.cpu_count() or 1, 8))
+
+
+_POOL = None
+
+
+def parallel_map(fn, items):
+    """``[fn(i) for i in items]`` over a shared thread pool.
+
+    The kernels handed to it are numpy/scipy calls that release the GIL, so
+    the threads run on separate cores. Called from a pool thread it runs
+    serially (no nested waits on a full pool).
+    """
+    global _POOL
+    items = list(items)
+    if len(items) <= 1 or threading.current_thread().name.startswith("nbgpu"):
+        return [fn(i) for i in items]
+    if _POOL is None:
+        _POOL = ThreadPoolExecutor(max_workers=n_threads(), thread_name_prefix="nbgpu")
+    # Our threads already use every core: BLAS threads on top of them
+    # oversubscribe the cores and serialise on BLAS's own pool.
+    with _blas_single_thread():
+        return list(_POOL.map(fn, items))
+
+
+_BLAS = None
+
+
+def _blas_single_thread():
+    """A context in which BLAS (OpenBLAS, MKL, ...) runs on one thread."""
+    global _BLAS
+    if _BLAS is None:
+        from threadpoolctl import ThreadpoolController  # a dependency of scikit-learn
+
+        _BLAS = ThreadpoolController()
+    return _BLAS.limit(limits=1, user_api="blas")
+
+
+# Host row blocks are sized to stay in cache (and small enough that BLAS
+# runs each product on one thread); device blocks to amortise launches.
+HOST_BLOCK_BYTES = 2**20
+
+
+def map_row_blocks(fn, n_rows, bytes_per_row, *, xp):
+    """``[fn(start, stop) for row blocks]``: on all cores for numpy.
+
+    Blocks hold about ``HOST_BLOCK_BYTES`` of temporaries on the CPU (numpy)
+    and are mapped over the thread pool; elsewhere about ``BLOCK_BYTES``,
+    one after the other (the device or the library is already parallel).
+    """
+    host = is_numpy_namespace(xp)
+    budget = HOST_BLOCK_BYTES if host else BLOCK_BYTES
+    step = max(1, int(budget // max(bytes_per_row, 1)))
+    blocks = [(a, min(a + step, n_rows)) for a in range(0, n_rows, step)]
+    if not host:
+        return [fn(a, b) for a, b in blocks]
+    return parallel_map(lambda ab: fn(*ab), blocks)
+
+
+def dense_class_sums(X, codes, weights, n_classes, *, xp):
+    """``Yᵀ·X`` for a dense block ``X`` (n × d), in ``X``'s dtype.
+
+    On numpy the one-hot ``Y`` is a sparse matrix, so the work is one
+    streaming pass adding every row into its class's row (a GEMM with an
+    inner dimension of n and k output rows is slow and scales badly in
+    BLAS); elsewhere it is the product with the dense one-hot matrix.
+    """
+    n = X.shape[0]
+    if is_numpy_namespace(xp):
+        values = np.ones(n, dtype=X.dtype) if weights is None else np.asarray(weights, dtype=X.dtype)
+        Y = sp.csr_matrix((values, np.asarray(codes), np.arange(n + 1)), shape=(n, n_classes))
+        return np.asarray(Y.T @ X)
+    classes = xp.arange(n_classes, dtype=codes.dtype, device=codes.device)
+    Y = xp.astype(xp.reshape(codes, (-1, 1)) == classes, X.dtype)
+    if weights is not None:
+        Y = Y * xp.reshape(xp.astype(weights, X.dtype), (-1, 1))
+    return Y.T @ X
+
+
+def _even_splits(indptr, parts):
+    """Cut points that split CSR/CSC ``indptr`` into ``parts`` ranges of equal nonzeros."""
+    targets = np.linspace(0, int(indptr[-1]), parts + 1)[1:-1]
+    cuts = np.searchsorted(indptr, targets, side="left")
+    return np.unique(np.concatenate([[0], cuts, [indptr.shape[0] - 1]]))
+
+
+# Below this many nonzeros a kernel runs on one thread: a pool hop costs more.
+_PARALLEL_NNZ = 1 << 18
+
+
 def sparse_class_sums(X, codes, weights, n_classes, *, power=1, dtype=None):
     """Per-class sums of the rows of sparse ``X`` (``Yᵀ·X`` without building ``Y``).
 
-    Each stored value is scattered into bin ``code[row] * n_features + column``,
-    so the work is one pass over the nonzeros whatever the number of classes,
-    and the sums are accumulated in float64 (exact counts) without a float64
-    copy of ``X``. Nonzeros are processed in blocks to bound the temporaries.
+    Each stored value is scattered into bin ``column * n_classes + code[row]``:
+    one pass over the nonzeros whatever the number of classes, bins of a
+    frequent column next to each other, and the sums accumulated in float64
+    (exact counts) without a float64 copy of ``X``. Keys are int32 where the
+    bins allow. On the CPU the nonzeros are cut into blocks whose keys and
+    float64 values together take no more memory than ``X``'s index arrays
+    (at least ``BLOCK_BYTES``), scattered on all cores, one accumulator per
+    thread.
 
     Parameters
     ----------
@@ -269,34 +360,104 @@ def sparse_class_sums(X, codes, weights, n_classes, *, power=1, dtype=None):
     Returns
     -------
     sums : dense array of shape (n_classes, n_features)
+        A transposed view of a C-ordered (n_features, n_classes) array, so
+        that the scoring weights (features × classes) need no transpose copy.
     """
     lib = _sparse_lib(X)
     n_samples, n_features = X.shape
+    k = n_classes
     dtype = lib.float64 if dtype is None else dtype
-    out = lib.zeros(n_classes * n_features, dtype=dtype)
+    n_bins = n_features * k
+    key_dtype = lib.int32 if n_bins < 2**31 else lib.int64
     is_csr = X.format == "csr"
-    budget = max(BLOCK_BYTES // 24, 1)
-    for start, stop, lo, hi in _major_blocks(X, budget):
-        if hi == lo:
-            continue
+    codes = codes.astype(key_dtype)
+
+    def keys_values(start, stop, lo, hi):
         counts = lib.diff(X.indptr[start : stop + 1])
-        major = lib.repeat(lib.arange(start, stop, dtype=lib.int64), counts)
-        minor = X.indices[lo:hi].astype(lib.int64)
-        rows, cols = (major, minor) if is_csr else (minor, major)
-        values = X.data[lo:hi].astype(dtype)
+        if is_csr:
+            keys = X.indices[lo:hi].astype(key_dtype) * key_dtype(k)
+            keys += lib.repeat(codes[start:stop], counts)
+        else:
+            keys = codes[X.indices[lo:hi]]
+            keys += lib.repeat(lib.arange(start, stop, dtype=key_dtype) * key_dtype(k), counts)
+        values = X.data[lo:hi].astype(dtype)  # a copy: never written into X
         if power == 2:
-            values = values * values
+            values *= values
         if weights is not None:
-            values = values * weights[rows]
-        keys = codes[rows].astype(lib.int64) * n_features + cols
-        out += lib.bincount(keys, weights=values, minlength=n_classes * n_features)
-    return out.reshape(n_classes, n_features)
+            rows = lib.repeat(lib.arange(start, stop), counts) if is_csr else X.indices[lo:hi]
+            values *= weights[rows]
+        return keys, values
+
+    if lib is not np:
+        from cupyx import scatter_add
+
+        out = lib.zeros(n_bins, dtype=dtype)
+        for start, stop, lo, hi in _major_blocks(X, max(BLOCK_BYTES // 16, 1)):
+            if hi > lo:
+                keys, values = keys_values(start, stop, lo, hi)
+                scatter_add(out, keys, values)
+        return out.reshape(n_features, k).T
+
+    index_bytes = X.indices.nbytes + X.indptr.nbytes
+    per_nnz = np.dtype(key_dtype).itemsize + np.dtype(dtype).itemsize
+    threads = n_threads() if X.nnz >= _PARALLEL_NNZ else 1
+    budget = max(max(index_bytes, BLOCK_BYTES) // (per_nnz * threads), 1)
+    blocks = [b for b in _major_blocks(X, budget) if b[3] > b[2]]
+    if threads > 1 and len(blocks) < threads:
+        cuts = _even_splits(X.indptr, threads)
+        blocks = [
+            (int(a), int(b), int(X.indptr[a]), int(X.indptr[b])) for a, b in zip(cuts[:-1], cuts[1:])
+        ]
+    groups = [blocks[i::threads] for i in range(min(threads, len(blocks)))]
+
+    def scatter(group):
+        # Summing duplicates is what densifying a one-row CSR matrix does,
+        # in scipy's compiled loop (no cast of keys to int64, no GIL).
+        acc = None
+        for block in group:
+            keys, values = keys_values(*block)
+            indptr = np.asarray([0, keys.shape[0]], dtype=key_dtype)
+            row = sp.csr_matrix((values, keys, indptr), shape=(1, n_bins)).toarray()
+            if acc is None:
+                acc = row
+            else:
+                acc += row
+        return acc
+
+    parts = parallel_map(scatter, groups)
+    if not parts:
+        return np.zeros((k, n_features), dtype=dtype)
+    out = parts[0]
+    for part in parts[1:]:
+        out += part
+    return out.reshape(n_features, k).T
 
 
 def sparse_matmul(X, W):
-    """``X @ W`` for sparse ``X`` (n × d) and dense ``W`` (d × k): dense n × k."""
-    out = X @ W
-    return _sparse_lib(X).asarray(out)
+    """``X @ W`` for sparse ``X`` (n × d) and dense ``W`` (d × k): dense n × k.
+
+    On the CPU a large CSR ``X`` is cut into row ranges of equal nonzeros,
+    multiplied on all cores (scipy's kernel releases the GIL) without
+    copying ``X``.
+    """
+    lib = _sparse_lib(X)
+    threads = n_threads()
+    if lib is not np or X.format != "csr" or threads == 1 or X.nnz < _PARALLEL_NNZ:
+        return lib.asarray(X @ W)
+    out_dtype = np.result_type(X.dtype, W.dtype)
+    out = np.empty((X.shape[0], W.shape[1]), dtype=out_dtype)
+    cuts = _even_splits(X.indptr, threads)
+
+    def part(bounds):
+        a, b = bounds
+        lo, hi = X.indptr[a], X.indptr[b]
+        view = sp.csr_matrix(
+            (X.data[lo:hi], X.indices[lo:hi], X.indptr[a : b + 1] - lo), shape=(b - a, X.shape[1])
+        )
+        out[a:b] = view @ W
+
+    parallel_map(part, zip(cuts[:-1], cuts[1:]))
+    return out
 
 
 def sparse_rows(X, start, stop):

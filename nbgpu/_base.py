@@ -13,10 +13,12 @@ the end, so a call that raises leaves a fitted model exactly as it was.
 from __future__ import annotations
 
 import math
+from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_feature_names, _get_feature_names
 
 from ._backend import (
@@ -24,15 +26,16 @@ from ._backend import (
     accumulation_dtype,
     get_namespace,
     is_array,
-    is_sparse,
-    logsumexp,
+    map_row_blocks,
     result_dtype,
     to_namespace,
     to_numpy,
 )
 from ._validation import (
     check_classes,
+    check_loss_matrix,
     check_n_features,
+    check_prior,
     check_sample_weight,
     check_X,
     check_y,
@@ -83,13 +86,26 @@ def log_posterior(jll, *, xp):
     """Normalise a joint log-likelihood (n × k) over the classes.
 
     The row maximum is subtracted first, so the best class is exactly 0 and
-    the log-sum-exp that follows is a small number: ``jll - logsumexp(jll)``
-    would lose the normalisation to rounding once ``|jll|`` reaches 1/ulp
-    (about 1e7 in float32).
+    the sum of exponentials lies in [1, k]: ``jll - logsumexp(jll)`` would
+    lose the normalisation to rounding once ``|jll|`` reaches 1/ulp (about
+    1e7 in float32). The log of that sum is taken in the working dtype, so a
+    class whose probability rounds to 1 gets a log-probability of exactly 0
+    (``predict_log_proba`` stays the log of ``predict_proba``).
     """
     top = xp.max(jll, axis=1, keepdims=True)
     shifted = jll - xp.where(xp.isfinite(top), top, xp.zeros_like(top))
-    return shifted - logsumexp(shifted, axis=1, xp=xp)
+    return shifted - xp.log(xp.sum(xp.exp(shifted), axis=1, keepdims=True))
+
+
+def log_ratio(num, den, *, xp):
+    """``safe_log(num) - safe_log(den)`` with one log instead of two.
+
+    ``den`` is small (it broadcasts, e.g. k × 1 row totals), so the k × d work
+    is one division, one maximum and one log: finalize time on wide data.
+    """
+    tiny = xp.finfo(num.dtype).smallest_normal
+    den = xp.where(den > tiny, den, xp.asarray(tiny, dtype=den.dtype, device=den.device))
+    return xp.log(xp.maximum(num / den, tiny / den))
 
 
 def log_or_neg_inf(x, *, xp):
@@ -101,8 +117,38 @@ def log_or_neg_inf(x, *, xp):
 # --------------------------------------------------------------------------- #
 # The estimator base class
 # --------------------------------------------------------------------------- #
+def to_namespace_tree(value, xp, device):
+    """Every array inside nested dicts/tuples/lists moved to ``xp`` on ``device``."""
+    if is_array(value):
+        if isinstance(value, np.ndarray) and value.dtype.kind not in "biuf":
+            return value  # string/object labels stay on the host
+        return to_namespace(value, xp, device)
+    if isinstance(value, dict):
+        return {k: to_namespace_tree(v, xp, device) for k, v in value.items()}
+    if isinstance(value, (tuple, list)):
+        return type(value)(to_namespace_tree(v, xp, device) for v in value)
+    return value
+
+
 class _BaseNB(ClassifierMixin, BaseEstimator):
-    """Base class: fitting protocol, scoring and the ``predict*`` family."""
+    """Base class: fitting protocol, scoring and the ``predict*`` family.
+
+    It also owns what every model shares whatever its likelihood:
+    minimum-risk decisions (``loss_matrix``, read at predict time), the
+    smoothed class prior (``prior_smoothing``, :meth:`_class_prior`), the
+    switch that lets NaN through validation (``missing``; the model then
+    handles NaN, see ``nbgpu/_missing.py``), merging of fitted models and
+    conversion to and from scikit-learn. A subclass opts in to a parameter
+    by naming it in its ``__init__``; the base reads it with a default so a
+    model without it keeps the plain behaviour.
+    """
+
+    # Subclasses merge these into their own constraints ({**_BaseNB._parameter_constraints, ...}).
+    _parameter_constraints: dict = {
+        "loss_matrix": ["array-like", None],
+        "prior_smoothing": [Interval(Real, 0, None, closed="left")],
+        "missing": [StrOptions({"error", "ignore"})],
+    }
 
     # ---- hooks a model implements ------------------------------------- #
     def _check_values(self, X):
@@ -114,6 +160,45 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
 
     def _check_params_for_fit(self, n_classes, n_features):
         """Validate data-dependent parameters before any statistic is computed."""
+
+    @property
+    def _ignore_missing(self):
+        """True when NaN means "missing" (``missing="ignore"``) instead of an error."""
+        return getattr(self, "missing", "error") == "ignore"
+
+    def _loss_matrix(self, n_classes):
+        """The validated ``loss_matrix`` (float64 numpy, k × k) or None."""
+        return check_loss_matrix(getattr(self, "loss_matrix", None), n_classes)
+
+    def _class_prior(self, class_count, *, xp, fixed=None, name="priors", fit_prior=True):
+        """``(prior, log_prior)`` of the classes, from counts or parameters.
+
+        A fixed prior (``fixed``, the model's ``priors``/``class_prior``) is
+        used as given; ``fit_prior=False`` gives the uniform prior; otherwise
+        the counts are smoothed by ``prior_smoothing`` (λ):
+        ``P(c) = (N_c + λ) / (N + Kλ)``, λ = 0 being the maximum-likelihood
+        estimate scikit-learn uses and λ = 1 Laplace's rule of succession.
+        """
+        k = class_count.shape[0]
+        smoothing = float(getattr(self, "prior_smoothing", 0.0))
+        if not math.isfinite(smoothing):
+            msg = f"`prior_smoothing` must be a finite number >= 0; got {smoothing}."
+            raise ValueError(msg)
+        if fixed is not None:
+            if smoothing != 0.0:
+                msg = (
+                    f"`prior_smoothing={smoothing:g}` cannot be combined with a fixed "
+                    f"`{name}`: a fixed prior is not estimated from counts, so there "
+                    f"is nothing to smooth. Set prior_smoothing=0 or {name}=None."
+                )
+                raise ValueError(msg)
+            prior = to_namespace(check_prior(fixed, k, name=name), xp, class_count.device)
+            return prior, log_or_neg_inf(prior, xp=xp)
+        if not fit_prior:
+            return xp.full_like(class_count, 1.0 / k), xp.full_like(class_count, -math.log(k))
+        smoothed = class_count + smoothing
+        total = xp.sum(class_count) + k * smoothing
+        return smoothed / total, log_or_neg_inf(smoothed, xp=xp) - xp.log(total)
 
     def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
         raise NotImplementedError
@@ -184,12 +269,11 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
 
     def _fit_batch(self, X, y, classes, sample_weight, *, reset):
         self._validate_params()
-        X, xp, device = check_X(X, estimator=self)
+        # Column names are read before check_X turns a DataFrame into an array.
+        feature_names = _get_feature_names(X) if reset else _check_feature_names(self, X, reset=False)
+        X, xp, device = check_X(X, estimator=self, allow_nan=self._ignore_missing)
         n_samples, n_features = X.shape
-        if reset:
-            feature_names = _get_feature_names(X) if not is_array(X) and not is_sparse(X) else None
-        else:
-            _check_feature_names(self, X, reset=False)
+        if not reset:
             check_n_features(self, n_features, reset=False)
         self._check_values(X)
         y = check_y(y, n_samples)
@@ -207,6 +291,7 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
             classes = self.classes_
         n_classes = classes.shape[0]
         self._check_params_for_fit(n_classes, n_features)
+        self._loss_matrix(n_classes)
         codes = encode_labels(y, classes, xp=xp, device=device)
         acc = accumulation_dtype(xp, device)
         weights = check_sample_weight(sample_weight, n_samples, xp=xp, device=device, dtype=acc)
@@ -214,7 +299,7 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
 
         previous = None
         if not reset:
-            previous = {k: to_namespace(v, xp, device) if is_array(v) else v for k, v in self._stats.items()}
+            previous = to_namespace_tree(self._stats, xp, device)
         Xt = self._transform(X, xp)
         batch = self._accumulate(Xt, codes, weights, n_classes, xp=xp, dtype=acc, previous=previous)
         stats = batch if previous is None else self._merge(previous, batch, xp=xp)
@@ -229,6 +314,7 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
             self.n_features_in_ = n_features
             self.classes_ = classes
         self._stats = stats
+        self._fit_dtype_ = "float32" if dtype == xp.float32 else "float64"
         self.__dict__.update(attrs)
         return self
 
@@ -243,8 +329,8 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
 
     def _validated_for_scoring(self, X):
         self._check_is_fitted()
-        X, xp, device = check_X(X, estimator=self)
-        _check_feature_names(self, X, reset=False)
+        _check_feature_names(self, X, reset=False)  # before X becomes an array
+        X, xp, device = check_X(X, estimator=self, allow_nan=self._ignore_missing)
         check_n_features(self, X.shape[1], reset=False)
         self._check_values(X)
         return X, xp, device
@@ -255,10 +341,12 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         Xt = self._transform(X, xp)
         n = Xt.shape[0]
         row_bytes = self._score_row_bytes(Xt.shape[1], self.classes_.shape[0])
-        parts = [
-            self._joint_log_likelihood(Xt[start:stop, ...], xp=xp, device=device, dtype=dtype)
-            for start, stop in row_blocks(n, row_bytes)
-        ]
+        parts = map_row_blocks(
+            lambda start, stop: self._joint_log_likelihood(Xt[start:stop, ...], xp=xp, device=device, dtype=dtype),
+            n,
+            row_bytes,
+            xp=xp,
+        )
         jll = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
         return jll, xp, device
 
@@ -315,7 +403,11 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         return xp.exp(log_posterior(jll, xp=xp))
 
     def predict(self, X):
-        """The most probable class of every sample.
+        """The class of least expected loss of every sample.
+
+        With ``loss_matrix=None`` (the 0-1 loss) that is the most probable
+        class; otherwise the class ``c_i`` minimising the conditional risk
+        ``R(c_i|x) = Σ_j loss_matrix[i, j] P(c_j|x)`` (see :meth:`predict_risk`).
 
         Parameters
         ----------
@@ -327,8 +419,57 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
             Labels from ``classes_``: in the namespace and on the device of
             ``X`` when labels are numbers, a numpy array otherwise (strings).
         """
+        if getattr(self, "loss_matrix", None) is None:
+            jll, xp, device = self._jll(X)
+            return self._labels_of(xp.argmax(jll, axis=1), xp=xp, device=device)
+        risk, xp, device = self._risk(X)
+        return self._labels_of(xp.argmin(risk, axis=1), xp=xp, device=device)
+
+    def predict_risk(self, X):
+        """Conditional risk (expected loss) of deciding each class.
+
+        ``risk[n, i] = Σ_j loss_matrix[i, j] P(classes_[j] | X[n])``, i.e.
+        ``predict_proba(X) @ loss_matrix.T``; ``predict`` returns the class
+        of least risk. With ``loss_matrix=None`` the 0-1 loss is used, so the
+        risk is ``1 - predict_proba(X)``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        risk : array of shape (n_samples, n_classes)
+            In the namespace, device and float dtype of the scores; columns
+            follow ``classes_``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from nbgpu import GaussianNB
+        >>> X = np.array([[0.0], [1.0], [2.0], [3.0]])
+        >>> y = np.array([0, 0, 1, 1])
+        >>> # Missing class 1 costs ten times more than a false alarm.
+        >>> nb = GaussianNB(loss_matrix=[[0, 10], [1, 0]]).fit(X, y)
+        >>> nb.predict_proba([[1.3]]).round(3)
+        array([[0.832, 0.168]])
+        >>> nb.predict_risk([[1.3]]).round(3)
+        array([[1.68 , 0.832]])
+        >>> nb.predict([[1.3]])
+        array([1])
+        """
+        return self._risk(X)[0]
+
+    def _risk(self, X):
+        self._check_is_fitted()
+        k = self.classes_.shape[0]
+        loss = self._loss_matrix(k)
+        if loss is None:
+            loss = 1.0 - np.eye(k)
         jll, xp, device = self._jll(X)
-        return self._labels_of(xp.argmax(jll, axis=1), xp=xp, device=device)
+        proba = xp.exp(log_posterior(jll, xp=xp))
+        loss = xp.asarray(loss, dtype=proba.dtype, device=device)
+        return proba @ loss.T, xp, device
 
     def _labels_of(self, index, *, xp, device):
         """``classes_[index]``, in ``xp`` when the labels are numeric."""
@@ -382,24 +523,120 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
             msg = "to_device needs `like` (an array) or `xp` (a namespace)."
             raise ValueError(msg)
 
-        def move(v):
-            if is_array(v):
-                if isinstance(v, np.ndarray) and v.dtype.kind not in "biuf":
-                    return v  # string/object labels stay on the host
-                return to_namespace(v, xp, device)
-            if isinstance(v, dict):
-                return {k: move(u) for k, u in v.items()}
-            return v
-
         params = self.get_params(deep=False)
         for name, value in list(vars(self).items()):
             if name not in params:
-                self.__dict__[name] = move(value)
+                self.__dict__[name] = to_namespace_tree(value, xp, device)
         return self
+
+    # ---- merging and exchange ------------------------------------------ #
+    def merge(self, other):
+        """The model fitted on the union of the data of ``self`` and ``other``.
+
+        Both models must be of the same class, with the same parameters,
+        classes and features, fitted on disjoint data (a row seen by both
+        would count twice). Their statistics are merged exactly as
+        ``partial_fit`` merges batches, so ``a.merge(b)`` equals one fit on
+        the concatenated data (up to floating-point rounding of the Gaussian
+        moments).
+
+        Parameters
+        ----------
+        other : estimator
+            A fitted estimator of the same class and parameters; it may live
+            in another namespace or on another device.
+
+        Returns
+        -------
+        merged : estimator
+            A new fitted estimator in the namespace, on the device and with
+            the score dtype of ``self``; neither ``self`` nor ``other`` is
+            changed.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from nbgpu import MultinomialNB
+        >>> X = np.array([[2, 0], [3, 1], [0, 4], [1, 3]])
+        >>> y = np.array([0, 0, 1, 1])
+        >>> a = MultinomialNB().fit(X[::2], y[::2])
+        >>> b = MultinomialNB().fit(X[1::2], y[1::2])
+        >>> a.merge(b).feature_count_
+        array([[5., 1.],
+               [1., 7.]])
+        """
+        from ._interchange import merge_models
+
+        return merge_models(self, other)
+
+    def to_sklearn(self):
+        """An equivalent fitted scikit-learn estimator (numpy, float64).
+
+        For serving a model trained on a GPU where only scikit-learn is
+        installed: its ``predict`` and ``predict_proba`` give this model's
+        results on complete data. A ``prior_smoothing`` model passes its
+        smoothed prior as the fitted prior. Not possible with a
+        ``loss_matrix`` (scikit-learn predicts the most probable class).
+
+        Returns
+        -------
+        estimator : sklearn.naive_bayes estimator
+            GaussianNB, MultinomialNB, ComplementNB, BernoulliNB or
+            CategoricalNB, fitted.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from nbgpu import GaussianNB
+        >>> X = np.array([[0.0, 1.0], [0.5, 1.2], [3.0, 0.1], [3.3, 0.0]])
+        >>> y = np.array([0, 0, 1, 1])
+        >>> sk = GaussianNB().fit(X, y).to_sklearn()
+        >>> type(sk).__module__, sk.predict([[3.1, 0.0]])
+        ('sklearn.naive_bayes', array([1]))
+        """
+        from ._interchange import to_sklearn
+
+        return to_sklearn(self)
+
+    @classmethod
+    def from_sklearn(cls, estimator, **params):
+        """An nbgpu estimator equivalent to a fitted scikit-learn one.
+
+        The statistics are rebuilt from scikit-learn's fitted attributes, so
+        the result predicts the same and can continue with ``partial_fit``.
+
+        Parameters
+        ----------
+        estimator : sklearn.naive_bayes estimator
+            Fitted, of the class this nbgpu class mirrors.
+        **params
+            nbgpu-only parameters (``loss_matrix``, ``prior_smoothing``,
+            ``missing``) for the new estimator.
+
+        Returns
+        -------
+        estimator : nbgpu estimator
+            Fitted, with numpy float64 attributes (move it with
+            :meth:`to_device`).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.naive_bayes import BernoulliNB as SkBernoulliNB
+        >>> from nbgpu import BernoulliNB
+        >>> X = np.array([[1, 0], [1, 1], [0, 1], [0, 1]])
+        >>> sk = SkBernoulliNB().fit(X, [0, 0, 1, 1])
+        >>> BernoulliNB.from_sklearn(sk).predict([[1, 0]])
+        array([0])
+        """
+        from ._interchange import from_sklearn
+
+        return from_sklearn(cls, estimator, **params)
 
     # ---- scikit-learn integration -------------------------------------- #
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
+        tags.input_tags.allow_nan = self._ignore_missing
         tags.array_api_support = True
         return tags

@@ -28,7 +28,9 @@ from ._backend import (
     to_numpy,
 )
 from ._base import class_totals, onehot, row_blocks, safe_log
-from ._discrete import _DiscreteNB
+from ._discrete import _DiscreteNB, class_feature_sums
+from ._docs import shared_parameters_doc
+from ._missing import split_missing
 from ._validation import check_categories
 
 
@@ -70,6 +72,7 @@ def _spread(per_feature, n_categories, *, xp):
     return xp.take(per_feature, idx, axis=1)
 
 
+@shared_parameters_doc("prior_smoothing", "loss_matrix", "missing")
 class CategoricalNB(_DiscreteNB):
     """Naive Bayes for categorical features, on CPU or GPU, dense or sparse.
 
@@ -82,7 +85,8 @@ class CategoricalNB(_DiscreteNB):
     Categories unseen in training (a code ``>= n_categories_[j]`` at predict
     time) are treated as missing: that feature contributes the same factor
     to every class, i.e. it is left out of the decision for that sample,
-    instead of raising an IndexError.
+    instead of raising an IndexError. With ``missing="ignore"`` a NaN is
+    scored the same way, and left out of the category counts in fit.
 
     Parameters
     ----------
@@ -98,6 +102,7 @@ class CategoricalNB(_DiscreteNB):
         Prior probabilities of the classes.
     min_categories : int or array-like of shape (n_features,), default=None
         Minimum number of categories per feature.
+    {shared_parameters}
 
     Attributes
     ----------
@@ -135,12 +140,26 @@ class CategoricalNB(_DiscreteNB):
         "alpha": [Interval(Real, 0, None, closed="left"), "array-like"],
     }
 
-    def __init__(self, *, alpha=1.0, force_alpha=True, fit_prior=True, class_prior=None, min_categories=None):
+    def __init__(
+        self,
+        *,
+        alpha=1.0,
+        force_alpha=True,
+        fit_prior=True,
+        class_prior=None,
+        min_categories=None,
+        prior_smoothing=0.0,
+        loss_matrix=None,
+        missing="error",
+    ):
         self.alpha = alpha
         self.force_alpha = force_alpha
         self.fit_prior = fit_prior
         self.class_prior = class_prior
         self.min_categories = min_categories
+        self.prior_smoothing = prior_smoothing
+        self.loss_matrix = loss_matrix
+        self.missing = missing
 
     def _check_values(self, X):
         check_categories(X, estimator=self)
@@ -170,6 +189,8 @@ class CategoricalNB(_DiscreteNB):
     # ---- statistics ---------------------------------------------------- #
     def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
         n_features = X.shape[1]
+        # A missing value is counted as category 0, then taken off again.
+        X, miss = split_missing(X, xp=xp) if self._ignore_missing else (X, None)
         # Rows of zero weight are dropped rows: their categories are not seen.
         seen = None if weights is None else weights > 0
         if is_sparse(X):
@@ -181,6 +202,11 @@ class CategoricalNB(_DiscreteNB):
             n_cat = np.maximum(n_cat, to_numpy(previous["n_categories"]))
         count = class_totals(codes, weights, n_classes, dtype=dtype, xp=xp)
         counts = self._category_counts(X, codes, weights, count, n_cat, xp=xp, dtype=dtype)
+        if miss is not None:
+            missing = class_feature_sums(miss, codes, weights, n_classes, xp=xp, dtype=dtype)
+            off = _offsets(n_cat)
+            first = xp.asarray(np.arange(off[-1]) == off[_column_feature(n_cat)], dtype=dtype, device=counts.device)
+            counts = counts - _spread(missing, n_cat, xp=xp) * first
         return {"class_count": count, "counts": counts, "n_categories": n_cat}
 
     def _category_counts(self, X, codes, weights, class_count, n_cat, *, xp, dtype):
@@ -225,7 +251,7 @@ class CategoricalNB(_DiscreteNB):
         return {"class_count": a["class_count"] + b["class_count"], "counts": counts, "n_categories": n_cat}
 
     def _finalize(self, stats, n_classes, *, xp, dtype):
-        count, counts, n_cat = stats["class_count"], stats["counts"], stats["n_categories"]
+        count, counts, n_cat = stats["class_count"], stats["counts"], to_numpy(stats["n_categories"])
         n_features = n_cat.shape[0]
         alpha = self._alpha(n_features, xp=xp, device=counts.device, dtype=counts.dtype)
         if alpha.ndim == 1:
@@ -266,6 +292,10 @@ class CategoricalNB(_DiscreteNB):
     def _joint_log_likelihood(self, X, *, xp, device, dtype):
         weight, bias = self._params(("_weight_", "_bias_"), xp=xp, device=device, dtype=dtype)
         n_cat = to_numpy(self.n_categories_)
+        if self._ignore_missing:
+            # An unseen category has the same factor (1) in every class, which
+            # is exactly a marginalised feature: score missing values as one.
+            X, _ = split_missing(X, xp=xp, fill=float(n_cat.max()))
         off = _offsets(n_cat)
         n_columns = int(off[-1])
         if is_sparse(X):

@@ -8,7 +8,6 @@ product ``X @ W + b``.
 
 from __future__ import annotations
 
-import math
 from numbers import Real
 
 from sklearn.utils._param_validation import Interval
@@ -19,9 +18,9 @@ from ._backend import (
     sparse_binarize,
     sparse_class_sums,
     sparse_matmul,
-    to_namespace,
 )
-from ._base import _BaseNB, class_totals, log_or_neg_inf, onehot, row_blocks, safe_log
+from ._base import _BaseNB, class_totals, log_ratio, onehot, row_blocks, safe_log
+from ._docs import shared_parameters_doc
 from ._validation import check_alpha, check_non_negative, check_prior
 
 
@@ -47,6 +46,7 @@ class _DiscreteNB(_BaseNB):
     """Shared parameters and class prior of the discrete models."""
 
     _parameter_constraints: dict = {
+        **_BaseNB._parameter_constraints,
         "alpha": [Interval(Real, 0, None, closed="left"), "array-like"],
         "fit_prior": ["boolean"],
         "class_prior": ["array-like", None],
@@ -61,12 +61,8 @@ class _DiscreteNB(_BaseNB):
         return xp.asarray(alpha, dtype=dtype, device=device)
 
     def _class_log_prior(self, class_count, n_classes, *, xp):
-        if self.class_prior is not None:
-            prior = check_prior(self.class_prior, n_classes, name="class_prior")
-            return log_or_neg_inf(to_namespace(prior, xp, class_count.device), xp=xp)
-        if self.fit_prior:
-            return log_or_neg_inf(class_count, xp=xp) - xp.log(xp.sum(class_count))
-        return xp.full_like(class_count, -math.log(n_classes))
+        fixed = self.class_prior
+        return self._class_prior(class_count, xp=xp, fixed=fixed, name="class_prior", fit_prior=self.fit_prior)[1]
 
     def _score_row_bytes(self, n_features, n_classes):
         return 8 * n_classes
@@ -99,12 +95,16 @@ class _CountNB(_DiscreteNB):
         alpha = self._alpha(fc.shape[1], xp=xp, device=fc.device, dtype=fc.dtype)
         log_prior = self._class_log_prior(cc, n_classes, xp=xp)
         flp, weight, bias = self._feature_params(cc, fc, alpha, log_prior, xp=xp)
+        flp_out = xp.astype(flp, dtype)
+        # The scoring weights are often the log-probabilities themselves: share
+        # them (features × classes, no copy when the sums came feature-major).
+        weight_out = flp_out if weight is flp else xp.astype(weight, dtype)
         return {
             "class_count_": cc,
             "feature_count_": fc,
             "class_log_prior_": xp.astype(log_prior, dtype),
-            "feature_log_prob_": xp.astype(flp, dtype),
-            "_weight_": contiguous(xp.astype(weight.T, dtype), xp=xp),
+            "feature_log_prob_": flp_out,
+            "_weight_": contiguous(weight_out.T, xp=xp),
             "_bias_": xp.astype(bias, dtype),
             **self._extra_attributes(fc, xp=xp),
         }
@@ -117,6 +117,7 @@ class _CountNB(_DiscreteNB):
         raise NotImplementedError
 
 
+@shared_parameters_doc("prior_smoothing", "loss_matrix")
 class MultinomialNB(_CountNB):
     """Multinomial naive Bayes for counts (e.g. word counts), on CPU or GPU.
 
@@ -138,6 +139,7 @@ class MultinomialNB(_CountNB):
         is used.
     class_prior : array-like of shape (n_classes,), default=None
         Prior probabilities of the classes; not adjusted to the data.
+    {shared_parameters}
 
     Attributes
     ----------
@@ -172,18 +174,22 @@ class MultinomialNB(_CountNB):
     array([3])
     """
 
-    def __init__(self, *, alpha=1.0, force_alpha=True, fit_prior=True, class_prior=None):
+    def __init__(
+        self, *, alpha=1.0, force_alpha=True, fit_prior=True, class_prior=None, prior_smoothing=0.0, loss_matrix=None
+    ):
         self.alpha = alpha
         self.force_alpha = force_alpha
         self.fit_prior = fit_prior
         self.class_prior = class_prior
+        self.prior_smoothing = prior_smoothing
+        self.loss_matrix = loss_matrix
 
     def _check_values(self, X):
         check_non_negative(X, estimator=self)
 
     def _feature_params(self, class_count, feature_count, alpha, log_prior, *, xp):
         smoothed = feature_count + alpha
-        flp = safe_log(smoothed, xp=xp) - safe_log(xp.sum(smoothed, axis=1, keepdims=True), xp=xp)
+        flp = log_ratio(smoothed, xp.sum(smoothed, axis=1, keepdims=True), xp=xp)
         return flp, flp, log_prior
 
     def __sklearn_tags__(self):
@@ -192,6 +198,7 @@ class MultinomialNB(_CountNB):
         return tags
 
 
+@shared_parameters_doc("prior_smoothing", "loss_matrix")
 class ComplementNB(_CountNB):
     """Complement naive Bayes (Rennie et al., 2003), on CPU or GPU.
 
@@ -211,6 +218,7 @@ class ComplementNB(_CountNB):
         Prior probabilities of the classes (same edge case only).
     norm : bool, default=False
         Whether a second normalization of the weights is performed.
+    {shared_parameters}
 
     Attributes
     ----------
@@ -243,12 +251,24 @@ class ComplementNB(_CountNB):
 
     _parameter_constraints: dict = {**_DiscreteNB._parameter_constraints, "norm": ["boolean"]}
 
-    def __init__(self, *, alpha=1.0, force_alpha=True, fit_prior=True, class_prior=None, norm=False):
+    def __init__(
+        self,
+        *,
+        alpha=1.0,
+        force_alpha=True,
+        fit_prior=True,
+        class_prior=None,
+        norm=False,
+        prior_smoothing=0.0,
+        loss_matrix=None,
+    ):
         self.alpha = alpha
         self.force_alpha = force_alpha
         self.fit_prior = fit_prior
         self.class_prior = class_prior
         self.norm = norm
+        self.prior_smoothing = prior_smoothing
+        self.loss_matrix = loss_matrix
 
     def _check_values(self, X):
         check_non_negative(X, estimator=self)
@@ -258,7 +278,7 @@ class ComplementNB(_CountNB):
 
     def _feature_params(self, class_count, feature_count, alpha, log_prior, *, xp):
         comp = xp.sum(feature_count, axis=0) + alpha - feature_count
-        logged = safe_log(comp, xp=xp) - safe_log(xp.sum(comp, axis=1, keepdims=True), xp=xp)
+        logged = log_ratio(comp, xp.sum(comp, axis=1, keepdims=True), xp=xp)
         flp = logged / xp.sum(logged, axis=1, keepdims=True) if self.norm else -logged
         # The prior only breaks the tie of a single class (scikit-learn's rule).
         bias = log_prior if class_count.shape[0] == 1 else xp.zeros_like(log_prior)
@@ -270,6 +290,7 @@ class ComplementNB(_CountNB):
         return tags
 
 
+@shared_parameters_doc("prior_smoothing", "loss_matrix")
 class BernoulliNB(_CountNB):
     """Naive Bayes for binary features (multivariate Bernoulli), on CPU or GPU.
 
@@ -292,6 +313,7 @@ class BernoulliNB(_CountNB):
         Whether to learn class prior probabilities.
     class_prior : array-like of shape (n_classes,), default=None
         Prior probabilities of the classes.
+    {shared_parameters}
 
     Attributes
     ----------
@@ -325,12 +347,24 @@ class BernoulliNB(_CountNB):
         "binarize": [None, Interval(Real, 0, None, closed="left")],
     }
 
-    def __init__(self, *, alpha=1.0, force_alpha=True, binarize=0.0, fit_prior=True, class_prior=None):
+    def __init__(
+        self,
+        *,
+        alpha=1.0,
+        force_alpha=True,
+        binarize=0.0,
+        fit_prior=True,
+        class_prior=None,
+        prior_smoothing=0.0,
+        loss_matrix=None,
+    ):
         self.alpha = alpha
         self.force_alpha = force_alpha
         self.binarize = binarize
         self.fit_prior = fit_prior
         self.class_prior = class_prior
+        self.prior_smoothing = prior_smoothing
+        self.loss_matrix = loss_matrix
 
     def _transform(self, X, xp):
         if self.binarize is None:

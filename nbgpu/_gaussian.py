@@ -9,13 +9,15 @@ from sklearn.utils._param_validation import Interval
 
 from ._backend import (
     contiguous,
+    dense_class_sums,
     is_sparse,
     sparse_class_sums,
     sparse_matmul,
     sparse_with_values,
-    to_namespace,
 )
-from ._base import _BaseNB, class_totals, log_or_neg_inf, onehot, row_blocks
+from ._base import _BaseNB, class_totals, row_blocks
+from ._docs import shared_parameters_doc
+from ._missing import drop_missing, observed_weights, split_missing, zero_missing
 from ._validation import check_prior
 
 
@@ -24,7 +26,9 @@ def chan_merge(a, b, *, xp):
 
     Chan, Golub & LeVeque's pairwise update: exact, and stable because it
     never subtracts large sums of squares. Works elementwise on any shapes
-    that broadcast (``n`` has one dimension less than ``mean``).
+    that broadcast; the weight ``n`` has the rank of ``mean``, with a
+    length-1 last axis when all features share it (no missing values) or
+    one weight per feature (values missing in some features).
     """
     n_a, mu_a, m2_a = a
     n_b, mu_b, m2_b = b
@@ -32,11 +36,29 @@ def chan_merge(a, b, *, xp):
     safe = xp.where(n > 0, n, xp.ones_like(n))
     frac_b = xp.where(n > 0, n_b / safe, xp.zeros_like(n))
     delta = mu_b - mu_a
-    mu = mu_a + delta * frac_b[..., None]
-    m2 = m2_a + m2_b + delta * delta * (n_a * frac_b)[..., None]
+    mu = mu_a + delta * frac_b
+    m2 = m2_a + m2_b + delta * delta * (n_a * frac_b)
     return n, mu, m2
 
 
+def _pooled(count, mean, m2, *, xp):
+    """(weight, mean, M2) of the union of the classes, from theirs (exact).
+
+    ``count`` is (k, 1), or (k, d) where values are missing; the pooled
+    weight is (1,) or (d,) accordingly.
+    """
+    n = xp.sum(count, axis=0)
+    mu = xp.sum(count * mean, axis=0) / _nonzero(n, xp=xp)
+    delta = mean - mu
+    return n, mu, xp.sum(m2, axis=0) + xp.sum(count * delta * delta, axis=0)
+
+
+def _nonzero(n, *, xp):
+    """``n`` with zeros replaced by ones (a safe divisor for empty sums)."""
+    return xp.where(n > 0, n, xp.ones_like(n))
+
+
+@shared_parameters_doc("prior_smoothing", "loss_matrix", "missing")
 class GaussianNB(_BaseNB):
     """Gaussian naive Bayes, on CPU or GPU, dense or sparse input.
 
@@ -57,6 +79,7 @@ class GaussianNB(_BaseNB):
     var_smoothing : float, default=1e-9
         Portion of the largest variance of all features added to every
         variance, for numerical stability.
+    {shared_parameters}
 
     Attributes
     ----------
@@ -101,13 +124,17 @@ class GaussianNB(_BaseNB):
     """
 
     _parameter_constraints: dict = {
+        **_BaseNB._parameter_constraints,
         "priors": ["array-like", None],
         "var_smoothing": [Interval(Real, 0, None, closed="left")],
     }
 
-    def __init__(self, *, priors=None, var_smoothing=1e-9):
+    def __init__(self, *, priors=None, var_smoothing=1e-9, prior_smoothing=0.0, loss_matrix=None, missing="error"):
         self.priors = priors
         self.var_smoothing = var_smoothing
+        self.prior_smoothing = prior_smoothing
+        self.loss_matrix = loss_matrix
+        self.missing = missing
 
     # ---- statistics ---------------------------------------------------- #
     def _check_params_for_fit(self, n_classes, n_features):
@@ -118,102 +145,105 @@ class GaussianNB(_BaseNB):
         if is_sparse(X):
             return self._accumulate_sparse(X, codes, weights, n_classes, xp=xp, dtype=dtype)
         stats = None
-        for start, stop in row_blocks(n, 8 * (3 * d + n_classes)):
-            Xb = xp.astype(X[start:stop, :], dtype)
+        for start, stop in row_blocks(n, 8 * ((4 if self._ignore_missing else 3) * d + n_classes)):
+            Xb, miss = xp.astype(X[start:stop, :], dtype), None
+            if self._ignore_missing:
+                Xb, miss = split_missing(Xb, xp=xp)
             cb = codes[start:stop]
             wb = None if weights is None else weights[start:stop]
-            Y = onehot(cb, n_classes, dtype=dtype, xp=xp, weights=wb)
-            count = xp.sum(Y, axis=0)
-            safe = xp.where(count > 0, count, xp.ones_like(count))
-            mean = (Y.T @ Xb) / safe[:, None]
-            resid = Xb - xp.take(mean, cb, axis=0)
-            m2 = Y.T @ (resid * resid)
-            # Weighted moments of all rows (epsilon_ and the scoring shift):
-            # an integer weight acts as repeated rows, a zero weight as none.
-            w_all = xp.ones(stop - start, dtype=dtype, device=X.device) if wb is None else wb
-            n_all = xp.sum(w_all)
-            safe_all = xp.where(n_all > 0, n_all, xp.ones_like(n_all))
-            mean_all = (w_all @ Xb) / safe_all
-            dev = Xb - mean_all
-            m2_all = w_all @ (dev * dev)
-            block = {"per_class": (count, mean, m2), "total": (n_all, mean_all, m2_all)}
+            rows = class_totals(cb, wb, n_classes, dtype=dtype, xp=xp)
+            count = observed_weights(rows, miss, cb, wb, n_classes, xp=xp, dtype=dtype)
+            mean = dense_class_sums(Xb, cb, wb, n_classes, xp=xp) / _nonzero(count, xp=xp)
+            resid = zero_missing(Xb - xp.take(mean, cb, axis=0), miss)
+            resid *= resid
+            m2 = dense_class_sums(resid, cb, wb, n_classes, xp=xp)
+            # Weighted moments of all rows (epsilon_ and the scoring shift),
+            # pooled from the classes': an integer weight acts as repeated rows.
+            total = _pooled(count, mean, m2, xp=xp)
+            block = {"class_count": rows, "per_class": (count, mean, m2), "total": total}
             stats = block if stats is None else self._merge(stats, block, xp=xp)
         return stats
 
     def _accumulate_sparse(self, X, codes, weights, n_classes, *, xp, dtype):
         # Sums and sums of squares in float64, then M2 = Q - S²/W per class.
-        count = class_totals(codes, weights, n_classes, dtype=dtype, xp=xp)
+        X, miss = split_missing(X, xp=xp) if self._ignore_missing else (X, None)
+        rows = class_totals(codes, weights, n_classes, dtype=dtype, xp=xp)
+        count = observed_weights(rows, miss, codes, weights, n_classes, xp=xp, dtype=dtype)
         s1 = sparse_class_sums(X, codes, weights, n_classes, dtype=dtype)
         s2 = sparse_class_sums(X, codes, weights, n_classes, power=2, dtype=dtype)
-        safe = xp.where(count > 0, count, xp.ones_like(count))
-        mean = s1 / safe[:, None]
+        mean = s1 / _nonzero(count, xp=xp)
         m2 = xp.clip(s2 - mean * s1, min=0.0)
-        zeros = xp.zeros_like(codes)
-        n_all = xp.sum(count)
-        t1 = sparse_class_sums(X, zeros, weights, 1, dtype=dtype)[0, :]
-        t2 = sparse_class_sums(X, zeros, weights, 1, power=2, dtype=dtype)[0, :]
-        mean_all = t1 / xp.where(n_all > 0, n_all, xp.ones_like(n_all))
-        m2_all = xp.clip(t2 - mean_all * t1, min=0.0)
-        return {"per_class": (count, mean, m2), "total": (n_all, mean_all, m2_all)}
+        total = _pooled(count, mean, m2, xp=xp)
+        return {"class_count": rows, "per_class": (count, mean, m2), "total": total}
 
     def _merge(self, a, b, *, xp):
-        return {key: chan_merge(a[key], b[key], xp=xp) for key in ("per_class", "total")}
+        return {
+            "class_count": a["class_count"] + b["class_count"],
+            **{key: chan_merge(a[key], b[key], xp=xp) for key in ("per_class", "total")},
+        }
 
     def _finalize(self, stats, n_classes, *, xp, dtype):
+        rows = stats["class_count"]
         count, mean, m2 = stats["per_class"]
         n_all, mean_all, m2_all = stats["total"]
-        epsilon = self.var_smoothing * xp.max(m2_all / n_all)
-        safe = xp.where(count > 0, count, xp.ones_like(count))
-        var = m2 / safe[:, None] + epsilon
+        epsilon = self.var_smoothing * xp.max(m2_all / _nonzero(n_all, xp=xp))
+        var = m2 / _nonzero(count, xp=xp) + epsilon
         # A zero variance (every row seen so far identical, or var_smoothing=0
         # on a feature constant in a class) would make the likelihood
         # infinite: floor it at an ulp of the feature's magnitude.
         floor = xp.finfo(dtype).eps * (1.0 + mean_all * mean_all)
         var = xp.where(var > 0, var, xp.broadcast_to(floor, var.shape))
-        if self.priors is not None:
-            prior = to_namespace(check_prior(self.priors, n_classes, name="priors"), xp, count.device)
-        else:
-            prior = count / xp.sum(count)
-        # Scoring weights: the quadratic form expanded around the overall mean.
+        prior, log_prior = self._class_prior(rows, xp=xp, fixed=self.priors, name="priors")
+        # Scoring weights: the quadratic form expanded around the overall mean;
+        # terms[c, j] is feature j's contribution at that mean (dropped where j is missing).
         precision = 1.0 / var
         # Expand around the shift exactly as scoring will subtract it (rounded
         # to the score dtype), or float32 loses the offset of large means.
         shift = xp.astype(xp.astype(mean_all, dtype), mean_all.dtype)
         centred = mean - shift
-        const = (
-            log_or_neg_inf(prior, xp=xp)
-            - 0.5 * xp.sum(xp.log(2.0 * math.pi * var), axis=1)
-            - 0.5 * xp.sum(centred * centred * precision, axis=1)
-        )
+        terms = -0.5 * xp.log(2.0 * math.pi * var) - 0.5 * centred * centred * precision
+        const = log_prior + xp.sum(terms, axis=1)
         weight = xp.concat([-0.5 * precision, centred * precision], axis=1)
         return {
             "theta_": xp.astype(mean, dtype),
             "var_": xp.astype(var, dtype),
-            "class_count_": count,
+            "class_count_": rows,
             "class_prior_": xp.astype(prior, dtype),
             "epsilon_": float(epsilon),
             "_shift_": xp.astype(shift, dtype),
             "_weight_": contiguous(xp.astype(weight.T, dtype), xp=xp),
             "_const_": xp.astype(const, dtype),
+            "_terms_": xp.astype(terms.T, dtype),
         }
 
     # ---- scoring ------------------------------------------------------- #
     def _score_row_bytes(self, n_features, n_classes):
-        return 8 * (2 * n_features + n_classes)
+        per_feature = 3 if self._ignore_missing else 2  # + the missing-value indicator
+        return 8 * (per_feature * n_features + n_classes)
 
     def _joint_log_likelihood(self, X, *, xp, device, dtype):
-        shift, weight, const = self._params(
-            ("_shift_", "_weight_", "_const_"), xp=xp, device=device, dtype=dtype
+        shift, weight, const, terms = self._params(
+            ("_shift_", "_weight_", "_const_", "_terms_"), xp=xp, device=device, dtype=dtype
         )
+        miss = None
         if is_sparse(X):
             # Centring would densify X, so expand around zero instead:
             # with c = x - s, -½c²P + cA = -½x²P + x(A + sP) - ½s²P - sA.
+            if self._ignore_missing:
+                X, miss = split_missing(X, xp=xp)
             d = X.shape[1]
             quad, lin = weight[:d, :], weight[d:, :]
-            sP = xp.reshape(shift, (-1, 1)) * (-2.0 * quad)
-            lin_u = lin + sP
-            const_u = const + shift @ (quad * xp.reshape(shift, (-1, 1))) - shift @ lin
+            s = xp.reshape(shift, (-1, 1))
+            lin_u = lin - 2.0 * quad * s
+            const_u = const + shift @ (quad * s) - shift @ lin
             sq = sparse_with_values(X, X.data * X.data)
-            return sparse_matmul(sq, quad) + sparse_matmul(X, contiguous(lin_u, xp=xp)) + const_u
+            jll = sparse_matmul(sq, quad) + sparse_matmul(X, contiguous(lin_u, xp=xp)) + const_u
+            # A missing entry was scored as x = 0: drop that term.
+            return drop_missing(jll, miss, terms + quad * s * s - lin * s, xp=xp)
         Xc = X - shift
-        return xp.concat([Xc * Xc, Xc], axis=1) @ weight + const
+        if self._ignore_missing:
+            Xc, miss = split_missing(Xc, xp=xp)  # scored at the mean: drop `terms`
+        # Two products on the centred block, no (n, 2d) concatenation.
+        d = X.shape[1]
+        jll = (Xc * Xc) @ weight[:d, :] + Xc @ weight[d:, :] + const
+        return drop_missing(jll, miss, terms, xp=xp)

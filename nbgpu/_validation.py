@@ -7,6 +7,7 @@ each, done in the input's own namespace and on its device.
 
 from __future__ import annotations
 
+import math
 import numbers
 import warnings
 
@@ -52,8 +53,11 @@ def _numeric_object(arr, name):
         raise ValueError(msg) from exc
 
 
-def check_X(X, *, estimator, name="X"):
+def check_X(X, *, estimator, name="X", allow_nan=False):
     """Validate a data matrix and return it with its namespace and device.
+
+    ``allow_nan=True`` lets NaN through (missing values the model handles);
+    infinity is always an error.
 
     Returns
     -------
@@ -99,9 +103,14 @@ def check_X(X, *, estimator, name="X"):
         X = X.astype(dtype) if sparse else xp.astype(X, dtype)
     values = sparse_values(X) if sparse else X
     vxp = get_namespace(values)
-    if not bool(vxp.all(vxp.isfinite(values))):
+    if allow_nan:
+        if bool(vxp.any(vxp.isinf(values))):
+            msg = f"Input `{name}` contains infinity; {est} needs finite values or NaN for missing ones."
+            raise ValueError(msg)
+    elif not bool(vxp.all(vxp.isfinite(values))):
         what = "NaN" if bool(vxp.any(vxp.isnan(values))) else "infinity"
-        msg = f"Input `{name}` contains {what}; {est} needs finite values."
+        hint = " (pass missing='ignore' to treat NaN as missing)" if hasattr(estimator, "missing") else ""
+        msg = f"Input `{name}` contains {what}; {est} needs finite values{hint}."
         raise ValueError(msg)
     return X, xp, device
 
@@ -111,7 +120,11 @@ def _values_min(X):
     if values.shape[0] == 0 if is_sparse(X) else False:
         return 0.0
     vxp = get_namespace(values)
-    return float(vxp.min(values)) if values.size else 0.0
+    if not values.size:
+        return 0.0
+    # NaN (a missing value where allowed) must not hide a negative value.
+    big = vxp.asarray(math.inf, dtype=values.dtype, device=values.device)
+    return float(vxp.min(vxp.where(vxp.isnan(values), big, values)))
 
 
 def check_non_negative(X, *, estimator, name="X"):
@@ -131,7 +144,7 @@ def check_categories(X, *, estimator, name="X"):
     values = sparse_values(X) if is_sparse(X) else X
     vxp = get_namespace(values)
     frac = values - vxp.floor(values)
-    if values.size and bool(vxp.any(frac != 0)):
+    if values.size and bool(vxp.any(frac > 0)):  # NaN (missing) compares False
         msg = (
             f"`{name}` passed to {type(estimator).__name__} must hold category "
             "codes 0, 1, 2, ... (whole numbers); it holds non-integer values. "
@@ -343,3 +356,31 @@ def check_alpha(alpha, n_features, *, force_alpha):
         )
         a = np.maximum(a, ALPHA_LOWER_BOUND)
     return a
+
+
+def check_loss_matrix(loss, n_classes):
+    """Validate a k × k matrix of decision costs; return float64 numpy or None.
+
+    Entry ``[i, j]`` is the cost of deciding class ``i`` when the truth is
+    class ``j``: finite and non-negative.
+    """
+    if loss is None:
+        return None
+    try:
+        m = np.asarray(to_numpy(loss) if is_array(loss) else loss, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        msg = f"`loss_matrix` must be a numeric (n_classes, n_classes) array: {exc}"
+        raise ValueError(msg) from exc
+    if m.shape != (n_classes, n_classes):
+        msg = (
+            f"`loss_matrix` must have shape ({n_classes}, {n_classes}), one row and "
+            f"one column per class of `classes_`; got shape {m.shape}."
+        )
+        raise ValueError(msg)
+    if not np.all(np.isfinite(m)):
+        msg = "`loss_matrix` must hold finite costs; it contains NaN or infinity."
+        raise ValueError(msg)
+    if np.any(m < 0):
+        msg = f"`loss_matrix` must hold non-negative costs; saw a minimum of {m.min():g}."
+        raise ValueError(msg)
+    return m

@@ -1,0 +1,195 @@
+"""The speed issue's GPU targets, measured in one run (cupy and a CUDA GPU).
+
+``python -m nbgpu._bench_gpu --json gpu-targets.json`` measures, on the
+current device:
+
+1. the device copy bandwidth (a 2 GiB device-to-device copy) and the
+   host-to-device bandwidth from pinned memory;
+2. MultinomialNB fit and predict on a Zipfian corpus of at least 1e8 stored
+   values: achieved bandwidth (bytes of X read once / time) as a fraction of
+   the copy bandwidth (target >= 40%), and the speed-up over scikit-learn on
+   this machine's CPU, same data, same run (target >= 50x);
+3. streaming a corpus of twice the GPU memory through ``fit_stream`` with
+   ``device="gpu"``: bytes streamed / time as a fraction of the
+   host-to-device bandwidth (target >= 50%);
+4. GaussianNB fit and predict on dense float32 data against the roofline of
+   their matrix products (memory bound for these shapes: bytes of X / copy
+   bandwidth), target >= 50%.
+
+Written for cupy; it has not been run on a GPU by its author (see the
+README's Performance section).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+import numpy as np
+
+from . import _bench
+
+
+def _cp():
+    import cupy
+
+    return cupy
+
+
+def _best(fn, repeats):
+    cp = _cp()
+    times = []
+    for _ in range(repeats):
+        cp.cuda.Device().synchronize()
+        start = time.perf_counter()
+        fn()
+        cp.cuda.Device().synchronize()
+        times.append(time.perf_counter() - start)
+    return float(np.median(times)), float(np.min(times))
+
+
+def copy_bandwidths(nbytes=2 * 2**30, repeats=5):
+    """(device copy, host-to-device) bandwidth in bytes/s.
+
+    The device copy counts the bytes read and written (2 × size / time), the
+    traffic a kernel that reads X once competes with.
+    """
+    cp = _cp()
+    import cupyx
+
+    a = cp.empty(nbytes, dtype=cp.uint8)
+    b = cp.empty_like(a)
+    a.fill(1)
+    _, t_copy = _best(lambda: b.__setitem__(Ellipsis, a), repeats)
+    host = cupyx.empty_pinned((nbytes,), dtype=np.uint8)
+    host[...] = 1
+    _, t_h2d = _best(lambda: b.set(host), repeats)
+    return 2 * nbytes / t_copy, nbytes / t_h2d
+
+
+def multinomial_targets(copy_bw, *, size="gpu", repeats=3, sklearn_repeats=1):
+    """Fit/predict bandwidth fractions and speed-ups over scikit-learn."""
+    X, y = _bench.make_data("text", size)
+    nbytes = _bench.bytes_read(X)
+    out = {"nnz": int(X.nnz), "bytes_of_X": nbytes}
+    rows = _bench.bench_model("MultinomialNB", X, y, ["sklearn"], repeats=sklearn_repeats)
+    gpu_rows = _bench.bench_model("MultinomialNB", X, y, ["nbgpu-gpu"], repeats=repeats)
+    for op in ("fit", "predict"):
+        sk = next(r for r in rows if r["op"] == op and r["backend"] == "sklearn")
+        gpu = next(r for r in gpu_rows if r["op"] == op)
+        bw = nbytes / gpu["median_s"]
+        out[op] = {
+            "gpu_median_s": gpu["median_s"],
+            "sklearn_cpu_median_s": sk["median_s"],
+            "speedup_vs_sklearn": sk["median_s"] / gpu["median_s"],
+            "bandwidth_GBps": bw / 1e9,
+            "fraction_of_copy_bandwidth": bw / copy_bw,
+            "targets": {"fraction_of_copy_bandwidth": 0.4, "speedup_vs_sklearn": 50.0},
+        }
+    return out
+
+
+def streaming_target(h2d_bw, *, chunk_docs=1_000_000, n_distinct=2, factor=2.0):
+    """Stream ``factor`` × GPU memory of CSR chunks through ``fit_stream``.
+
+    A few distinct chunks are built in pinned host memory (as a loader
+    reading into pinned buffers would) and cycled until the bytes streamed
+    reach ``factor`` times the device memory; host memory stays bounded.
+    """
+    cp = _cp()
+    import cupyx
+    import scipy.sparse as sp
+
+    import nbgpu
+
+    free, total = cp.cuda.runtime.memGetInfo()
+    n, d, tokens, k = _bench.SIZES["gpu"]["text"]
+    chunks = []
+    for seed in range(n_distinct):
+        X, y = _bench.zipf_corpus(chunk_docs, d, tokens, k, seed=seed)
+        parts = []
+        for a in (X.data, X.indices, X.indptr):
+            pinned = cupyx.empty_pinned(a.shape, dtype=a.dtype)
+            pinned[...] = a
+            parts.append(pinned)
+        chunks.append((sp.csr_matrix(tuple(parts), shape=X.shape, copy=False), y))
+    chunk_bytes = _bench.bytes_read(chunks[0][0])
+    n_chunks = int(np.ceil(factor * total / chunk_bytes))
+
+    def stream():
+        for i in range(n_chunks):
+            yield chunks[i % n_distinct]
+
+    model = nbgpu.MultinomialNB()
+    cp.cuda.Device().synchronize()
+    start = time.perf_counter()
+    nbgpu.fit_stream(model, stream(), classes=np.arange(k), device="gpu", prefetch=2)
+    cp.cuda.Device().synchronize()
+    elapsed = time.perf_counter() - start
+    streamed = sum(_bench.bytes_read(chunks[i % n_distinct][0]) for i in range(n_chunks))
+    return {
+        "device_memory_bytes": int(total),
+        "bytes_streamed": int(streamed),
+        "chunks": n_chunks,
+        "seconds": elapsed,
+        "bandwidth_GBps": streamed / elapsed / 1e9,
+        "fraction_of_h2d_bandwidth": streamed / elapsed / h2d_bw,
+        "target": 0.5,
+    }
+
+
+def gaussian_targets(copy_bw, *, size="gpu", repeats=3):
+    """GaussianNB fit/predict against the memory roofline of its products."""
+    cp = _cp()
+
+    import nbgpu
+
+    X, y = _bench.make_data("gaussian", size)
+    Xd, yd = cp.asarray(X), cp.asarray(y)
+    model = nbgpu.GaussianNB().fit(Xd, yd)
+    roofline = X.nbytes / copy_bw
+    out = {"shape": list(X.shape), "roofline_s": roofline}
+    W = cp.asarray(np.random.default_rng(0).standard_normal((X.shape[1], 10)), dtype=cp.float32)
+    out["plain_matmul_s"], _ = _best(lambda: Xd @ W, repeats)
+    for op, fn in (("fit", lambda: model.fit(Xd, yd)), ("predict", lambda: model.predict(Xd))):
+        median, _ = _best(fn, repeats)
+        out[op] = {"median_s": median, "fraction_of_roofline": roofline / median, "target": 0.5}
+    return out
+
+
+def main(argv=None) -> int:
+    """Measure every GPU target and write them as JSON."""
+    parser = argparse.ArgumentParser(prog="python -m nbgpu._bench_gpu", description=__doc__.splitlines()[0])
+    parser.add_argument("--json", required=True, help="where to write the results")
+    parser.add_argument("--size", default="gpu", choices=tuple(_bench.SIZES), help="data size preset")
+    parser.add_argument("--skip-streaming", action="store_true", help="leave out the 2x-memory stream")
+    args = parser.parse_args(argv)
+    if _bench._cupy() is None:
+        print("no usable cupy/GPU: the GPU targets cannot be measured here", file=sys.stderr)
+        return 2
+    copy_bw, h2d_bw = copy_bandwidths()
+    results = {
+        "device": _bench.device_name("nbgpu-gpu"),
+        "cpu": _bench.device_name("nbgpu-cpu"),
+        "versions": _bench.versions(),
+        "device_copy_GBps": copy_bw / 1e9,
+        "host_to_device_GBps": h2d_bw / 1e9,
+    }
+    print(f"copy {copy_bw / 1e9:.0f} GB/s, host-to-device {h2d_bw / 1e9:.1f} GB/s", flush=True)
+    results["multinomial"] = multinomial_targets(copy_bw, size=args.size)
+    print(json.dumps(results["multinomial"], indent=1), flush=True)
+    results["gaussian"] = gaussian_targets(copy_bw, size=args.size)
+    print(json.dumps(results["gaussian"], indent=1), flush=True)
+    if not args.skip_streaming:
+        results["streaming"] = streaming_target(h2d_bw)
+        print(json.dumps(results["streaming"], indent=1), flush=True)
+    with open(args.json, "w") as f:
+        json.dump(results, f, indent=1)
+    print(f"GPU target results: {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

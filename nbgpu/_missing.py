@@ -1,0 +1,93 @@
+"""Missing values (NaN) for models with ``missing="ignore"``.
+
+Naive Bayes factorises over features, so a missing value is handled
+exactly: in fit it adds nothing to that feature's statistics (per-class
+weights become per-class, per-feature weights), and in predict its factor
+is integrated out, which for a density means dropping the feature's term
+from that row's joint log-likelihood.
+
+A model opts in with three small steps (GaussianNB and CategoricalNB do):
+
+1. a ``missing="error"`` parameter (``_BaseNB`` validates it and then lets
+   NaN through ``check_X``);
+2. in ``_accumulate``: ``X, miss = split_missing(X, xp=xp)`` and sums over
+   the filled ``X``; the weight behind each per-class feature statistic is
+   ``observed_weights(class_count, miss, ...)``;
+3. in ``_joint_log_likelihood``: score the filled ``X`` and subtract each
+   missing entry's term with ``drop_missing(jll, miss, terms)``, where
+   ``terms`` (d × k) is every feature's contribution at the fill value.
+
+``miss`` is the 0/1 indicator of the missing entries, dense or sparse like
+``X``, or ``None`` when nothing is missing (then every helper is a no-op).
+"""
+
+from __future__ import annotations
+
+from ._backend import get_namespace, is_sparse, sparse_matmul, sparse_values, sparse_with_values
+from ._discrete import class_feature_sums
+
+
+def split_missing(X, *, xp, fill=0.0):
+    """``(X with NaN replaced by fill, indicator of the NaN)``.
+
+    Parameters
+    ----------
+    X : dense array or CSR/CSC matrix
+    xp : namespace of ``X``
+    fill : float, or array of shape (n_features,) for dense ``X``
+        Value put in place of NaN (sparse ``X``: a scalar; its stored NaN
+        become explicit stored values).
+
+    Returns
+    -------
+    filled : same kind as ``X``
+    indicator : same kind as ``X`` (1.0 where ``X`` was NaN) or None
+        None when ``X`` holds no NaN.
+    """
+    if is_sparse(X):
+        data = sparse_values(X)
+        dxp = get_namespace(data)
+        nan = dxp.isnan(data)
+        if not bool(dxp.any(nan)):
+            return X, None
+        filled = dxp.where(nan, dxp.asarray(fill, dtype=data.dtype, device=data.device), data)
+        return sparse_with_values(X, filled), sparse_with_values(X, dxp.astype(nan, data.dtype))
+    nan = xp.isnan(X)
+    if not bool(xp.any(nan)):
+        return X, None
+    fill = xp.asarray(fill, dtype=X.dtype, device=X.device)
+    return xp.where(nan, fill, X), xp.astype(nan, X.dtype)
+
+
+def zero_missing(a, indicator):
+    """``a`` (dense, like ``X``) with the entries of missing values set to 0.
+
+    For deviations from a mean: a missing entry, filled with 0, must add none.
+    """
+    return a if indicator is None else a * (1.0 - indicator)
+
+
+def observed_weights(class_count, indicator, codes, weights, n_classes, *, xp, dtype):
+    """Per-class, per-feature weight of the observed values (n_classes × d).
+
+    ``class_count`` (k,) is the weight of every class's rows; each missing
+    entry takes its row's weight off its class and feature.
+    """
+    if indicator is None:
+        return xp.reshape(class_count, (-1, 1))
+    missing = class_feature_sums(indicator, codes, weights, n_classes, xp=xp, dtype=dtype)
+    return xp.reshape(class_count, (-1, 1)) - missing
+
+
+def drop_missing(jll, indicator, terms, *, xp):
+    """``jll`` with the term of every missing entry removed.
+
+    ``terms`` (d × k) holds each feature's contribution to the joint
+    log-likelihood of each class at the fill value used for scoring.
+    """
+    if indicator is None:
+        return jll
+    terms = xp.astype(terms, jll.dtype)
+    if is_sparse(indicator):
+        return jll - sparse_matmul(indicator, terms)
+    return jll - xp.astype(indicator, jll.dtype) @ terms

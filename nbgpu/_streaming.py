@@ -1,0 +1,283 @@
+"""Fitting on data larger than memory: chunks through ``partial_fit``.
+
+``fit_stream`` takes any iterable of ``(X_chunk, y_chunk)`` (or
+``(X_chunk, y_chunk, sample_weight_chunk)``) and fits an estimator on all of
+them. A background thread produces the next chunk while the current one is
+being fitted, through a queue of ``prefetch`` chunks, so reading or
+vectorising overlaps the work and memory stays bounded by a few chunks.
+
+With ``device="gpu"`` every chunk goes to the GPU (cupy, cupyx.scipy.sparse)
+through pinned host memory on a second CUDA stream: the host-to-device copy
+of chunk i+1 runs while the GPU works on chunk i.
+
+``svmlight_chunks`` reads an svmlight/libsvm file in byte ranges with
+scikit-learn's ``load_svmlight_file(offset=, length=)``.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+
+import numpy as np
+
+from ._backend import is_sparse
+
+__all__ = ["fit_stream", "svmlight_chunks"]
+
+_DONE = object()
+
+
+def _split_chunk(chunk, index):
+    if not isinstance(chunk, (tuple, list)) or len(chunk) not in (2, 3):
+        msg = (
+            f"chunk {index} must be a tuple (X, y) or (X, y, sample_weight); "
+            f"got {type(chunk).__name__}"
+            + (f" of length {len(chunk)}" if isinstance(chunk, (tuple, list)) else "")
+            + "."
+        )
+        raise TypeError(msg)
+    X, y = chunk[0], chunk[1]
+    weight = chunk[2] if len(chunk) == 3 else None
+    return X, y, weight
+
+
+class _Prefetcher:
+    """Runs ``produce(item)`` over ``items`` in a thread, at most ``depth`` ahead.
+
+    Exceptions raised by the iterator or by ``produce`` are re-raised in the
+    consumer, at the position where they happened.
+    """
+
+    def __init__(self, items, produce, depth):
+        self._queue = queue.Queue(maxsize=depth)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._work, args=(items, produce), daemon=True)
+        self._thread.start()
+
+    def _put(self, value):
+        while not self._stop.is_set():
+            try:
+                self._queue.put(value, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def _work(self, items, produce):
+        try:
+            for index, item in enumerate(items):
+                if not self._put(("ok", produce(index, item))):
+                    return
+        except BaseException as exc:  # handed to the consumer
+            self._put(("error", exc))
+            return
+        self._put(("ok", _DONE))
+
+    def __iter__(self):
+        try:
+            while True:
+                kind, value = self._queue.get()
+                if kind == "error":
+                    raise value
+                if value is _DONE:
+                    return
+                yield value
+        finally:
+            self._stop.set()
+            self._thread.join()
+
+
+class _GpuUploader:
+    """Copies host chunks to the GPU through pinned memory on its own stream.
+
+    ``upload`` runs in the prefetch thread: it stages the arrays in pinned
+    host memory, queues the asynchronous copies on the copy stream and
+    records an event; the consumer makes the compute stream wait on that
+    event, so the copy of the next chunk overlaps the work on this one.
+    """
+
+    def __init__(self):
+        import cupy
+        import cupyx.scipy.sparse as csp
+
+        self.cupy, self.csp = cupy, csp
+        self.device = cupy.cuda.Device()
+        self.stream = cupy.cuda.Stream(non_blocking=True)
+
+    def _is_pinned(self, host):
+        runtime = self.cupy.cuda.runtime
+        try:
+            return runtime.pointerGetAttributes(host.ctypes.data).type == runtime.memoryTypeHost
+        except Exception:  # pageable memory on older drivers raises
+            return False
+
+    def _array(self, host):
+        import cupyx
+
+        host = np.ascontiguousarray(host)
+        if host.size and self._is_pinned(host):
+            pinned = host  # a loader that reads into pinned buffers: no staging copy
+        else:
+            pinned = cupyx.empty_pinned(host.shape, dtype=host.dtype)
+            pinned[...] = host
+        out = self.cupy.empty(host.shape, dtype=host.dtype)
+        out.set(pinned, stream=self.stream)
+        return out, pinned
+
+    def upload(self, X, y, weight):
+        keep = []  # pinned buffers stay alive until the copy has run
+
+        def put(a):
+            if a is None or type(a).__module__.startswith("cupy"):
+                return a  # nothing to copy, or already on the device
+            dev, pinned = self._array(np.asarray(a))
+            keep.append(pinned)
+            return dev
+
+        with self.device, self.stream:
+            if is_sparse(X) and not type(X).__module__.startswith("cupyx"):
+                X = X.tocsr()
+                X = self.csp.csr_matrix((put(X.data), put(X.indices), put(X.indptr)), shape=X.shape)
+            elif not is_sparse(X):
+                X = put(X)
+            y, weight = put(y), put(weight)
+            event = self.stream.record()
+        return X, y, weight, event, keep
+
+    def wait(self, event):
+        self.cupy.cuda.get_current_stream().wait_event(event)
+
+    def synchronize(self):
+        self.cupy.cuda.get_current_stream().synchronize()
+
+
+def fit_stream(estimator, chunks, *, classes, device="cpu", prefetch=2, progress=False):
+    """Fit ``estimator`` on a stream of chunks through ``partial_fit``.
+
+    The model is the one ``fit`` would give on the concatenated chunks (the
+    statistics of naive Bayes are sums). Only ``prefetch + 1`` chunks are
+    held at a time.
+
+    Parameters
+    ----------
+    estimator : nbgpu (or scikit-learn) estimator with ``partial_fit``
+        Fitted in place; an already fitted estimator is updated.
+    chunks : iterable of tuples
+        ``(X_chunk, y_chunk)`` or ``(X_chunk, y_chunk, sample_weight_chunk)``;
+        ``X_chunk`` any input the estimator takes (numpy, scipy.sparse, cupy,
+        ...), e.g. from ``HashingVectorizer.transform`` or
+        :func:`svmlight_chunks`. A generator is consumed lazily.
+    classes : array-like of shape (n_classes,)
+        Every class label that can appear in any chunk.
+    device : {"cpu", "gpu"}, default="cpu"
+        ``"gpu"`` moves each chunk to the current CUDA device (cupy) through
+        pinned memory on a second stream, overlapping the copy of the next
+        chunk with the work on this one. ``"cpu"`` fits the chunks as given.
+    prefetch : int, default=2
+        How many chunks are produced ahead of the one being fitted (>= 1).
+    progress : bool, default=False
+        Show a tqdm progress bar (tqdm must be installed).
+
+    Returns
+    -------
+    estimator : the fitted estimator.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nbgpu import MultinomialNB, fit_stream
+    >>> rng = np.random.default_rng(0)
+    >>> chunks = ((rng.integers(0, 5, (100, 20)), rng.integers(0, 3, 100)) for _ in range(4))
+    >>> model = fit_stream(MultinomialNB(), chunks, classes=[0, 1, 2])
+    >>> int(model.class_count_.sum())
+    400
+    """
+    if not hasattr(estimator, "partial_fit"):
+        msg = f"`estimator` must have a partial_fit method; got {type(estimator).__name__}."
+        raise TypeError(msg)
+    if device not in ("cpu", "gpu"):
+        msg = f"`device` must be 'cpu' or 'gpu'; got {device!r}."
+        raise ValueError(msg)
+    if not isinstance(prefetch, int) or prefetch < 1:
+        msg = f"`prefetch` must be an int >= 1; got {prefetch!r}."
+        raise ValueError(msg)
+    if classes is None:
+        msg = "`classes` is required: every label of every chunk, known before the first chunk."
+        raise ValueError(msg)
+    uploader = _GpuUploader() if device == "gpu" else None
+
+    def produce(index, chunk):
+        X, y, weight = _split_chunk(chunk, index)
+        if uploader is None:
+            return X, y, weight, None, None
+        return uploader.upload(X, y, weight)
+
+    stream = _Prefetcher(chunks, produce, prefetch)
+    if progress:
+        from tqdm.auto import tqdm
+
+        stream = tqdm(stream, unit="chunk")
+    n = 0
+    for X, y, weight, event, _pinned in stream:
+        if event is not None:
+            uploader.wait(event)
+        estimator.partial_fit(X, y, classes=classes, sample_weight=weight)
+        n += 1
+    if uploader is not None:
+        uploader.synchronize()
+    if n == 0:
+        msg = "`chunks` was empty: there is nothing to fit."
+        raise ValueError(msg)
+    return estimator
+
+
+def svmlight_chunks(path, *, n_features, chunk_bytes=256 * 2**20, dtype=np.float32, zero_based=True,
+                    query_id=False):
+    """Read an svmlight/libsvm file as ``(X, y)`` chunks of about ``chunk_bytes``.
+
+    Uses :func:`sklearn.datasets.load_svmlight_file` with ``offset`` and
+    ``length``: every line belongs to exactly one chunk, and only one chunk
+    is in memory at a time.
+
+    Parameters
+    ----------
+    path : str or path-like
+    n_features : int
+        Number of features of the whole file (every chunk has this width).
+    chunk_bytes : int, default=256 MiB
+        Bytes of file per chunk.
+    dtype : numpy dtype, default=float32
+    zero_based : bool, default=True
+        Whether column indices in the file start at 0 (as written by
+        scikit-learn's ``dump_svmlight_file``) or 1 (libsvm's convention).
+        It must be stated: guessing it per chunk could differ between chunks.
+    query_id : bool, default=False
+        Passed to the loader (the query ids are dropped).
+
+    Yields
+    ------
+    X : scipy.sparse.csr_matrix of shape (n_rows, n_features)
+    y : ndarray of shape (n_rows,)
+
+    Examples
+    --------
+    >>> from nbgpu import MultinomialNB, fit_stream, svmlight_chunks
+    >>> chunks = svmlight_chunks("train.svm", n_features=2**18, chunk_bytes=2**28)  # doctest: +SKIP
+    >>> fit_stream(MultinomialNB(), chunks, classes=range(20))  # doctest: +SKIP
+    """
+    from sklearn.datasets import load_svmlight_file
+
+    if not isinstance(chunk_bytes, (int, np.integer)) or chunk_bytes < 1:
+        msg = f"`chunk_bytes` must be a positive int; got {chunk_bytes!r}."
+        raise ValueError(msg)
+    size = os.path.getsize(path)
+    for offset in range(0, size, int(chunk_bytes)):
+        loaded = load_svmlight_file(
+            path, n_features=n_features, dtype=dtype, zero_based=zero_based, query_id=query_id,
+            offset=offset, length=int(chunk_bytes),
+        )
+        X, y = loaded[0], loaded[1]
+        if X.shape[0]:
+            yield X, y

@@ -1,0 +1,140 @@
+"""The fast CPU kernels give the reference results on every code path.
+
+The thread split and the nonzero blocks only switch on for large inputs, so
+these tests lower the thresholds to run them on small random matrices.
+"""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn import naive_bayes as sk
+
+import nbgpu
+from nbgpu import _backend
+
+
+@pytest.fixture(params=["serial", "threaded", "blocked"])
+def kernel_mode(request, monkeypatch):
+    """Run the kernels serially, on 2 threads, or on 2 threads with tiny blocks."""
+    if request.param == "serial":
+        monkeypatch.setenv("NBGPU_NUM_THREADS", "1")
+    else:
+        monkeypatch.setenv("NBGPU_NUM_THREADS", "2")
+        monkeypatch.setattr(_backend, "_PARALLEL_NNZ", 1)
+    if request.param == "blocked":
+        monkeypatch.setattr(_backend, "BLOCK_BYTES", 256)
+    return request.param
+
+
+def _random_csr(n, d, density, seed, dtype=np.float32):
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, d, density=density, format="csr", random_state=rng, dtype=np.float64)
+    X.data = np.ceil(X.data * 5)
+    return X.astype(dtype)
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+@pytest.mark.parametrize("power", [1, 2])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_sparse_class_sums_matches_onehot_product(kernel_mode, fmt, power, weighted):
+    X = _random_csr(300, 40, 0.2, 0).asformat(fmt)
+    rng = np.random.default_rng(1)
+    codes = rng.integers(0, 4, 300)
+    weights = rng.random(300) if weighted else None
+    got = _backend.sparse_class_sums(X, codes, weights, 4, power=power)
+    Y = np.eye(4)[codes] * (1.0 if weights is None else weights[:, None])
+    values = X.toarray().astype(np.float64) ** power
+    np.testing.assert_allclose(got, Y.T @ values, rtol=1e-12)
+    assert got.dtype == np.float64 and got.shape == (4, 40)
+
+
+def test_sparse_class_sums_of_empty_matrix(kernel_mode):
+    X = sp.csr_matrix((5, 3), dtype=np.float32)
+    got = _backend.sparse_class_sums(X, np.zeros(5, dtype=np.int64), None, 2)
+    np.testing.assert_array_equal(got, np.zeros((2, 3)))
+
+
+def test_sparse_class_sums_counts_are_exact_past_float32(kernel_mode):
+    # 2**24 + 1 is not a float32: the sums must be accumulated in float64.
+    X = sp.csr_matrix(np.array([[2.0**24], [1.0]], dtype=np.float32))
+    got = _backend.sparse_class_sums(X, np.array([0, 0]), None, 1)
+    assert got[0, 0] == 2.0**24 + 1
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sparse_matmul_matches_scipy(kernel_mode, dtype):
+    X = _random_csr(500, 60, 0.1, 2, dtype)
+    W = np.random.default_rng(3).standard_normal((60, 7)).astype(dtype)
+    got = _backend.sparse_matmul(X, W)
+    np.testing.assert_allclose(got, X @ W, rtol=1e-6)
+    assert got.dtype == dtype and got.flags.c_contiguous
+
+
+def test_sparse_binarize_shares_structure_only_when_nothing_drops():
+    X = _random_csr(50, 20, 0.3, 4)
+    kept = _backend.sparse_binarize(X, 0.0)
+    assert np.shares_memory(kept.indices, X.indices)
+    np.testing.assert_array_equal(kept.toarray(), (X.toarray() > 0).astype(np.float32))
+    dropped = _backend.sparse_binarize(X, 2.5)
+    np.testing.assert_array_equal(dropped.toarray(), (X.toarray() > 2.5).astype(np.float32))
+    assert dropped.nnz == int((X.data > 2.5).sum())
+    assert X.data.min() > 0  # the input was not written into
+
+
+@pytest.mark.parametrize("name", ["MultinomialNB", "ComplementNB", "BernoulliNB"])
+def test_fast_paths_match_scikit_learn(kernel_mode, name):
+    X = _random_csr(400, 80, 0.15, 5)
+    y = np.random.default_rng(6).integers(0, 5, 400)
+    ours = getattr(nbgpu, name)().fit(X, y)
+    ref = getattr(sk, name)().fit(X, y)
+    np.testing.assert_allclose(ours.feature_count_, ref.feature_count_, rtol=1e-12)
+    np.testing.assert_allclose(ours.feature_log_prob_, ref.feature_log_prob_, rtol=2e-6)
+    np.testing.assert_allclose(
+        ours.predict_joint_log_proba(X), ref.predict_joint_log_proba(X), rtol=2e-5, atol=1e-4
+    )
+    np.testing.assert_array_equal(ours.predict(X), ref.predict(X))
+
+
+def test_log_ratio_keeps_zero_counts_finite():
+    from nbgpu._base import log_ratio, safe_log
+
+    xp = _backend.get_namespace(np.empty(0))
+    num = np.array([[0.0, 1.0, 3.0], [0.0, 0.0, 0.0]])
+    den = np.sum(num, axis=1, keepdims=True)
+    expected = safe_log(num, xp=xp) - safe_log(den, xp=xp)
+    np.testing.assert_allclose(log_ratio(num, den, xp=xp), expected, rtol=1e-15)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_gaussian_fast_paths_match_scikit_learn(kernel_mode, weighted, monkeypatch):
+    monkeypatch.setattr(_backend, "HOST_BLOCK_BYTES", 4096)  # many scoring blocks
+    rng = np.random.default_rng(7)
+    y = rng.integers(0, 4, 3000)
+    X = (rng.standard_normal((3000, 12)) + 3.0 * y[:, None] + 100.0).astype(np.float32)
+    w = rng.random(3000) if weighted else None
+    ours = nbgpu.GaussianNB().fit(X, y, sample_weight=w)
+    ref = sk.GaussianNB().fit(X.astype(np.float64), y, sample_weight=w)
+    np.testing.assert_allclose(ours.theta_, ref.theta_, rtol=1e-6)
+    np.testing.assert_allclose(ours.var_, ref.var_, rtol=1e-5)
+    # epsilon_ uses the weighted variance (integer weights act as repeated
+    # rows); scikit-learn ignores the weights there, so compare by hand.
+    Xd = X.astype(np.float64)
+    ww = np.ones(len(y)) if w is None else w
+    mu = np.average(Xd, axis=0, weights=ww)
+    var = np.average((Xd - mu) ** 2, axis=0, weights=ww)
+    np.testing.assert_allclose(ours.epsilon_, 1e-9 * var.max(), rtol=1e-6)
+    if w is None:
+        np.testing.assert_allclose(ours.epsilon_, ref.epsilon_, rtol=1e-6)
+        np.testing.assert_allclose(ours.predict_joint_log_proba(X), ref.predict_joint_log_proba(X), rtol=1e-5)
+    np.testing.assert_array_equal(ours.predict(X), ref.predict(X))
+
+
+def test_dense_class_sums_matches_onehot_product():
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((50, 6))
+    codes = rng.integers(0, 3, 50)
+    w = rng.random(50)
+    xp = _backend.get_namespace(X)
+    np.testing.assert_allclose(
+        _backend.dense_class_sums(X, codes, w, 3, xp=xp), (np.eye(3)[codes] * w[:, None]).T @ X, rtol=1e-12
+    )

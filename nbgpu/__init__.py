@@ -6,8 +6,11 @@ the device of its input.
 """
 
 from ._categorical import CategoricalNB
+from ._columnwise import ColumnwiseNB
 from ._discrete import BernoulliNB, ComplementNB, MultinomialNB
 from ._gaussian import GaussianNB
+from ._normal import NormalBayesClassifier
+from ._poisson import PoissonNB
 from ._streaming import fit_stream, svmlight_chunks
 
 __version__ = "0.1.0"
@@ -15,9 +18,12 @@ __version__ = "0.1.0"
 __all__ = [
     "BernoulliNB",
     "CategoricalNB",
+    "ColumnwiseNB",
     "ComplementNB",
     "GaussianNB",
     "MultinomialNB",
+    "NormalBayesClassifier",
+    "PoissonNB",
     "__version__",
     "fit_stream",
     "svmlight_chunks",

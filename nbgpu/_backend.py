@@ -143,8 +143,29 @@ def to_namespace(x, xp, device):
 
 
 # --------------------------------------------------------------------------- #
-# Memory layout
+# Numerics that some namespaces have built in
 # --------------------------------------------------------------------------- #
+def lgamma(a, *, xp):
+    """log Γ(a) elementwise (not in the Array API standard), same namespace and device."""
+    if is_numpy_namespace(xp):
+        from scipy.special import gammaln
+
+        return xp.asarray(gammaln(a))
+    if is_torch_namespace(xp):
+        import torch
+
+        return torch.lgamma(a)
+    if is_cupy_namespace(xp):
+        from cupyx.scipy.special import gammaln
+
+        return gammaln(a)
+    # Other namespaces (array-api-strict): through the host and back.
+    from scipy.special import gammaln
+
+    host = np.asarray(gammaln(to_numpy(a)), dtype=to_numpy(a).dtype)
+    return xp.asarray(host, device=array_api_compat.device(a))
+
+
 def contiguous(a, *, xp):
     """``a`` laid out row-major where the library lets us say so.
 
@@ -463,6 +484,13 @@ def sparse_matmul(X, W):
 def sparse_rows(X, start, stop):
     """Rows ``start:stop`` of a sparse matrix (CSR slicing is cheap)."""
     return X[start:stop]
+
+
+def sparse_columns(X, index):
+    """Columns ``index`` (host int array) of a sparse matrix, still sparse."""
+    if index.shape[0] and np.array_equal(index, np.arange(index[0], index[0] + index.shape[0])):
+        return X[:, int(index[0]) : int(index[0]) + index.shape[0]]
+    return X[:, _sparse_lib(X).asarray(index)]
 
 
 def onehot_csr(index, n_columns, *, dtype):

@@ -1,0 +1,449 @@
+"""Naive Bayes over groups of columns of different types.
+
+Each part is an nbgpu estimator on its own columns. Under the naive Bayes
+assumption the parts are independent given the class, so the joint
+log-likelihood is the sum of the parts' log-likelihoods plus one log prior:
+every part's own log prior is subtracted out and the ColumnwiseNB's prior is
+added once, ``Σₚ (jllₚ − log Pₚ(c)) + log P(c)``, which is the issue's
+``Σₚ jllₚ − (m − 1) log P(c)`` when all parts share the prior, and stays
+right when they do not (``fit_prior=False``, ``class_prior=...``).
+
+The model is built on the same pieces as every other: its statistics are the
+class weights plus every part's statistics (computed by the part's own
+``_accumulate`` on its columns), merged part by part; ``_finalize`` returns
+new fitted part estimators, so fitting stays transactional.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.utils import Bunch, get_tags
+from sklearn.utils.metaestimators import _BaseComposition
+from sklearn.utils.validation import _get_feature_names
+
+from ._backend import get_namespace, is_array, is_sparse, sparse_columns, to_namespace, to_numpy
+from ._base import _BaseNB, class_totals, log_or_neg_inf
+from ._discrete import ComplementNB
+from ._normal import check_positive_total
+from ._validation import check_prior
+
+
+def _tree_to_namespace(value, xp, device):
+    """Arrays inside nested dicts/tuples/lists, moved to ``xp`` on ``device``."""
+    if isinstance(value, dict):
+        return {k: _tree_to_namespace(v, xp, device) for k, v in value.items()}
+    if isinstance(value, (tuple, list)):
+        return type(value)(_tree_to_namespace(v, xp, device) for v in value)
+    if is_array(value) and not (isinstance(value, np.ndarray) and value.dtype.kind not in "biuf"):
+        if isinstance(value, np.ndarray) and value.dtype.kind in "iu":
+            return value  # host bookkeeping (e.g. category numbers) stays on the host
+        return to_namespace(value, xp, device)
+    return value
+
+
+def resolve_columns(spec, n_features, feature_names, *, part):
+    """The column indices (sorted host int64, as given) a part's ``columns`` selects."""
+    where = f"The columns of part {part!r} in `estimators`"
+    if isinstance(spec, slice):
+        spec = np.arange(n_features, dtype=np.int64)[spec]
+    if isinstance(spec, (str, numbers.Integral)):
+        spec = [spec]
+    if callable(spec) or isinstance(spec, dict):
+        msg = f"{where} must be int indices, a slice, a boolean mask or column names; got {type(spec).__name__}."
+        raise TypeError(msg)
+    values = np.asarray(to_numpy(spec) if is_array(spec) else list(spec))
+    if values.size == 0:
+        msg = f"{where} select no column; every part needs at least one."
+        raise ValueError(msg)
+    if values.dtype.kind == "b":
+        if values.shape != (n_features,):
+            msg = f"{where} are a boolean mask of shape {values.shape}; X has {n_features} features."
+            raise ValueError(msg)
+        index = np.flatnonzero(values)
+    elif values.dtype.kind in "UO" and all(isinstance(v, str) for v in values.tolist()):
+        if feature_names is None:
+            msg = (
+                f"{where} are given by name ({values.tolist()[:5]}), which needs a "
+                "pandas DataFrame with string column names as X."
+            )
+            raise ValueError(msg)
+        lookup = {name: i for i, name in enumerate(feature_names.tolist())}
+        missing = [v for v in values.tolist() if v not in lookup]
+        if missing:
+            msg = f"{where} name {missing[:5]}, which are not columns of X."
+            raise ValueError(msg)
+        index = np.asarray([lookup[v] for v in values.tolist()])
+    elif values.dtype.kind in "iu":
+        if np.any(values >= n_features) or np.any(values < -n_features):
+            msg = f"{where} hold indices {values.tolist()[:10]}, out of range for X with {n_features} features."
+            raise ValueError(msg)
+        index = np.where(values < 0, values + n_features, values)
+    else:
+        msg = f"{where} must be int indices, a slice, a boolean mask or column names; got values {values.tolist()[:5]}."
+        raise TypeError(msg)
+    if index.size == 0:
+        msg = f"{where} select no column; every part needs at least one."
+        raise ValueError(msg)
+    return index.astype(np.int64)
+
+
+def select_columns(X, index, *, xp):
+    """Columns ``index`` of ``X``: a view for a contiguous range, sparse stays sparse."""
+    index = to_numpy(index)  # host metadata, even after to_device moved it
+    if is_sparse(X):
+        return sparse_columns(X, index)
+    if np.array_equal(index, np.arange(index[0], index[0] + index.shape[0])):
+        return X[:, int(index[0]) : int(index[0]) + index.shape[0]]
+    return xp.take(X, xp.asarray(index, device=X.device), axis=1)
+
+
+def part_log_prior(est, *, xp, device, dtype):
+    """The log class prior a fitted part adds to its joint log-likelihood."""
+    if hasattr(est, "class_log_prior_"):
+        lp = to_namespace(est.class_log_prior_, xp, device)
+    else:
+        lp = log_or_neg_inf(to_namespace(est.class_prior_, xp, device), xp=xp)
+    return xp.astype(lp, dtype)
+
+
+class ColumnwiseNB(_BaseNB, _BaseComposition):
+    """Naive Bayes on mixed feature types: one nbgpu estimator per group of columns.
+
+    Gaussian columns, count columns, binary and categorical columns in one
+    model: each part models its columns given the class, the parts are
+    independent given the class (the naive Bayes assumption between groups),
+    and the class prior is counted once.
+
+    Parameters
+    ----------
+    estimators : list of (str, estimator, columns) tuples
+        The parts: a unique name, an unfitted nbgpu naive Bayes estimator
+        (:class:`GaussianNB`, :class:`MultinomialNB`, :class:`BernoulliNB`,
+        :class:`CategoricalNB`, :class:`PoissonNB`,
+        :class:`NormalBayesClassifier`, or a nested :class:`ColumnwiseNB`)
+        and its columns: an int index or list of indices, a slice, a
+        boolean mask, or column name(s) when ``X`` is a pandas DataFrame.
+        A column may belong to several parts (its evidence then counts once
+        per part). :class:`ComplementNB` is refused: its scores are not
+        log-likelihoods.
+    priors : array-like of shape (n_classes,), default=None
+        Prior probabilities of the classes. If None, the (weighted) class
+        frequencies of the training data.
+
+    Attributes
+    ----------
+    class_count_ : array of shape (n_classes,)
+        Weighted number of training samples per class (float64).
+    class_prior_ : array of shape (n_classes,)
+        Probability of each class, the one prior of the combined model.
+    class_log_prior_ : array of shape (n_classes,)
+        Its logarithm.
+    classes_ : array of shape (n_classes,)
+        Class labels (every part has the same: they are fitted on the same
+        labels).
+    estimators_ : list of estimators
+        The fitted parts, each a usable estimator on its own columns.
+    named_estimators_ : :class:`~sklearn.utils.Bunch`
+        The fitted parts by name.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit (DataFrame input only).
+
+    See Also
+    --------
+    sklearn.compose.ColumnTransformer : the same ``(name, estimator, columns)``
+        convention, for transformers.
+
+    Notes
+    -----
+    ``log P(x, c) = Σₚ (log Pₚ(xₚ, c) − log Pₚ(c)) + log P(c)``: each part's
+    own prior (from its ``class_prior_`` or ``class_log_prior_``) is
+    subtracted from its joint log-likelihood, and the combined model's prior
+    is added once. A part must not give zero prior probability to a class
+    the combined model gives a positive one (its likelihood could not be
+    separated from the prior); leave the parts' priors at their defaults.
+
+    ``fit`` and ``partial_fit`` feed every part's own statistics, so chunked
+    ``partial_fit`` equals ``fit`` whenever it does for the parts. Parameters
+    of the parts are reached as ``<name>__<param>`` (``get_params``,
+    ``set_params``, grid search).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nbgpu import CategoricalNB, ColumnwiseNB, GaussianNB, PoissonNB
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.repeat([0, 1], 50)
+    >>> X = np.column_stack([
+    ...     rng.normal(y, 1.0),            # a measurement
+    ...     rng.poisson(1 + 3 * y),        # a count
+    ...     rng.integers(0, 3, size=100),  # a category code
+    ... ])
+    >>> clf = ColumnwiseNB([
+    ...     ("gauss", GaussianNB(), [0]),
+    ...     ("counts", PoissonNB(), [1]),
+    ...     ("kind", CategoricalNB(), [2]),
+    ... ]).fit(X, y)
+    >>> clf.predict([[1.5, 6, 0], [-1.0, 0, 0]])
+    array([1, 0])
+    """
+
+    _parameter_constraints: dict = {
+        "estimators": [list],
+        "priors": ["array-like", None],
+    }
+
+    def __init__(self, estimators, *, priors=None):
+        self.estimators = estimators
+        self.priors = priors
+
+    # ---- nested parameters (scikit-learn's composition conventions) ------ #
+    @property
+    def _estimators(self):
+        try:
+            return [(name, est) for name, est, _ in self.estimators]
+        except (TypeError, ValueError):  # malformed: fit says what is wrong
+            return self.estimators
+
+    @_estimators.setter
+    def _estimators(self, value):
+        self.estimators = [(name, est, cols) for (name, est), (_, _, cols) in zip(value, self.estimators)]
+
+    def get_params(self, deep=True):
+        """Parameters of this estimator, and of its parts as ``<name>__<param>``.
+
+        Parameters
+        ----------
+        deep : bool, default=True
+            Also return the parts and their parameters.
+
+        Returns
+        -------
+        params : dict
+        """
+        return self._get_params("_estimators", deep=deep)
+
+    def set_params(self, **params):
+        """Set parameters of this estimator or of its parts (``<name>__<param>``).
+
+        Parameters
+        ----------
+        **params : dict
+
+        Returns
+        -------
+        self : object
+        """
+        self._set_params("_estimators", **params)
+        return self
+
+    @property
+    def named_estimators_(self):
+        """The fitted parts by name."""
+        self._check_is_fitted()
+        return Bunch(**dict(zip(self._part_names_, self.estimators_)))
+
+    # ---- the parts of the fit in progress, or of the fitted model ------- #
+    def _check_estimators(self):
+        specs = self.estimators
+        if not specs or not all(isinstance(s, tuple) and len(s) == 3 for s in specs):
+            msg = (
+                "`estimators` must be a non-empty list of (name, estimator, columns) "
+                f"tuples; got {specs!r:.200}."
+            )
+            raise ValueError(msg)
+        names = [name for name, _, _ in specs]
+        if not all(isinstance(name, str) for name in names):
+            msg = f"The names in `estimators` must be strings; got {names}."
+            raise TypeError(msg)
+        self._validate_names(names)
+        for name, est, _ in specs:
+            if not isinstance(est, _BaseNB) or isinstance(est, ComplementNB):
+                msg = (
+                    f"Part {name!r} of `estimators` must be an nbgpu naive Bayes estimator "
+                    "whose scores are joint log-likelihoods (GaussianNB, MultinomialNB, "
+                    "BernoulliNB, CategoricalNB, PoissonNB, NormalBayesClassifier, "
+                    f"ColumnwiseNB); got {type(est).__name__}."
+                )
+                raise TypeError(msg)
+        return specs
+
+    def _fit_batch(self, X, y, classes, sample_weight, *, reset):
+        names = _get_feature_names(X) if reset else None
+        # What this call works with, until the base class commits the result.
+        self._pending = self._new_context(reset=reset, names=names)
+        try:
+            super()._fit_batch(X, y, classes, sample_weight, reset=reset)
+        finally:
+            del self._pending
+        self._adopt_parts()
+        return self
+
+    def _new_context(self, *, reset, names):
+        specs = self._check_estimators()
+        if not reset and [name for name, _, _ in specs] != self._part_names_:
+            msg = (
+                f"`estimators` names {[n for n, _, _ in specs]} differ from those "
+                f"of the fitted model {self._part_names_}; call fit to start over."
+            )
+            raise ValueError(msg)
+        parts = []
+        for _, est, _ in specs:
+            part = clone(est)
+            part._validate_params()
+            parts.append(part)
+        return {"reset": reset, "names": names, "parts": parts, "columns": None, "specs": specs}
+
+    def _context(self):
+        pending = self.__dict__.get("_pending")
+        if pending is None:
+            # Fitted as a part of another ColumnwiseNB, which calls the hooks of
+            # a fresh clone directly: every call starts from the parameters.
+            pending = self._pending = self._new_context(reset=True, names=None)
+        return pending
+
+    def _adopt_parts(self):
+        """Give the fitted parts the labels and column names of the whole."""
+        for est, cols in zip(self.estimators_, self._columns_):
+            est.classes_ = self.classes_
+            est.__dict__.pop("feature_names_in_", None)
+            if hasattr(self, "feature_names_in_"):
+                est.feature_names_in_ = self.feature_names_in_[cols]
+            if isinstance(est, ColumnwiseNB):
+                est._adopt_parts()
+
+    def _in_fit(self):
+        return "_pending" in self.__dict__ or not hasattr(self, "estimators_")
+
+    def _parts(self):
+        return self._context()["parts"] if self._in_fit() else self.estimators_
+
+    def _columns(self, n_features):
+        context = self._context() if self._in_fit() else None
+        if context is None or not context["reset"]:
+            return self._columns_
+        if context["columns"] is None:
+            context["columns"] = [
+                resolve_columns(cols, n_features, context["names"], part=name) for name, _, cols in context["specs"]
+            ]
+        return context["columns"]
+
+    def _part_inputs(self, X, xp):
+        """(part, its columns' view of X as the part sees it) for every part."""
+        for part, cols in zip(self._parts(), self._columns(X.shape[1])):
+            yield part, part._transform(select_columns(X, cols, xp=xp), xp)
+
+    # ---- statistics ---------------------------------------------------- #
+    def _check_values(self, X):
+        for part, cols in zip(self._parts(), self._columns(X.shape[1])):
+            part._check_values(select_columns(X, cols, xp=get_namespace(X)))
+
+    def _check_params_for_fit(self, n_classes, n_features):
+        check_prior(self.priors, n_classes, name="priors")
+        for part, cols in zip(self._parts(), self._columns(n_features)):
+            part._check_params_for_fit(n_classes, cols.shape[0])
+
+    def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
+        if previous is not None:
+            previous = _tree_to_namespace(previous, xp, codes.device)
+        names = [name for name, _, _ in self._context()["specs"]]
+        parts = {}
+        for name, (part, Xp) in zip(names, self._part_inputs(X, xp)):
+            prev = None if previous is None else previous["parts"][name]
+            parts[name] = part._accumulate(Xp, codes, weights, n_classes, xp=xp, dtype=dtype, previous=prev)
+        return {"class_count": class_totals(codes, weights, n_classes, dtype=dtype, xp=xp), "parts": parts}
+
+    def _merge(self, a, b, *, xp):
+        # Nested statistics of an earlier fit may still be on another device.
+        a = _tree_to_namespace(a, xp, b["class_count"].device)
+        parts = {name: part._merge(a["parts"][name], b["parts"][name], xp=xp) for name, part in zip(a["parts"], self._parts())}
+        return {"class_count": a["class_count"] + b["class_count"], "parts": parts}
+
+    def _finalize(self, stats, n_classes, *, xp, dtype):
+        count = stats["class_count"]
+        if self.priors is not None:
+            prior = to_namespace(check_prior(self.priors, n_classes, name="priors"), xp, count.device)
+        else:
+            prior = count / check_positive_total(count, xp=xp)
+        log_prior = log_or_neg_inf(prior, xp=xp)
+        specs = self._context()["specs"]
+        columns = self._columns(None)
+        fitted = []
+        for (name, _, _), part, cols in zip(specs, self._parts(), columns):
+            est = clone(part)
+            est.__dict__.update(part._finalize(stats["parts"][name], n_classes, xp=xp, dtype=dtype))
+            est._stats = stats["parts"][name]
+            est.n_features_in_ = int(cols.shape[0])
+            own = to_numpy(part_log_prior(est, xp=xp, device=count.device, dtype=count.dtype))
+            lost = np.isneginf(own) & ~np.isneginf(to_numpy(log_prior))
+            if np.any(lost):
+                msg = (
+                    f"Part {name!r} of `estimators` gives class index(es) "
+                    f"{np.flatnonzero(lost).tolist()[:10]} a prior probability of 0, so its "
+                    "likelihood cannot be separated from its prior; leave the parts' "
+                    "priors at their defaults and set `priors` on the ColumnwiseNB."
+                )
+                raise ValueError(msg)
+            fitted.append(est)
+        return {
+            "class_count_": count,
+            "class_prior_": xp.astype(prior, dtype),
+            "class_log_prior_": log_prior,
+            "estimators_": fitted,
+            "_part_names_": [name for name, _, _ in specs],
+            "_columns_": columns,
+        }
+
+    # ---- scoring ------------------------------------------------------- #
+    def _score_row_bytes(self, n_features, n_classes):
+        return 8 * n_classes * 3 + sum(
+            part._score_row_bytes(cols.shape[0], n_classes) for part, cols in zip(self._parts(), self._columns_)
+        )
+
+    def _joint_log_likelihood(self, X, *, xp, device, dtype):
+        (total,) = self._params(("class_log_prior_",), xp=xp, device=device, dtype=dtype)
+        for part, Xp in self._part_inputs(X, xp):
+            jll = part._joint_log_likelihood(Xp, xp=xp, device=device, dtype=dtype)
+            own = part_log_prior(part, xp=xp, device=device, dtype=dtype)
+            # A class both priors exclude gets -inf from ``total``; skip it here.
+            finite = xp.isfinite(own)
+            own = xp.where(finite, own, xp.zeros_like(own))
+            total = total + xp.where(finite, jll - own, xp.zeros_like(jll))
+        return total
+
+    # ---- moving and tags --------------------------------------------- #
+    def to_device(self, like=None, *, xp=None, device=None):
+        """Move every fitted array, the parts' included, to another namespace/device.
+
+        Parameters
+        ----------
+        like : array, optional
+            Take namespace and device from this array.
+        xp : Array API namespace, optional
+        device : device, optional
+
+        Returns
+        -------
+        self : object
+        """
+        super().to_device(like, xp=xp, device=device)
+        for part in self.estimators_:
+            part.to_device(like, xp=xp, device=device)
+        return self
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        try:
+            parts = [get_tags(est) for _, est, _ in self.estimators]
+        except (TypeError, ValueError):  # malformed `estimators`: fit will say so
+            return tags
+        if parts:
+            tags.input_tags.sparse = all(t.input_tags.sparse for t in parts)
+            tags.input_tags.positive_only = any(t.input_tags.positive_only for t in parts)
+            tags.input_tags.categorical = any(t.input_tags.categorical for t in parts)
+            tags.classifier_tags.poor_score = any(t.classifier_tags.poor_score for t in parts)
+        return tags

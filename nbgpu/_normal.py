@@ -1,0 +1,267 @@
+"""The normal Bayes classifier: one full covariance matrix per class.
+
+Statistics are per-class weight, mean and scatter matrix ``Σᵢ wᵢ (xᵢ−μ)(xᵢ−μ)ᵀ``,
+merged exactly by the matrix form of Chan, Golub & LeVeque's update. Scoring
+whitens with the inverse Cholesky factor of every class: all classes at once
+are one matrix product ``X · [U₁ … U_k]`` (``Uₖ = Lₖ⁻ᵀ``), then squared norms.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Real
+
+import numpy as np
+from sklearn.utils._param_validation import Interval
+
+from ._backend import contiguous, is_sparse, to_namespace, to_numpy
+from ._base import _BaseNB, log_or_neg_inf, onehot, row_blocks
+from ._validation import check_prior
+
+
+STATS = ("class_count", "mean", "scatter")
+
+
+def scatter_merge(a, b, *, xp):
+    """Merge (weight, mean, scatter matrix) of two disjoint sets of rows.
+
+    The matrix form of Chan, Golub & LeVeque's pairwise update:
+    ``S = Sₐ + S_b + (nₐ n_b / n) δ δᵀ`` with ``δ = μ_b − μₐ``; exact, and no
+    large sums of products are subtracted. Shapes (k,), (k, d), (k, d, d).
+    """
+    n_a, mu_a, s_a = a
+    n_b, mu_b, s_b = b
+    n = n_a + n_b
+    safe = xp.where(n > 0, n, xp.ones_like(n))
+    frac_b = xp.where(n > 0, n_b / safe, xp.zeros_like(n))
+    delta = mu_b - mu_a
+    mu = mu_a + delta * frac_b[:, None]
+    outer = delta[:, :, None] * delta[:, None, :]
+    s = s_a + s_b + outer * (n_a * frac_b)[:, None, None]
+    return n, mu, s
+
+
+def block_scatter(X, codes, weights, n_classes, *, xp, dtype):
+    """(weight, mean, scatter matrix) per class of one block of rows.
+
+    The per-class scatter is one batched matrix product
+    ``(Y[:, c] ⊙ R)ᵀ · R`` over a (k, n, d) stack, ``R`` the rows centred on
+    their class mean: no loop over classes.
+    """
+    Y = onehot(codes, n_classes, dtype=dtype, xp=xp, weights=weights)
+    count = xp.sum(Y, axis=0)
+    safe = xp.where(count > 0, count, xp.ones_like(count))
+    mean = (Y.T @ X) / safe[:, None]
+    resid = X - xp.take(mean, codes, axis=0)
+    weighted = xp.reshape(Y.T, (n_classes, -1, 1)) * resid
+    scatter = xp.matmul(xp.matrix_transpose(weighted), resid)
+    return count, mean, scatter
+
+
+def check_positive_total(class_count, *, xp):
+    """The total class weight, or a clear error when every sample weight is zero."""
+    total = xp.sum(class_count)
+    if not float(total) > 0:
+        msg = "All sample weights are zero: `sample_weight` must have at least one positive entry."
+        raise ValueError(msg)
+    return total
+
+
+class NormalBayesClassifier(_BaseNB):
+    """Normal Bayes classifier: a full-covariance Gaussian per class, on CPU or GPU.
+
+    The "normal Bayes classifier" of the textbooks (and of OpenCV): each
+    class ``c`` has a multivariate normal distribution ``N(μ_c, Σ_c)`` with
+    its own full covariance matrix, so correlated features are modelled,
+    unlike :class:`GaussianNB`. It is quadratic discriminant analysis fitted
+    by maximum likelihood, with exact ``partial_fit`` and sample weights.
+
+    Parameters
+    ----------
+    priors : array-like of shape (n_classes,), default=None
+        Prior probabilities of the classes. If None, the (weighted) class
+        frequencies of the training data. Must be non-negative and sum to 1.
+    reg_covar : float, default=1e-6
+        Non-negative value added to the diagonal of every covariance matrix,
+        so that each is positive definite (a class with fewer samples than
+        features, or a constant feature, has a singular covariance). It is
+        absolute, in squared units of the features: scale features first.
+
+    Attributes
+    ----------
+    class_count_ : array of shape (n_classes,)
+        Weighted number of training samples per class (float64).
+    class_prior_ : array of shape (n_classes,)
+        Probability of each class.
+    classes_ : array of shape (n_classes,)
+        Class labels.
+    covariance_ : array of shape (n_classes, n_features, n_features)
+        Covariance matrix of each class: the weighted maximum-likelihood
+        estimate (scatter divided by the class weight) plus ``reg_covar`` on
+        the diagonal.
+    means_ : array of shape (n_classes, n_features)
+        Mean of each class.
+    precisions_cholesky_ : array of shape (n_classes, n_features, n_features)
+        Upper-triangular ``Uₖ = Lₖ⁻ᵀ`` with ``Σₖ = Lₖ Lₖᵀ``, so the precision
+        matrix is ``Uₖ Uₖᵀ`` and ``(x − μₖ) Uₖ`` is the whitened sample.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit (only for inputs with string
+        column names).
+
+    See Also
+    --------
+    GaussianNB : diagonal covariances (naive Bayes).
+    sklearn.discriminant_analysis.QuadraticDiscriminantAnalysis : the same
+        model (without sample weights or ``partial_fit``), regularised by
+        shrinkage.
+
+    Notes
+    -----
+    The joint log-likelihood is the log density of the normal distribution
+    plus the log prior,
+
+    ``-½ log|Σₖ| - ½ (x-μₖ)ᵀ Σₖ⁻¹ (x-μₖ) + log P(cₖ) - (d/2) log 2π``,
+
+    computed from Cholesky factors ``Σₖ = Lₖ Lₖᵀ``: ``log|Σₖ| = 2 Σ log diag Lₖ``
+    and the quadratic form is ``‖(x − μₖ) Lₖ⁻ᵀ‖²``. ``Σₖ`` is never inverted.
+    Inputs are centred on the overall training mean before the product so
+    float32 keeps its accuracy.
+
+    With ``reg_covar=0`` the model equals scikit-learn's
+    ``QuadraticDiscriminantAnalysis(reg_param=0)`` (both use the maximum-
+    likelihood covariance). They regularise differently: QDA shrinks,
+    ``(1 − r) Σ + r I``, this class adds ``reg_covar · I`` and keeps the
+    scale of ``Σ``, so for ``r > 0`` the two differ by design.
+
+    Sparse input is refused: a full covariance matrix is dense anyway.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nbgpu import NormalBayesClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> a = rng.multivariate_normal([0, 0], [[1.0, 0.9], [0.9, 1.0]], size=100)
+    >>> b = rng.multivariate_normal([0, 0], [[1.0, -0.9], [-0.9, 1.0]], size=100)
+    >>> X, y = np.vstack([a, b]), np.repeat([0, 1], 100)
+    >>> clf = NormalBayesClassifier().fit(X, y)
+    >>> clf.predict([[1.0, 1.0], [1.0, -1.0]])
+    array([0, 1])
+    """
+
+    _parameter_constraints: dict = {
+        "priors": ["array-like", None],
+        "reg_covar": [Interval(Real, 0, None, closed="left")],
+    }
+
+    def __init__(self, *, priors=None, reg_covar=1e-6):
+        self.priors = priors
+        self.reg_covar = reg_covar
+
+    # ---- statistics ---------------------------------------------------- #
+    def _check_values(self, X):
+        if is_sparse(X):
+            msg = (
+                f"{type(self).__name__} needs dense `X` (it estimates a full "
+                "covariance matrix, which is dense); got a sparse matrix. "
+                "Pass X.toarray(), or use GaussianNB for sparse data."
+            )
+            raise TypeError(msg)
+
+    def _check_params_for_fit(self, n_classes, n_features):
+        check_prior(self.priors, n_classes, name="priors")
+
+    def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
+        n, d = X.shape
+        stats = None
+        for start, stop in row_blocks(n, 8 * (n_classes * d + 3 * d + n_classes)):
+            wb = None if weights is None else weights[start:stop]
+            block = block_scatter(
+                xp.astype(X[start:stop, :], dtype), codes[start:stop], wb, n_classes, xp=xp, dtype=dtype
+            )
+            stats = block if stats is None else scatter_merge(stats, block, xp=xp)
+        # A flat dict of arrays: moved between devices like any model's statistics.
+        return dict(zip(STATS, stats))
+
+    def _merge(self, a, b, *, xp):
+        merged = scatter_merge(tuple(a[k] for k in STATS), tuple(b[k] for k in STATS), xp=xp)
+        return dict(zip(STATS, merged))
+
+    def _finalize(self, stats, n_classes, *, xp, dtype):
+        count, mean, scatter = (stats[k] for k in STATS)
+        total = check_positive_total(count, xp=xp)
+        d = mean.shape[1]
+        eye = xp.eye(d, dtype=scatter.dtype, device=scatter.device)
+        safe = xp.where(count > 0, count, xp.ones_like(count))
+        cov = scatter / safe[:, None, None] + self.reg_covar * eye
+        chol = self._cholesky(cov, xp=xp)
+        # U = L⁻ᵀ from a solve against the identity (triangular, well conditioned
+        # when Σ is); Σ itself is never inverted.
+        whiten = xp.matrix_transpose(xp.linalg.solve(chol, xp.broadcast_to(eye, cov.shape)))
+        log_det = 2.0 * xp.sum(xp.log(xp.sum(chol * eye, axis=2)), axis=1)
+        if self.priors is not None:
+            prior = to_namespace(check_prior(self.priors, n_classes, name="priors"), xp, count.device)
+        else:
+            prior = count / total
+        # Centre on the overall mean: (x − μₖ)Uₖ = (x − s)Uₖ − (μₖ − s)Uₖ.
+        shift = (count @ mean) / total
+        offset = xp.reshape(xp.matmul(xp.reshape(mean - shift, (n_classes, 1, d)), whiten), (-1,))
+        weight = xp.reshape(xp.permute_dims(whiten, (1, 0, 2)), (d, n_classes * d))
+        const = log_or_neg_inf(prior, xp=xp) - 0.5 * log_det - 0.5 * d * math.log(2.0 * math.pi)
+        return {
+            "class_count_": count,
+            "class_prior_": xp.astype(prior, dtype),
+            "means_": xp.astype(mean, dtype),
+            "covariance_": xp.astype(cov, dtype),
+            "precisions_cholesky_": xp.astype(whiten, dtype),
+            "_shift_": xp.astype(shift, dtype),
+            "_weight_": contiguous(xp.astype(weight, dtype), xp=xp),
+            "_offset_": xp.astype(offset, dtype),
+            "_const_": xp.astype(const, dtype),
+        }
+
+    def _cholesky(self, cov, *, xp):
+        """Batched Cholesky factors; a clear error when one is not positive definite."""
+        d = cov.shape[1]
+        eye = xp.eye(d, dtype=cov.dtype, device=cov.device)
+        # A pivot this small relative to its variance is rounding noise: the
+        # matrix is numerically singular even where the factorisation "succeeds".
+        tol = 10.0 * d * xp.finfo(cov.dtype).eps * xp.sum(cov * eye, axis=2)
+        try:
+            chol = xp.linalg.cholesky(cov)
+            pivots = xp.sum(chol * eye, axis=2)
+            ok = bool(xp.all(xp.isfinite(chol))) and bool(xp.all(pivots * pivots > tol))
+        except (ValueError, RuntimeError, ArithmeticError):  # LinAlgError of numpy / torch
+            ok = False
+        if ok:
+            return chol
+        smallest = to_numpy(xp.min(xp.linalg.eigvalsh(cov), axis=1))
+        bad = np.flatnonzero(~(smallest > to_numpy(xp.max(tol, axis=1))))
+        bad = bad if bad.size else np.arange(smallest.shape[0])
+        msg = (
+            f"The covariance matrix of class index(es) {bad.tolist()[:10]} is singular "
+            f"or not positive definite (smallest eigenvalue {float(np.min(smallest)):.3g}) "
+            f"with reg_covar={self.reg_covar:g}: raise `reg_covar` (it is added to "
+            "the diagonal, in squared feature units), or remove constant or "
+            "collinear features, or give every class more samples than features."
+        )
+        raise ValueError(msg)
+
+    # ---- scoring ------------------------------------------------------- #
+    def _score_row_bytes(self, n_features, n_classes):
+        return 8 * (2 * n_classes * n_features + n_features)
+
+    def _joint_log_likelihood(self, X, *, xp, device, dtype):
+        shift, weight, offset, const = self._params(
+            ("_shift_", "_weight_", "_offset_", "_const_"), xp=xp, device=device, dtype=dtype
+        )
+        n, d = X.shape
+        z = (X - shift) @ weight - offset
+        sq = xp.sum(xp.reshape(z * z, (n, -1, d)), axis=2)
+        return const - 0.5 * sq
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = False
+        return tags

@@ -1,0 +1,147 @@
+"""Poisson naive Bayes for counts.
+
+Statistics are those of the other count models (per-class weights and
+per-class feature sums, merged by addition); the joint log-likelihood is one
+matrix product ``X · log λᵀ`` plus a per-class constant ``log P(c) − Σⱼ λ_cj``
+and the class-independent ``−Σⱼ log xⱼ!``.
+"""
+
+from __future__ import annotations
+
+from ._backend import contiguous, get_namespace, is_sparse, lgamma, sparse_matmul, sparse_values, sparse_with_values
+from ._base import safe_log
+from ._discrete import _CountNB
+from ._validation import check_non_negative
+
+
+def log_factorial_rows(X, *, xp, device, dtype):
+    """``Σⱼ log xⱼ!`` (as ``log Γ(x + 1)``) of every row; sparse ``X`` stays sparse."""
+    if is_sparse(X):
+        values = sparse_values(X)
+        vxp = get_namespace(values)
+        logged = sparse_with_values(X, lgamma(values + 1.0, xp=vxp))
+        ones = xp.ones((X.shape[1], 1), dtype=dtype, device=device)
+        return sparse_matmul(logged, ones)
+    return xp.sum(lgamma(X + 1.0, xp=xp), axis=1, keepdims=True)
+
+
+class PoissonNB(_CountNB):
+    """Poisson naive Bayes for count features, on CPU or GPU, dense or sparse.
+
+    Each feature ``j`` of a sample of class ``c`` is a Poisson count with its
+    own rate ``λ_cj`` (the expected count). Suited to counts that are not
+    shares of a fixed total (events per period, visits, reads), where
+    :class:`MultinomialNB` only sees the proportions.
+
+    Parameters
+    ----------
+    alpha : float or array-like of shape (n_features,), default=1.0
+        Strength of the smoothing, in pseudo-samples: every rate has a Gamma
+        prior centred on the feature's pooled rate over all classes, with
+        the weight of ``alpha`` samples (see Notes). 0 gives the maximum-
+        likelihood rates. One value for all features or one per feature.
+    force_alpha : bool, default=True
+        If False and alpha is less than 1e-10, it is set to 1e-10 with a
+        warning; if True, alpha is kept as given.
+    fit_prior : bool, default=True
+        Whether to learn class prior probabilities; if False a uniform prior
+        is used.
+    class_prior : array-like of shape (n_classes,), default=None
+        Prior probabilities of the classes; not adjusted to the data.
+
+    Attributes
+    ----------
+    class_count_ : array of shape (n_classes,)
+        Weighted number of samples per class (float64).
+    class_log_prior_ : array of shape (n_classes,)
+        Log probability of each class.
+    classes_ : array of shape (n_classes,)
+        Class labels.
+    feature_count_ : array of shape (n_classes, n_features)
+        Weighted sum of each feature per class (float64).
+    rate_ : array of shape (n_classes, n_features)
+        Smoothed Poisson rate ``λ_cj`` of each feature per class.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit (string column names only).
+
+    See Also
+    --------
+    MultinomialNB : counts as draws from a fixed total.
+
+    Notes
+    -----
+    Smoothing. With ``S_cj`` the weighted sum of feature ``j`` in class
+    ``c``, ``N_c`` the class weight and ``λ̄_j = Σ_c S_cj / Σ_c N_c`` the
+    pooled rate of the feature, the rate is the posterior mean under the
+    conjugate prior ``λ_cj ~ Gamma(shape = α λ̄_j, rate = α)``:
+
+    ``λ_cj = (S_cj + α λ̄_j) / (N_c + α)``.
+
+    The prior has mean ``λ̄_j`` and the weight of ``α`` samples, so a class
+    that never saw feature ``j`` gets a small positive rate scaled to that
+    feature, not ``0`` (whose log is ``-inf``), and the smoothing does not
+    depend on the unit of the counts as an additive ``+α`` would. A feature
+    that is zero in all training data has rate 0 in every class; a non-zero
+    count of it then has the same (tiny, ``log 0`` read as the log of the
+    smallest normal number) likelihood in every class and does not change
+    the posterior.
+
+    ``predict_joint_log_proba`` is the true joint log-probability
+    ``log P(x, c) = Σⱼ (xⱼ log λ_cj − λ_cj − log xⱼ!) + log P(c)``; the
+    ``log xⱼ!`` term is the same for every class, so it does not change
+    ``predict`` or ``predict_proba``. Non-integer values (e.g. scaled counts)
+    are accepted, with ``log x!`` read as ``log Γ(x + 1)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nbgpu import PoissonNB
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.vstack([rng.poisson([1, 5, 2], size=(50, 3)), rng.poisson([4, 1, 2], size=(50, 3))])
+    >>> y = np.repeat(["quiet", "busy"], 50)
+    >>> clf = PoissonNB().fit(X, y)
+    >>> clf.predict([[0, 6, 2], [5, 0, 2]])
+    array(['quiet', 'busy'], dtype='<U5')
+    """
+
+    def __init__(self, *, alpha=1.0, force_alpha=True, fit_prior=True, class_prior=None):
+        self.alpha = alpha
+        self.force_alpha = force_alpha
+        self.fit_prior = fit_prior
+        self.class_prior = class_prior
+
+    def _check_values(self, X):
+        check_non_negative(X, estimator=self)
+
+    def _finalize(self, stats, n_classes, *, xp, dtype):
+        cc, fc = stats["class_count"], stats["feature_count"]
+        alpha = self._alpha(fc.shape[1], xp=xp, device=fc.device, dtype=fc.dtype)
+        total = xp.sum(cc)
+        pooled = xp.sum(fc, axis=0) / xp.where(total > 0, total, xp.ones_like(total))
+        denom = xp.reshape(cc, (-1, 1)) + alpha
+        # With alpha = 0 a class of weight 0 has no estimate: it gets the prior mean.
+        safe = xp.where(denom > 0, denom, xp.ones_like(denom))
+        rate = xp.where(denom > 0, (fc + alpha * pooled) / safe, pooled * xp.ones_like(denom))
+        log_prior = self._class_log_prior(cc, n_classes, xp=xp)
+        return {
+            "class_count_": cc,
+            "feature_count_": fc,
+            "class_log_prior_": log_prior,
+            "rate_": xp.astype(rate, dtype),
+            "_weight_": contiguous(xp.astype(safe_log(rate, xp=xp).T, dtype), xp=xp),
+            "_bias_": xp.astype(log_prior - xp.sum(rate, axis=1), dtype),
+        }
+
+    def _score_row_bytes(self, n_features, n_classes):
+        return 8 * (n_classes + n_features)
+
+    def _joint_log_likelihood(self, X, *, xp, device, dtype):
+        scores = super()._joint_log_likelihood(X, xp=xp, device=device, dtype=dtype)
+        return scores - log_factorial_rows(X, xp=xp, device=device, dtype=dtype)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.positive_only = True
+        return tags

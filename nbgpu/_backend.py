@@ -145,26 +145,6 @@ def to_namespace(x, xp, device):
 # --------------------------------------------------------------------------- #
 # Numerics that some namespaces have built in
 # --------------------------------------------------------------------------- #
-def logsumexp(a, *, axis, xp):
-    """log(sum(exp(a))) along ``axis``, keeping the dimension."""
-    if is_numpy_namespace(xp):
-        from scipy.special import logsumexp as lse
-
-        return lse(a, axis=axis, keepdims=True)
-    if is_torch_namespace(xp):
-        import torch
-
-        return torch.logsumexp(a, dim=axis, keepdim=True)
-    if is_cupy_namespace(xp):
-        from cupyx.scipy.special import logsumexp as lse
-
-        return lse(a, axis=axis, keepdims=True)
-    # Generic form: shift by the maximum so exp never overflows.
-    m = xp.max(a, axis=axis, keepdims=True)
-    m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))
-    return m + xp.log(xp.sum(xp.exp(a - m), axis=axis, keepdims=True))
-
-
 def lgamma(a, *, xp):
     """log Γ(a) elementwise (not in the Array API standard), same namespace and device."""
     if is_numpy_namespace(xp):

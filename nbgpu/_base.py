@@ -26,7 +26,6 @@ from ._backend import (
     accumulation_dtype,
     get_namespace,
     is_array,
-    logsumexp,
     map_row_blocks,
     result_dtype,
     to_namespace,
@@ -81,6 +80,21 @@ def safe_log(x, *, xp):
     """
     tiny = xp.finfo(x.dtype).smallest_normal
     return xp.log(xp.where(x > 0, x, xp.asarray(tiny, dtype=x.dtype, device=x.device)))
+
+
+def log_posterior(jll, *, xp):
+    """Normalise a joint log-likelihood (n × k) over the classes.
+
+    The row maximum is subtracted first, so the best class is exactly 0 and
+    the sum of exponentials lies in [1, k]: ``jll - logsumexp(jll)`` would
+    lose the normalisation to rounding once ``|jll|`` reaches 1/ulp (about
+    1e7 in float32). The log of that sum is taken in the working dtype, so a
+    class whose probability rounds to 1 gets a log-probability of exactly 0
+    (``predict_log_proba`` stays the log of ``predict_proba``).
+    """
+    top = xp.max(jll, axis=1, keepdims=True)
+    shifted = jll - xp.where(xp.isfinite(top), top, xp.zeros_like(top))
+    return shifted - xp.log(xp.sum(xp.exp(shifted), axis=1, keepdims=True))
 
 
 def log_ratio(num, den, *, xp):
@@ -371,7 +385,7 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         log_proba : array of shape (n_samples, n_classes)
         """
         jll, xp, _ = self._jll(X)
-        return jll - logsumexp(jll, axis=1, xp=xp)
+        return log_posterior(jll, xp=xp)
 
     def predict_proba(self, X):
         """Posterior probability of every class.
@@ -386,7 +400,7 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
             Rows sum to one; columns follow ``classes_``.
         """
         jll, xp, _ = self._jll(X)
-        return xp.exp(jll - logsumexp(jll, axis=1, xp=xp))
+        return xp.exp(log_posterior(jll, xp=xp))
 
     def predict(self, X):
         """The class of least expected loss of every sample.
@@ -453,7 +467,7 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         if loss is None:
             loss = 1.0 - np.eye(k)
         jll, xp, device = self._jll(X)
-        proba = xp.exp(jll - logsumexp(jll, axis=1, xp=xp))
+        proba = xp.exp(log_posterior(jll, xp=xp))
         loss = xp.asarray(loss, dtype=proba.dtype, device=device)
         return proba @ loss.T, xp, device
 

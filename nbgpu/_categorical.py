@@ -113,7 +113,7 @@ class CategoricalNB(_DiscreteNB):
     classes_ : array of shape (n_classes,)
     feature_log_prob_ : list of arrays of shape (n_classes, n_categories_[i])
         Log probability of every category of every feature given a class.
-    n_categories_ : ndarray of shape (n_features,), dtype=int64
+    n_categories_ : array of shape (n_features,), dtype=int64
         Number of categories of every feature (the largest seen over all
         batches, and at least ``min_categories``).
     n_features_in_ : int
@@ -263,7 +263,9 @@ class CategoricalNB(_DiscreteNB):
         return {
             "class_count_": count,
             "class_log_prior_": xp.astype(log_prior, dtype),
-            "n_categories_": n_cat,
+            # In the namespace and on the device of the fit like every fitted
+            # array; the statistics keep the host copy the code indexes with.
+            "n_categories_": xp.asarray(n_cat, device=counts.device),
             "_category_count_": counts,
             "_feature_log_prob_": xp.astype(flp, dtype),
             "_weight_": contiguous(xp.astype(flp.T, dtype), xp=xp),

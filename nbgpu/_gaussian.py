@@ -197,7 +197,10 @@ class GaussianNB(_BaseNB):
         # Scoring weights: the quadratic form expanded around the overall mean;
         # terms[c, j] is feature j's contribution at that mean (dropped where j is missing).
         precision = 1.0 / var
-        centred = mean - mean_all
+        # Expand around the shift exactly as scoring will subtract it (rounded
+        # to the score dtype), or float32 loses the offset of large means.
+        shift = xp.astype(xp.astype(mean_all, dtype), mean_all.dtype)
+        centred = mean - shift
         terms = -0.5 * xp.log(2.0 * math.pi * var) - 0.5 * centred * centred * precision
         const = log_prior + xp.sum(terms, axis=1)
         weight = xp.concat([-0.5 * precision, centred * precision], axis=1)
@@ -207,7 +210,7 @@ class GaussianNB(_BaseNB):
             "class_count_": rows,
             "class_prior_": xp.astype(prior, dtype),
             "epsilon_": float(epsilon),
-            "_shift_": xp.astype(mean_all, dtype),
+            "_shift_": xp.astype(shift, dtype),
             "_weight_": contiguous(xp.astype(weight.T, dtype), xp=xp),
             "_const_": xp.astype(const, dtype),
             "_terms_": xp.astype(terms.T, dtype),

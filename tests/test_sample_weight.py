@@ -31,8 +31,9 @@ def test_integer_weights_equal_repeated_rows(name, container):
     assert_models_equal(weighted, repeated, name, rtol=1e-10)
 
 
+@pytest.mark.parametrize("container", list(CONTAINERS))
 @pytest.mark.parametrize("name", MODELS)
-def test_zero_weights_equal_dropped_rows(name):
+def test_zero_weights_equal_dropped_rows(name, container):
     X, y = random_data(name, n=60, d=5, k=3, seed=32)
     # The dropped rows hold extreme values: they must not leak into any
     # statistic (GaussianNB's epsilon_, CategoricalNB's n_categories_).
@@ -40,8 +41,9 @@ def test_zero_weights_equal_dropped_rows(name):
     w = np.ones(60)
     w[::4] = 0
     keep = w > 0
-    weighted = ours(name).fit(X, y, sample_weight=w)
-    dropped = ours(name).fit(X[keep], y[keep])
+    wrap = CONTAINERS[container]
+    weighted = ours(name).fit(wrap(X), y, sample_weight=w)
+    dropped = ours(name).fit(wrap(X[keep]), y[keep])
     assert_models_equal(weighted, dropped, name, rtol=1e-10)
 
 

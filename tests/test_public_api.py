@@ -1,0 +1,37 @@
+"""The flat public API: ``nbgpu.__all__`` is sorted and every name imports."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+from sklearn.base import is_classifier
+
+import nbgpu
+from _data import MODELS
+
+
+def test_all_is_sorted_and_unique():
+    assert list(nbgpu.__all__) == sorted(nbgpu.__all__)
+    assert len(set(nbgpu.__all__)) == len(nbgpu.__all__)
+
+
+@pytest.mark.parametrize("name", nbgpu.__all__)
+def test_every_name_imports(name):
+    module = importlib.import_module("nbgpu")
+    assert getattr(module, name) is not None
+    exec(f"from nbgpu import {name}", {})  # noqa: S102  (the import statement users write)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_the_five_models_are_public_classifiers(name):
+    assert name in nbgpu.__all__
+    assert is_classifier(getattr(nbgpu, name)())
+
+
+def test_version():
+    assert isinstance(nbgpu.__version__, str) and nbgpu.__version__.count(".") >= 2
+
+
+def test_no_private_names_exported():
+    assert not [n for n in nbgpu.__all__ if n.startswith("_") and n != "__version__"]

@@ -8,6 +8,7 @@ the device of its input.
 from ._categorical import CategoricalNB
 from ._discrete import BernoulliNB, ComplementNB, MultinomialNB
 from ._gaussian import GaussianNB
+from ._persistence import load, save
 
 __version__ = "0.1.0"
 
@@ -18,4 +19,6 @@ __all__ = [
     "GaussianNB",
     "MultinomialNB",
     "__version__",
+    "load",
+    "save",
 ]

@@ -127,7 +127,7 @@ def align_labels(y, classes, *, where):
             converted = y.astype(classes.dtype) if classes.dtype.kind in "US" else y.astype(classes.dtype.type)
         except (ValueError, TypeError):
             converted = None
-        if converted is not None and classes.dtype.kind not in "US" and not np.all(converted == y):
+        if converted is not None and y.dtype.kind == "f" and not np.all(converted == y):
             converted = None  # e.g. 1.5 would truncate to 1
     found = np.zeros(y.shape, dtype=bool) if converted is None else np.isin(converted, classes)
     if not np.all(found):
@@ -187,7 +187,7 @@ class SvmlightReader:
         for offset in range(0, size, self.chunk_bytes):
             try:
                 X, y = load_svmlight_file(
-                    self.path, n_features=n_features, dtype=self.dtype, zero_based=zero_based,
+                    str(self.path), n_features=n_features, dtype=self.dtype, zero_based=zero_based,
                     offset=offset, length=self.chunk_bytes,
                 )
             except ValueError as exc:

@@ -248,30 +248,22 @@ def _read_archive(path):
     """(header dict, arrays dict) of a model file, every member checked."""
     where = str(path)
     try:
-        archive = np.load(path, allow_pickle=False)
+        handle = open(path, "rb")  # noqa: SIM115  (closed below, also when np.load fails)
     except FileNotFoundError as exc:
-        msg = f"{where}: no such file"
-        raise ValueError(msg) from exc
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
-        msg = f"{where} is not an nbgpu model file (not a readable .npz archive: {exc})"
-        raise ValueError(msg) from exc
-    if not isinstance(archive, np.lib.npyio.NpzFile):
-        msg = f"{where} is not an nbgpu model file (it is a single .npy array, not an archive)"
-        raise ValueError(msg)
-    with archive:
-        members = {}
-        for key in archive.files:
-            try:
-                members[key] = archive[key]
-            except ValueError as exc:
-                if "allow_pickle" in str(exc) or "Object arrays" in str(exc):
-                    msg = f"{where}: member {key!r} is an object array; refusing to load it (that would need pickle)"
-                else:
-                    msg = f"{where}: member {key!r} cannot be read ({exc})"
-                raise ValueError(msg) from exc
-            except (OSError, EOFError, zipfile.BadZipFile, zipfile.LargeZipFile) as exc:
-                msg = f"{where} is corrupted: member {key!r} cannot be read ({exc})"
-                raise ValueError(msg) from exc
+        raise ValueError(f"{where}: no such file") from exc
+    except OSError as exc:
+        raise ValueError(f"{where} cannot be read ({exc})") from exc
+    with handle:
+        try:
+            archive = np.load(handle, allow_pickle=False)
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+            msg = f"{where} is not an nbgpu model file (not a readable .npz archive: {exc})"
+            raise ValueError(msg) from exc
+        if not isinstance(archive, np.lib.npyio.NpzFile):
+            msg = f"{where} is not an nbgpu model file (it is a single .npy array, not an archive)"
+            raise ValueError(msg)
+        with archive:
+            members = {key: _member(archive, key, where) for key in archive.files}
     header = _parse_header(members.pop("header", None), where)
     listed = header.get("arrays")
     if not isinstance(listed, dict) or set(listed) != set(members):
@@ -284,6 +276,20 @@ def _read_archive(path):
             msg = f"{where} has been tampered with or corrupted: array {key!r} does not match its checksum"
             raise ValueError(msg)
     return header, members
+
+
+def _member(archive, key, where):
+    try:
+        return archive[key]
+    except ValueError as exc:
+        if "allow_pickle" in str(exc) or "Object arrays" in str(exc):
+            msg = f"{where}: member {key!r} is an object array; refusing to load it (that would need pickle)"
+        else:
+            msg = f"{where}: member {key!r} cannot be read ({exc})"
+        raise ValueError(msg) from exc
+    except (OSError, EOFError, zipfile.BadZipFile, zipfile.LargeZipFile) as exc:
+        msg = f"{where} is corrupted: member {key!r} cannot be read ({exc})"
+        raise ValueError(msg) from exc
 
 
 def _parse_header(raw, where):

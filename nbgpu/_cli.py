@@ -8,6 +8,7 @@ non-zero exit status. Files it writes appear whole or not at all.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import os
@@ -219,7 +220,7 @@ def _label_text(labels):
 def cmd_predict(args):
     loaded, like = _load_model(args)
     classes = np.asarray(to_numpy(loaded.model.classes_))
-    target = atomic_output(args.output, "w") if args.output else _stdout()
+    target = atomic_output(args.output, "w") if args.output else contextlib.nullcontext(sys.stdout)
     with target as out:
         if args.proba:
             out.write(",".join(["prediction", *(f"proba_{c}" for c in _label_text(classes))]) + "\n")
@@ -232,14 +233,6 @@ def cmd_predict(args):
             else:
                 out.write("\n".join(predicted) + "\n")
     return 0
-
-
-class _stdout:
-    def __enter__(self):
-        return sys.stdout
-
-    def __exit__(self, *exc):
-        sys.stdout.flush()
 
 
 # --------------------------------------------------------------------------- #

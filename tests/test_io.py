@@ -170,3 +170,26 @@ def test_labels_typed_and_aligned():
         align_labels(np.array([1.5]), np.array([1, 3]), where="f")
     with pytest.raises(ValueError, match=r"\['dog'\]"):
         align_labels(np.array(["cat", "dog"]), np.array(["cat"]), where="f")
+
+
+def test_progress_bar_only_on_a_terminal(monkeypatch):
+    import io
+    import sys
+
+    from tqdm import tqdm
+
+    from nbgpu._io import progress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    term = Terminal()
+    monkeypatch.setattr(sys, "stderr", term)
+    bar = progress("reading", total=10)
+    assert isinstance(bar, tqdm) and bar.unit == " rows"
+    bar.update(10)
+    bar.close()
+    assert not isinstance(progress("reading", quiet=True), tqdm)
+    monkeypatch.setattr(sys, "stderr", io.StringIO())  # a pipe or a file: no bar
+    assert not isinstance(progress("reading"), tqdm)

@@ -316,6 +316,8 @@ def cmd_evaluate(args):
         true.append(codes)
         pred.append(np.argmax(proba, axis=1))
         if k > 1:
+            # Rows of float32 probabilities sum to 1 only to float32 precision.
+            proba = proba / np.sum(proba, axis=1, keepdims=True)
             loss += float(log_loss(codes, proba, labels=np.arange(k), normalize=False))
     report = evaluation_report(np.concatenate(true), np.concatenate(pred), loss, classes)
     if args.confusion_png:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import csv
 import io
 import json
 import os
@@ -217,19 +218,26 @@ def _label_text(labels):
     return [str(v) for v in np.asarray(labels).tolist()]
 
 
+def _csv_row(fields):
+    """One CSV line; labels holding commas or quotes are quoted."""
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerow(fields)
+    return buf.getvalue()
+
+
 def cmd_predict(args):
     loaded, like = _load_model(args)
     classes = np.asarray(to_numpy(loaded.model.classes_))
     target = atomic_output(args.output, "w") if args.output else contextlib.nullcontext(sys.stdout)
     with target as out:
         if args.proba:
-            out.write(",".join(["prediction", *(f"proba_{c}" for c in _label_text(classes))]) + "\n")
+            out.write(_csv_row(["prediction", *(f"proba_{c}" for c in _label_text(classes))]))
         for _, proba in _scored_batches(args, loaded, like, labels=False):
             predicted = _label_text(classes[np.argmax(proba, axis=1)])
             if args.proba:
                 buf = io.StringIO()
                 np.savetxt(buf, proba, fmt="%.6g", delimiter=",")
-                out.writelines(f"{p},{row}\n" for p, row in zip(predicted, buf.getvalue().splitlines()))
+                out.writelines(f"{_csv_row([p])[:-1]},{row}\n" for p, row in zip(predicted, buf.getvalue().splitlines()))
             else:
                 out.write("\n".join(predicted) + "\n")
     return 0

@@ -252,3 +252,19 @@ def test_failure_midway_leaves_no_partial_output(small, tmp_path):
           cwd=tmp_path, match="not a valid svmlight")
     assert (tmp_path / "pred.txt").read_text() == "previous\n"
     assert sorted(os.listdir(tmp_path)) == ["late.svm", "pred.txt"]
+
+
+def test_predict_proba_is_valid_csv_for_any_label(tmp_path, capsys):
+    import csv
+
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 3, size=(30, 4))
+    y = np.array(["a,b", 'c"d', "e"])[np.arange(30) % 3]
+    model = nbgpu.MultinomialNB().fit(X, y)
+    nbgpu.save(model, tmp_path / "q.nbgpu")
+    np.savetxt(tmp_path / "q.csv", X, delimiter=",", fmt="%d")
+    assert main(["predict", str(tmp_path / "q.nbgpu"), str(tmp_path / "q.csv"), "--proba"]) == 0
+    rows = list(csv.reader(capsys.readouterr().out.splitlines()))
+    assert rows[0] == ["prediction", "proba_a,b", 'proba_c"d', "proba_e"]
+    assert [r[0] for r in rows[1:]] == model.predict(X).tolist()
+    np.testing.assert_allclose(np.array([r[1:] for r in rows[1:]], dtype=float), model.predict_proba(X), rtol=1e-5)

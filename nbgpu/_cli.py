@@ -64,6 +64,16 @@ def _positive_int(text):
     return value
 
 
+def _positive_float(text):
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
 def _ngram_range(text):
     try:
         low, high = (int(v) for v in text.split(","))
@@ -449,7 +459,7 @@ def build_parser():
     data = argparse.ArgumentParser(add_help=False)
     data.add_argument("--format", choices=("auto", *FORMATS), default="auto",
                       help="input format (default: from the extension: .svm/.svmlight/.libsvm, .npz, .csv, .jsonl)")
-    data.add_argument("--chunk-mb", type=float, default=CHUNK_BYTES / 2**20,
+    data.add_argument("--chunk-mb", type=_positive_float, default=CHUNK_BYTES / 2**20,
                       help="MiB of file read per chunk (bounds memory; default %(default)g)")
     data.add_argument("--dtype", choices=("float32", "float64"), default="float64",
                       help="float type of the features (default %(default)s)")

@@ -10,6 +10,7 @@ from ._columnwise import ColumnwiseNB
 from ._discrete import BernoulliNB, ComplementNB, MultinomialNB
 from ._gaussian import GaussianNB
 from ._normal import NormalBayesClassifier
+from ._persistence import load, save
 from ._poisson import PoissonNB
 from ._streaming import fit_stream, svmlight_chunks
 
@@ -26,5 +27,7 @@ __all__ = [
     "PoissonNB",
     "__version__",
     "fit_stream",
+    "load",
+    "save",
     "svmlight_chunks",
 ]

@@ -542,3 +542,63 @@ def sparse_onehot_nonzero(X, offsets, *, dtype):
     data = lib.ones(cols.shape[0], dtype=dtype)
     shape = (X.shape[0], n_columns + X.shape[1])
     return sparse.csr_matrix((data, cols, X.indptr.copy()), shape=shape)
+
+
+# --------------------------------------------------------------------------- #
+# Choosing a device and moving host data to it (command line, comparisons)
+# --------------------------------------------------------------------------- #
+def gpu_array_like():
+    """An empty cupy array on the current GPU, or None when no GPU works.
+
+    A GPU "works" when cupy imports and a small computation on it succeeds
+    (a machine with cupy installed but no driver gives None).
+    """
+    try:
+        import cupy
+        import cupyx.scipy.sparse  # noqa: F401  (lets is_sparse see cupyx matrices)
+
+        like = cupy.empty(0, dtype=cupy.float64)
+        float(cupy.ones(2).sum())
+        return like
+    except Exception:  # ImportError, CUDA errors: no usable GPU
+        return None
+
+
+def host_to_like(X, like):
+    """A host numpy array or scipy.sparse matrix on the namespace/device of ``like``.
+
+    ``like=None`` (or a numpy array) keeps ``X`` on the host; a cupy array
+    moves dense ``X`` to a cupy array and sparse ``X`` to the matching
+    ``cupyx.scipy.sparse`` format.
+    """
+    if like is None or isinstance(like, np.ndarray):
+        return X
+    if sp.issparse(X):
+        import cupyx.scipy.sparse as csp
+
+        fmt = X.format if X.format in ("csr", "csc") else "csr"
+        return getattr(csp, f"{fmt}_matrix")(X.asformat(fmt))
+    return to_namespace(X, array_api_compat.array_namespace(like), array_api_compat.device(like))
+
+
+def synchronize(like):
+    """Wait until the device of ``like`` has finished its queued work (timings)."""
+    if like is None or isinstance(like, np.ndarray):
+        return
+    xp = array_api_compat.array_namespace(like)
+    if is_cupy_namespace(xp):
+        import cupy
+
+        cupy.cuda.get_current_stream().synchronize()
+    elif is_torch_namespace(xp) and like.device.type == "cuda":
+        import torch
+
+        torch.cuda.synchronize(like.device)
+
+
+def host_sparse(fmt, data, indices, indptr, shape):
+    """A scipy.sparse CSR/CSC matrix from its arrays (files store these)."""
+    if fmt not in ("csr", "csc"):
+        msg = f"sparse format must be 'csr' or 'csc'; got {fmt!r}."
+        raise ValueError(msg)
+    return getattr(sp, f"{fmt}_matrix")((data, indices, indptr), shape=tuple(int(s) for s in shape))

@@ -2,7 +2,8 @@
 # One call on a GPU machine: the GPU test suite and the GPU benchmarks.
 #
 # The machine has no network. If .whl/ holds wheels (numpy, scipy,
-# scikit-learn, array-api-compat, array-api-strict, pytest, pytest-benchmark,
+# scikit-learn, array-api-compat, array-api-strict, dask, distributed (and
+# their dependencies), pytest, pytest-benchmark,
 # matplotlib, cupy-cuda12x or cupy-cuda13x, torch with CUDA, ...), they are
 # installed into a fresh virtual environment with `pip --no-index`;
 # otherwise the python on PATH must already have them. nbgpu itself runs

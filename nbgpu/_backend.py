@@ -48,6 +48,12 @@ def is_sparse(X) -> bool:
     return mod is not None and mod.issparse(X)
 
 
+def is_dask_array(X) -> bool:
+    """True for a Dask array (only looked for when Dask is already imported)."""
+    mod = sys.modules.get("dask.array")
+    return mod is not None and isinstance(X, mod.Array)
+
+
 def _sparse_lib(X):
     """The dense library (numpy or cupy) behind a sparse matrix."""
     if sp.issparse(X):

@@ -12,6 +12,7 @@ the end, so a call that raises leaves a fitted model exactly as it was.
 
 from __future__ import annotations
 
+import functools
 import math
 from numbers import Real
 
@@ -26,6 +27,7 @@ from ._backend import (
     accumulation_dtype,
     get_namespace,
     is_array,
+    is_dask_array,
     map_row_blocks,
     result_dtype,
     to_namespace,
@@ -117,6 +119,27 @@ def log_or_neg_inf(x, *, xp):
 # --------------------------------------------------------------------------- #
 # The estimator base class
 # --------------------------------------------------------------------------- #
+def dask_blockwise(method):
+    """Let ``method(X)`` map over the row blocks of a Dask array ``X``, lazily.
+
+    Any other input goes to ``method`` itself, which is what each block runs.
+    """
+
+    @functools.wraps(method)
+    def wrapper(self, X):
+        if is_dask_array(X):
+            from ._dask import dask_map
+
+            return dask_map(self, X, method.__name__)
+        return method(self, X)
+
+    return wrapper
+
+
+def _any_dask(*values):
+    return any(is_dask_array(v) for v in values)
+
+
 def to_namespace_tree(value, xp, device):
     """Every array inside nested dicts/tuples/lists moved to ``xp`` on ``device``."""
     if is_array(value):
@@ -236,6 +259,10 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         self : object
             The fitted estimator.
         """
+        if _any_dask(X, y, sample_weight):
+            from ._dask import dask_fit
+
+            return dask_fit(self, X, y, sample_weight, None, reset=True)
         return self._fit_batch(X, y, None, sample_weight, reset=True)
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
@@ -265,6 +292,10 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         if first and classes is None:
             msg = "classes must be passed on the first call to partial_fit."
             raise ValueError(msg)
+        if _any_dask(X, y, sample_weight):
+            from ._dask import dask_fit
+
+            return dask_fit(self, X, y, sample_weight, classes, reset=first)
         return self._fit_batch(X, y, classes, sample_weight, reset=first)
 
     def _fit_batch(self, X, y, classes, sample_weight, *, reset):
@@ -358,6 +389,7 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
             out.append(a if a.dtype == dtype else xp.astype(a, dtype))
         return out
 
+    @dask_blockwise
     def predict_joint_log_proba(self, X):
         """Joint log-probability ``log P(x, c)`` of every sample and class.
 
@@ -373,6 +405,7 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         """
         return self._jll(X)[0]
 
+    @dask_blockwise
     def predict_log_proba(self, X):
         """Log of the posterior probability of every class.
 
@@ -387,6 +420,7 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         jll, xp, _ = self._jll(X)
         return log_posterior(jll, xp=xp)
 
+    @dask_blockwise
     def predict_proba(self, X):
         """Posterior probability of every class.
 
@@ -402,6 +436,7 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         jll, xp, _ = self._jll(X)
         return xp.exp(log_posterior(jll, xp=xp))
 
+    @dask_blockwise
     def predict(self, X):
         """The class of least expected loss of every sample.
 
@@ -425,6 +460,7 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         risk, xp, device = self._risk(X)
         return self._labels_of(xp.argmin(risk, axis=1), xp=xp, device=device)
 
+    @dask_blockwise
     def predict_risk(self, X):
         """Conditional risk (expected loss) of deciding each class.
 
@@ -494,6 +530,11 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         """
         from sklearn.metrics import accuracy_score
 
+        if is_dask_array(X):
+            from ._dask import dask_score
+
+            return dask_score(self, X, y, sample_weight)
+        y, sample_weight = (v.compute() if is_dask_array(v) else v for v in (y, sample_weight))
         pred = to_numpy(self.predict(X))
         y = to_numpy(y) if is_array(y) else np.asarray(y)
         sw = None if sample_weight is None else (to_numpy(sample_weight) if is_array(sample_weight) else sample_weight)
@@ -530,6 +571,12 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         return self
 
     # ---- merging and exchange ------------------------------------------ #
+    def _refitted(self, stats):
+        """A new fitted model with this one's parameters, labels and features, from ``stats``."""
+        from ._interchange import refit
+
+        return refit(self, stats)
+
     def merge(self, other):
         """The model fitted on the union of the data of ``self`` and ``other``.
 

@@ -430,25 +430,10 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, _BaseComposition):
                 total = total + part._log_base_measure(Xp, xp=xp, device=device, dtype=dtype)
         return total
 
-    def merge(self, other):
-        """The model fitted on the union of the data of ``self`` and ``other``.
-
-        Part by part, exactly as ``partial_fit`` merges batches; both must
-        have the same parts (names, estimators and their parameters, columns).
-
-        Parameters
-        ----------
-        other : ColumnwiseNB
-            Fitted on disjoint data, with the same parameters.
-
-        Returns
-        -------
-        merged : ColumnwiseNB
-            A new fitted model; neither ``self`` nor ``other`` is changed.
-        """
-        merged = super().merge(other)
-        merged._adopt_parts()
-        return merged
+    def _refitted(self, stats):
+        refitted = super()._refitted(stats)
+        refitted._adopt_parts()
+        return refitted
 
     # ---- moving and tags --------------------------------------------- #
     def to_device(self, like=None, *, xp=None, device=None):

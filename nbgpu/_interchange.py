@@ -104,12 +104,12 @@ def _refit_attributes(est, stats, *, xp, device, dtype):
     return new
 
 
-def _first_array(tree):
+def first_array(tree):
     if is_array(tree) and not (isinstance(tree, np.ndarray) and tree.dtype.kind not in "biuf"):
         return tree
     values = tree.values() if isinstance(tree, dict) else tree if isinstance(tree, (tuple, list)) else ()
     for v in values:
-        found = _first_array(v)
+        found = first_array(v)
         if found is not None:
             return found
     return None
@@ -158,11 +158,21 @@ def merge_models(a, b):
     if (na is None) != (nb is None) or (na is not None and not np.array_equal(na, nb)):
         msg = "`other` was fitted with different feature names than this model; they must match."
         raise ValueError(msg)
-    like = _first_array(a._stats)
+    like = first_array(a._stats)
     xp, device = get_namespace(like), get_device(like)
     stats = a._merge(to_namespace_tree(a._stats, xp, device), to_namespace_tree(b._stats, xp, device), xp=xp)
-    dtype = xp.float32 if getattr(a, "_fit_dtype_", "float64") == "float32" else result_dtype(xp.float64, xp, device)
-    return _refit_attributes(a, stats, xp=xp, device=device, dtype=dtype)
+    return a._refitted(stats)
+
+
+def refit(est, stats):
+    """A new fitted copy of ``est`` whose attributes are finalized from ``stats``.
+
+    In the namespace and on the device of ``stats``, with the score dtype of ``est``.
+    """
+    like = first_array(stats)
+    xp, device = get_namespace(like), get_device(like)
+    dtype = xp.float32 if getattr(est, "_fit_dtype_", "float64") == "float32" else result_dtype(xp.float64, xp, device)
+    return _refit_attributes(est, stats, xp=xp, device=device, dtype=dtype)
 
 
 def to_sklearn(est):

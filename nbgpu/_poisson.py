@@ -11,7 +11,7 @@ cost of the product) is added only where it matters:
 from __future__ import annotations
 
 from ._backend import contiguous, get_namespace, is_sparse, lgamma, sparse_matmul, sparse_values, sparse_with_values
-from ._base import _BaseNB, safe_log
+from ._base import _BaseNB, dask_blockwise, safe_log
 from ._discrete import _CountNB
 from ._validation import check_non_negative
 
@@ -27,6 +27,7 @@ class _BaseMeasureMixin:
     def _log_base_measure(self, X, *, xp, device, dtype):
         raise NotImplementedError
 
+    @dask_blockwise
     def predict_joint_log_proba(self, X):
         jll, _, _ = self._jll(X)
         X, xp, device = self._validated_for_scoring(X)

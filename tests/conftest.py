@@ -139,6 +139,11 @@ def active_backends():
     return [n for n, b in _BACKENDS.items() if b is not None]
 
 
+def backend_named(name):
+    """The Backend of an active backend name (for tests parametrized by hand)."""
+    return _BACKENDS[name]
+
+
 def pytest_generate_tests(metafunc):
     if "backend" in metafunc.fixturenames:
         metafunc.parametrize("backend", active_backends(), indirect=True)

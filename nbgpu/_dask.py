@@ -1,0 +1,273 @@
+"""Fitting and scoring Dask arrays: one task per row block, a tree of merges.
+
+A Dask array (numpy or cupy blocks, dense or scipy/cupyx sparse, chunked by
+rows) is fitted as DESIGN.md §3 says: every row block is fitted on a worker
+by ``partial_fit`` of a fresh clone of the estimator, and the per-block
+statistics (classes × features) are combined by the model's own ``_merge``
+in a tree whose fan-in is ``SPLIT_EVERY``. Rows never leave their worker;
+the blocks run in parallel; the client only finalizes the merged statistics.
+Prediction maps the fitted model over the row blocks and returns a lazy
+Dask array.
+
+This module is imported only when an input is a Dask array, so users who do
+not use Dask never import it.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import clone
+
+from ._backend import get_device, get_namespace, is_dask_array, to_numpy
+from ._base import to_namespace_tree
+from ._validation import check_classes
+
+# How many children a merge task combines: a few, so the tree is shallow and
+# no task holds more than a few sets of statistics at once.
+SPLIT_EVERY = 8
+
+
+# --------------------------------------------------------------------------- #
+# Arguments: row blocks of X, and y / sample_weight cut to match
+# --------------------------------------------------------------------------- #
+def _rows_only(X):
+    """``X`` with every column in one chunk, so that a block is a set of whole rows."""
+    if X.ndim != 2:
+        msg = f"Expected a 2D Dask array for `X`, got {X.ndim}D array of shape {X.shape} instead."
+        raise ValueError(msg)
+    if X.numblocks[1] != 1:
+        X = X.rechunk({1: -1})
+    return X
+
+
+def _known_row_chunks(X, name):
+    chunks = X.chunks[0]
+    if any(c != c for c in chunks):  # NaN: sizes not known yet
+        msg = (
+            f"`{name}` has row blocks of unknown size; pass `y` (and `sample_weight`) "
+            f"as Dask arrays with the same blocks, or call {name}.compute_chunk_sizes() first."
+        )
+        raise ValueError(msg)
+    return chunks
+
+
+def _row_pieces(values, X, name):
+    """``values`` (labels or weights) cut into pieces matching X's row blocks.
+
+    A Dask array gives one delayed piece per block (rechunked to X's blocks
+    where the sizes are known); anything else is cut on the client, so it
+    travels with its block's task. ``None`` gives ``None`` for every block.
+    """
+    n_blocks = X.numblocks[0]
+    if values is None or isinstance(values, numbers.Number):
+        return [values] * n_blocks
+    if is_dask_array(values):
+        if values.ndim != 1:
+            msg = f"`{name}` must be 1-D with one entry per row of X; got shape {values.shape}."
+            raise ValueError(msg)
+        if not any(c != c for c in X.chunks[0] + values.chunks[0]):
+            if values.shape[0] != X.shape[0]:
+                msg = f"`{name}` has {values.shape[0]} entries but X has {X.shape[0]} rows; they must match."
+                raise ValueError(msg)
+            values = values.rechunk((X.chunks[0],))
+        elif values.numblocks[0] != n_blocks:
+            msg = (
+                f"`{name}` has {values.numblocks[0]} row blocks of unknown size but X has "
+                f"{n_blocks}; give them the same blocks."
+            )
+            raise ValueError(msg)
+        return list(values.to_delayed().ravel())
+    host = values if hasattr(values, "shape") and not isinstance(values, list) else np.asarray(values)
+    chunks = _known_row_chunks(X, "X")
+    if len(host.shape) != 1 or host.shape[0] != X.shape[0]:
+        msg = f"`{name}` must hold one entry per row of X ({X.shape[0]}); got shape {tuple(host.shape)}."
+        raise ValueError(msg)
+    bounds = np.cumsum((0, *chunks))
+    return [host[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def _find_classes(y):
+    """Sorted distinct labels of ``y``: on the workers when ``y`` is a Dask array."""
+    if is_dask_array(y):
+        import dask.array as da
+
+        return check_classes(da.unique(y).compute())
+    return check_classes(np.unique(np.asarray(y)) if not hasattr(y, "shape") else np.unique(to_numpy(y)))
+
+
+# --------------------------------------------------------------------------- #
+# Tasks (they run on the workers; module-level so they pickle by reference)
+# --------------------------------------------------------------------------- #
+def _fit_block(template, X, y, weight, classes):
+    """A clone of ``template`` fitted on one row block; ``None`` for an empty block."""
+    if X.shape[0] == 0:
+        return None
+    return clone(template).partial_fit(X, y, classes=classes, sample_weight=weight)
+
+
+def _merge_children(template, children):
+    """``(a fitted model, merged statistics)`` of several children (models or pairs)."""
+    model, stats = None, None
+    for child in children:
+        if child is None:
+            continue
+        child_model, child_stats = (child, child._stats) if not isinstance(child, tuple) else child
+        if stats is None:
+            model, stats = child_model, child_stats
+            continue
+        stats = _merge_stats(template, stats, child_stats)
+    return None if stats is None else (model, stats)
+
+
+def _merge_stats(template, a, b):
+    """``a`` and ``b`` merged by the model's ``_merge``, in the namespace and on the device of ``a``."""
+    from ._interchange import first_array
+
+    like = first_array(a)
+    xp, device = get_namespace(like), get_device(like)
+    return template._merge(a, to_namespace_tree(b, xp, device), xp=xp)
+
+
+def _call_method(X, model, name):
+    return getattr(model, name)(X)
+
+
+# --------------------------------------------------------------------------- #
+# The public operations
+# --------------------------------------------------------------------------- #
+def dask_fit(estimator, X, y, sample_weight, classes, *, reset):
+    """Fit (``reset``) or update ``estimator`` on a Dask array; returns it.
+
+    Nothing of the estimator changes until the merged statistics are back:
+    a failing block (bad values, unknown labels) raises and leaves it as it was.
+    """
+    import dask
+
+    estimator._validate_params()
+    if not is_dask_array(X):
+        # y (or sample_weight) is a Dask array but X is not: cut X into blocks like y.
+        import dask.array as da
+
+        X = da.from_array(X, chunks=(y.chunks[0] if is_dask_array(y) else X.shape[0], X.shape[1]))
+    X = _rows_only(X)
+    if not reset:
+        if X.shape[1] != estimator.n_features_in_:
+            msg = (
+                f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting "
+                f"{estimator.n_features_in_} features as input."
+            )
+            raise ValueError(msg)
+        if classes is not None and not np.array_equal(to_numpy(check_classes(classes)), to_numpy(estimator.classes_)):
+            msg = (
+                f"`classes={to_numpy(check_classes(classes)).tolist()}` is not the same as on the "
+                f"first call to partial_fit, was: {to_numpy(estimator.classes_).tolist()}."
+            )
+            raise ValueError(msg)
+        classes = estimator.classes_
+    elif classes is None:
+        classes = _find_classes(y)
+    else:
+        classes = check_classes(classes)
+
+    template = clone(estimator)
+    blocks = X.to_delayed().ravel()
+    ys = _row_pieces(y, X, "y")
+    ws = _row_pieces(sample_weight, X, "sample_weight")
+    fit_block = dask.delayed(_fit_block, pure=True)
+    level = [fit_block(template, xb, yb, wb, classes) for xb, yb, wb in zip(blocks, ys, ws)]
+    merge = dask.delayed(_merge_children, pure=True)
+    while len(level) > 1:
+        level = [merge(template, level[i : i + SPLIT_EVERY]) for i in range(0, len(level), SPLIT_EVERY)]
+    (result,) = dask.compute(merge(template, level) if level else None)
+    if result is None:
+        msg = f"`X` is empty: found a Dask array with 0 rows (shape={X.shape}) while a minimum of 1 is required."
+        raise ValueError(msg)
+    model, stats = result
+    if not reset:
+        stats = _merge_stats(estimator, estimator._stats, stats)
+    fitted = model._refitted(stats)
+
+    # Commit: the fitted state of the block model, under the caller's parameters.
+    params = estimator.get_params(deep=False)
+    for name in [n for n in vars(estimator) if n not in params]:
+        del estimator.__dict__[name]
+    estimator.__dict__.update({k: v for k, v in vars(fitted).items() if k not in params})
+    if not reset:
+        estimator.classes_ = classes
+    return estimator
+
+
+def dask_map(estimator, X, name):
+    """``estimator.<name>(X)`` for every row block of Dask array ``X``: a lazy Dask array."""
+    estimator._check_is_fitted()
+    X = _rows_only(X)
+    if X.shape[1] != estimator.n_features_in_:
+        msg = (
+            f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting "
+            f"{estimator.n_features_in_} features as input."
+        )
+        raise ValueError(msg)
+    xp = get_namespace(X._meta)
+    if name == "predict":
+        classes = estimator.classes_
+        meta = classes[:0] if isinstance(classes, np.ndarray) else xp.asarray(to_numpy(classes)[:0])
+        kwargs = {"drop_axis": 1}
+    else:
+        k = estimator.classes_.shape[0]
+        dtype = np.float32 if X.dtype == np.float32 else np.float64
+        meta = xp.empty((0, k), dtype=dtype)
+        kwargs = {"chunks": (X.chunks[0], (k,))}
+    return X.map_blocks(_call_method, _shared(estimator), name, meta=meta, **kwargs)
+
+
+def _shared(obj):
+    """``obj`` as an argument of many tasks, sent to the cluster once.
+
+    Under a distributed client it is scattered to every worker (a fitted
+    model inside the graph would travel with the graph, once per compute);
+    with Dask's local schedulers it is one constant of the graph.
+    """
+    import dask
+    from dask.base import get_scheduler
+
+    try:
+        from distributed import get_client
+
+        client = get_client()
+    except (ImportError, ValueError):  # no distributed, or no client running
+        client = None
+    if client is None or get_scheduler() != client.get:  # Dask's local schedulers
+        return dask.delayed(obj, pure=True)
+    return client.scatter(obj, broadcast=True, hash=False)
+
+
+def dask_score(estimator, X, y, sample_weight):
+    """Mean accuracy of ``predict(X)`` against ``y`` (weighted), computed by Dask."""
+    import dask.array as da
+
+    pred = dask_map(estimator, X, "predict")
+    truth, weight = (_as_dask_rows(v, pred, name) for v, name in ((y, "y"), (sample_weight, "sample_weight")))
+    hit = (pred == truth).astype(np.float64)
+    if weight is None:
+        return float(hit.mean().compute())
+    return float(da.average(hit, weights=weight).compute())
+
+
+def _as_dask_rows(values, pred, name):
+    """Labels or weights as a Dask array with the row blocks of ``pred``."""
+    import dask.array as da
+
+    if values is None:
+        return None
+    if not is_dask_array(values):
+        chunks = _known_row_chunks(pred, "X")
+        values = np.asarray(to_numpy(values) if hasattr(values, "shape") else values)
+        values = da.from_array(values, chunks=(chunks,)) if values.shape == pred.shape else values
+    if values.shape != pred.shape and not any(c != c for c in pred.shape + values.shape):
+        msg = f"`{name}` has shape {values.shape} but X has {pred.shape[0]} rows; they must match."
+        raise ValueError(msg)
+    if not any(c != c for c in pred.chunks[0] + values.chunks[0]):
+        values = values.rechunk((pred.chunks[0],))
+    return values

@@ -1,0 +1,202 @@
+"""Dask arrays: fit and predict on a real ``dask.distributed.LocalCluster``.
+
+The cluster has two worker processes on loopback. A Dask fit must equal the
+in-memory fit on the concatenated data (attributes to rounding, same
+predictions), predict must stay lazy, and a worker that dies mid-fit must
+give either the right model or an error, never a wrong model.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+
+from sklearn.base import clone  # noqa: E402
+
+import nbgpu  # noqa: E402
+from _data import MODELS, assert_models_equal, assert_snapshots_equal, random_data, snapshot  # noqa: E402
+from conftest import active_backends, assert_namespace, backend_named, to_numpy  # noqa: E402
+
+# Every estimator, with data it accepts.
+EXTRA = ("PoissonNB", "NormalBayesClassifier")
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address=None,
+        worker_dashboard_address=None,
+    )
+    with distributed.Client(cluster) as c:
+        yield c
+    cluster.close()
+
+
+def _data(name, n=240, d=6, k=3, seed=0):
+    base = "MultinomialNB" if name in EXTRA else name
+    X, y = random_data(base, n=n, d=d, k=k, seed=seed)
+    if name == "NormalBayesClassifier":
+        X = X + np.random.default_rng(seed).normal(size=X.shape)
+    return X, y
+
+
+def _blocks(X, rows=50, sparse=False):
+    Xd = da.from_array(X, chunks=(rows, X.shape[1]))
+    if sparse:
+        Xd = Xd.map_blocks(sp.csr_matrix, meta=sp.csr_matrix((0, 0)))
+    return Xd
+
+
+def _assert_same_model(a, b, X):
+    """Equal attributes (to rounding) and equal scores on ``X``."""
+    name = type(a).__name__
+    if name in MODELS:
+        assert_models_equal(a, b, name, rtol=1e-9)
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+    np.testing.assert_allclose(a.predict_proba(X), b.predict_proba(X), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", MODELS + EXTRA)
+def test_fit_equals_in_memory_fit(client, name):
+    X, y = _data(name)
+    model = getattr(nbgpu, name)().fit(_blocks(X), da.from_array(y, chunks=50))
+    _assert_same_model(model, getattr(nbgpu, name)().fit(X, y), X)
+
+
+@pytest.mark.parametrize("name", MODELS + ("PoissonNB",))
+def test_sparse_blocks(client, name):
+    X, y = _data(name)
+    Xd = _blocks(X, rows=70, sparse=True)  # uneven blocks: 70, 70, 70, 30
+    model = getattr(nbgpu, name)().fit(Xd, y)  # y in memory, cut to X's blocks
+    _assert_same_model(model, getattr(nbgpu, name)().fit(sp.csr_matrix(X), y), X)
+    proba = model.predict_proba(Xd)
+    assert isinstance(proba, da.Array) and proba.chunks[0] == Xd.chunks[0]
+    np.testing.assert_allclose(proba.compute(), model.predict_proba(sp.csr_matrix(X)), rtol=1e-12)
+
+
+def test_columnwise(client):
+    X, y = _data("GaussianNB", d=6)
+    Xc = np.c_[X[:, :3], np.abs(np.round(X[:, 3:] * 3))]
+    model = nbgpu.ColumnwiseNB([("g", nbgpu.GaussianNB(), [0, 1, 2]), ("c", nbgpu.PoissonNB(), slice(3, 6))])
+    fitted = model.fit(_blocks(Xc), da.from_array(y, chunks=50))
+    _assert_same_model(fitted, clone(model).fit(Xc, y), Xc)
+    assert fitted.named_estimators_["c"].classes_.tolist() == [0, 1, 2]
+
+
+def test_predict_is_lazy_and_blockwise(client):
+    X, y = _data("MultinomialNB", n=300)
+    Xd = _blocks(X, rows=60)
+    model = nbgpu.MultinomialNB().fit(Xd, y)
+    ref = nbgpu.MultinomialNB().fit(X, y)
+    for method in ("predict", "predict_proba", "predict_log_proba", "predict_joint_log_proba", "predict_risk"):
+        out = getattr(model, method)(Xd)
+        assert isinstance(out, da.Array), method
+        assert out.chunks[0] == Xd.chunks[0], method
+        np.testing.assert_allclose(out.compute(), getattr(ref, method)(X), rtol=1e-12, err_msg=method)
+    assert model.score(Xd, da.from_array(y, chunks=60)) == pytest.approx(ref.score(X, y))
+    w = np.random.default_rng(0).uniform(size=X.shape[0])
+    assert model.score(Xd, y, sample_weight=w) == pytest.approx(ref.score(X, y, sample_weight=w))
+
+
+def test_partial_fit_with_classes_and_weights(client):
+    X, y = _data("GaussianNB", n=300)
+    w = np.random.default_rng(1).uniform(0.5, 2.0, size=X.shape[0])
+    Xd, yd, wd = _blocks(X, rows=40), da.from_array(y, chunks=40), da.from_array(w, chunks=40)
+    model = nbgpu.GaussianNB()
+    model.partial_fit(Xd[:160], yd[:160], classes=[0, 1, 2], sample_weight=wd[:160])
+    model.partial_fit(Xd[160:], yd[160:], sample_weight=wd[160:])
+    _assert_same_model(model, nbgpu.GaussianNB().fit(X, y, sample_weight=w), X)
+
+
+def test_string_labels_and_float32(client):
+    X, y = _data("MultinomialNB")
+    labels = np.array(["ham", "spam", "eggs"])[y]
+    model = nbgpu.MultinomialNB().fit(_blocks(X.astype(np.float32)), da.from_array(labels, chunks=50))
+    ref = nbgpu.MultinomialNB().fit(X.astype(np.float32), labels)
+    assert model.classes_.tolist() == ["eggs", "ham", "spam"]
+    assert model.feature_log_prob_.dtype == np.float32
+    np.testing.assert_array_equal(model.predict(_blocks(X.astype(np.float32))).compute(), ref.predict(X))
+    np.testing.assert_allclose(model.feature_count_, ref.feature_count_, rtol=0)
+
+
+def test_bad_block_raises_and_leaves_model_unchanged(client):
+    X, y = _data("MultinomialNB")
+    model = nbgpu.MultinomialNB().fit(X, y)
+    before = snapshot(model)
+    bad = X.copy()
+    bad[200, 1] = -1.0  # in the last block only
+    with pytest.raises(ValueError, match="Negative values"):
+        model.partial_fit(_blocks(bad), y)
+    with pytest.raises(ValueError, match="not in the classes"):
+        model.partial_fit(_blocks(X), np.where(y == 2, 7, y))
+    with pytest.raises(ValueError, match="expecting 6 features"):
+        model.partial_fit(_blocks(X[:, :4]), y)
+    with pytest.raises(ValueError, match="`y` has 239 entries"):
+        model.fit(_blocks(X), da.from_array(y[:-1], chunks=50))
+    assert_snapshots_equal(before, snapshot(model))
+
+
+def _die_once(block, flag):
+    """Kill the worker process running this the first time (the flag file marks it)."""
+    if block.shape[0] and not os.path.exists(flag):  # not on Dask's empty probe block
+        with open(flag, "w"):
+            pass
+        os._exit(1)
+    return block
+
+
+def test_worker_dies_mid_fit(client, tmp_path):
+    """The scheduler re-runs the lost tasks on a live worker: the model is still right."""
+    X, y = _data("MultinomialNB", n=400)
+    flag = str(tmp_path / "died")
+    Xd = _blocks(X, rows=50)
+    # Block 3's producer kills its worker once, while the other blocks are being fitted.
+    parts = [b if i != 3 else b.map_blocks(_die_once, flag, meta=b._meta) for i, b in enumerate(Xd.blocks)]
+    deadly = da.concatenate(parts, axis=0)
+    model = nbgpu.MultinomialNB().fit(deadly, da.from_array(y, chunks=50))
+    assert os.path.exists(flag), "the worker was not killed: the test tested nothing"
+    _assert_same_model(model, nbgpu.MultinomialNB().fit(X, y), X)
+
+
+def test_local_scheduler_without_cluster():
+    """Without a distributed client Dask's local threads run the same graph."""
+    X, y = _data("CategoricalNB")
+    with __import__("dask").config.set(scheduler="threads"):
+        model = nbgpu.CategoricalNB().fit(_blocks(X, rows=33), y)
+    _assert_same_model(model, nbgpu.CategoricalNB().fit(X, y), X)
+
+
+# Dask blocks are arrays of numpy or cupy (and their sparse matrices).
+BLOCK_BACKENDS = [n for n in ("numpy", "numpy_readonly", "cupy") if n in active_backends()]
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+@pytest.mark.parametrize("name", ["MultinomialNB", "GaussianNB"])
+@pytest.mark.parametrize("block_backend", BLOCK_BACKENDS)
+def test_blocks_of_every_backend(block_backend, dtype, name, sparse):
+    """numpy or cupy blocks: fitted statistics and lazy outputs in the blocks' namespace."""
+    backend = backend_named(block_backend)
+    X, y = _data(name)
+    X = X.astype(dtype)
+    Xd = da.from_array(backend.asarray(X), chunks=(50, X.shape[1]), asarray=False)
+    if sparse:
+        Xd = Xd.map_blocks(lambda b: backend.sparse(to_numpy(b)), meta=backend.sparse(np.zeros((0, X.shape[1]))))
+    with __import__("dask").config.set(scheduler="threads"):
+        model = getattr(nbgpu, name)().fit(Xd, y)
+        proba = model.predict_proba(Xd).compute()
+    ref = getattr(nbgpu, name)().fit(backend.asarray(X), y)
+    assert_namespace(proba, backend)
+    assert proba.dtype == backend.asarray(X).dtype
+    rtol = 1e-5 if dtype == "float32" else 1e-9
+    np.testing.assert_allclose(to_numpy(proba), to_numpy(ref.predict_proba(backend.asarray(X))), rtol=rtol, atol=1e-7)
+    np.testing.assert_allclose(to_numpy(model.class_count_), to_numpy(ref.class_count_), rtol=0)

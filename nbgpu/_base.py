@@ -35,6 +35,7 @@ from ._backend import (
 )
 from ._validation import (
     check_classes,
+    check_classes_unchanged,
     check_loss_matrix,
     check_n_features,
     check_prior,
@@ -136,8 +137,9 @@ def dask_blockwise(method):
     return wrapper
 
 
-def _any_dask(*values):
-    return any(is_dask_array(v) for v in values)
+def _computed(*values):
+    """Dask arrays among ``values`` computed (labels or weights of in-memory ``X``)."""
+    return tuple(v.compute() if is_dask_array(v) else v for v in values)
 
 
 def to_namespace_tree(value, xp, device):
@@ -259,10 +261,11 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         self : object
             The fitted estimator.
         """
-        if _any_dask(X, y, sample_weight):
+        if is_dask_array(X):
             from ._dask import dask_fit
 
             return dask_fit(self, X, y, sample_weight, None, reset=True)
+        y, sample_weight = _computed(y, sample_weight)
         return self._fit_batch(X, y, None, sample_weight, reset=True)
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
@@ -292,10 +295,11 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         if first and classes is None:
             msg = "classes must be passed on the first call to partial_fit."
             raise ValueError(msg)
-        if _any_dask(X, y, sample_weight):
+        if is_dask_array(X):
             from ._dask import dask_fit
 
             return dask_fit(self, X, y, sample_weight, classes, reset=first)
+        y, sample_weight = _computed(y, sample_weight)
         return self._fit_batch(X, y, classes, sample_weight, reset=first)
 
     def _fit_batch(self, X, y, classes, sample_weight, *, reset):
@@ -312,13 +316,7 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
             classes = check_classes(classes) if classes is not None else unique_labels(y)
         else:
             if classes is not None:
-                given = to_numpy(check_classes(classes))
-                if not np.array_equal(given, to_numpy(self.classes_)):
-                    msg = (
-                        f"`classes={given.tolist()}` is not the same as on the "
-                        f"first call to partial_fit, was: {to_numpy(self.classes_).tolist()}."
-                    )
-                    raise ValueError(msg)
+                check_classes_unchanged(classes, self.classes_)
             classes = self.classes_
         n_classes = classes.shape[0]
         self._check_params_for_fit(n_classes, n_features)
@@ -534,7 +532,7 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
             from ._dask import dask_score
 
             return dask_score(self, X, y, sample_weight)
-        y, sample_weight = (v.compute() if is_dask_array(v) else v for v in (y, sample_weight))
+        y, sample_weight = _computed(y, sample_weight)
         pred = to_numpy(self.predict(X))
         y = to_numpy(y) if is_array(y) else np.asarray(y)
         sw = None if sample_weight is None else (to_numpy(sample_weight) if is_array(sample_weight) else sample_weight)

@@ -444,8 +444,13 @@ def run(args: argparse.Namespace) -> int:
     print(f"\nraw results: {json_path}")
     if args.png != "none":
         png_path = args.png or os.path.splitext(json_path)[0] + ".png"
-        plot(results, png_path)
-        print(f"chart: {png_path}")
+        try:
+            import matplotlib  # noqa: F401  (an optional dependency: the cli extra)
+        except ImportError:
+            print("chart: skipped, matplotlib is not installed (pip install 'nbgpu[cli]')", file=sys.stderr)
+        else:
+            plot(results, png_path)
+            print(f"chart: {png_path}")
     return 0
 
 

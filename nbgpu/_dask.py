@@ -22,7 +22,7 @@ from sklearn.base import clone
 
 from ._backend import get_device, get_namespace, is_dask_array, to_numpy
 from ._base import to_namespace_tree
-from ._validation import check_classes
+from ._validation import check_classes, check_classes_unchanged, check_n_features
 
 # How many children a merge task combines: a few, so the tree is shallow and
 # no task holds more than a few sets of statistics at once.
@@ -146,25 +146,11 @@ def dask_fit(estimator, X, y, sample_weight, classes, *, reset):
     import dask
 
     estimator._validate_params()
-    if not is_dask_array(X):
-        # y (or sample_weight) is a Dask array but X is not: cut X into blocks like y.
-        import dask.array as da
-
-        X = da.from_array(X, chunks=(y.chunks[0] if is_dask_array(y) else X.shape[0], X.shape[1]))
     X = _rows_only(X)
     if not reset:
-        if X.shape[1] != estimator.n_features_in_:
-            msg = (
-                f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting "
-                f"{estimator.n_features_in_} features as input."
-            )
-            raise ValueError(msg)
-        if classes is not None and not np.array_equal(to_numpy(check_classes(classes)), to_numpy(estimator.classes_)):
-            msg = (
-                f"`classes={to_numpy(check_classes(classes)).tolist()}` is not the same as on the "
-                f"first call to partial_fit, was: {to_numpy(estimator.classes_).tolist()}."
-            )
-            raise ValueError(msg)
+        check_n_features(estimator, X.shape[1], reset=False)
+        if classes is not None:
+            check_classes_unchanged(classes, estimator.classes_)
         classes = estimator.classes_
     elif classes is None:
         classes = _find_classes(y)
@@ -194,8 +180,6 @@ def dask_fit(estimator, X, y, sample_weight, classes, *, reset):
     for name in [n for n in vars(estimator) if n not in params]:
         del estimator.__dict__[name]
     estimator.__dict__.update({k: v for k, v in vars(fitted).items() if k not in params})
-    if not reset:
-        estimator.classes_ = classes
     return estimator
 
 
@@ -203,12 +187,7 @@ def dask_map(estimator, X, name):
     """``estimator.<name>(X)`` for every row block of Dask array ``X``: a lazy Dask array."""
     estimator._check_is_fitted()
     X = _rows_only(X)
-    if X.shape[1] != estimator.n_features_in_:
-        msg = (
-            f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting "
-            f"{estimator.n_features_in_} features as input."
-        )
-        raise ValueError(msg)
+    check_n_features(estimator, X.shape[1], reset=False)
     xp = get_namespace(X._meta)
     if name == "predict":
         classes = estimator.classes_

@@ -241,6 +241,17 @@ def check_classes(classes):
     return uniq
 
 
+def check_classes_unchanged(classes, fitted):
+    """Raise unless ``classes`` (a later ``partial_fit`` argument) equals the fitted ``classes_``."""
+    given = to_numpy(check_classes(classes))
+    if not np.array_equal(given, to_numpy(fitted)):
+        msg = (
+            f"`classes={given.tolist()}` is not the same as on the "
+            f"first call to partial_fit, was: {to_numpy(fitted).tolist()}."
+        )
+        raise ValueError(msg)
+
+
 def encode_labels(y, classes, *, xp, device):
     """Class index of every label, as an int64 array of ``xp`` on ``device``.
 

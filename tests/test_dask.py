@@ -200,3 +200,12 @@ def test_blocks_of_every_backend(block_backend, dtype, name, sparse):
     rtol = 1e-5 if dtype == "float32" else 1e-9
     np.testing.assert_allclose(to_numpy(proba), to_numpy(ref.predict_proba(backend.asarray(X))), rtol=rtol, atol=1e-7)
     np.testing.assert_allclose(to_numpy(model.class_count_), to_numpy(ref.class_count_), rtol=0)
+
+
+def test_in_memory_X_with_dask_labels(client):
+    """Labels and weights as Dask arrays beside an in-memory X are computed first."""
+    X, y = _data("BernoulliNB")
+    w = np.random.default_rng(2).uniform(size=X.shape[0])
+    model = nbgpu.BernoulliNB().fit(X, da.from_array(y, chunks=50), sample_weight=da.from_array(w, chunks=50))
+    _assert_same_model(model, nbgpu.BernoulliNB().fit(X, y, sample_weight=w), X)
+    assert model.score(X, da.from_array(y, chunks=50)) == pytest.approx(model.score(X, y))

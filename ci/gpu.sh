@@ -48,7 +48,7 @@ NBGPU_TEST_BACKENDS=numpy,cupy,torch_cuda python -m pytest -q tests/ 2>&1 | tee 
 status=${PIPESTATUS[0]}
 
 # 2. pytest-benchmark: every model x op x size, cupy against scikit-learn and numpy.
-python -m pytest -q benchmarks/ --bench-sizes small --bench-backends sklearn,nbgpu-cpu,nbgpu-gpu \
+python -m pytest -q benchmarks/ --ignore=benchmarks/test_bench_dask.py --bench-sizes small --bench-backends sklearn,nbgpu-cpu,nbgpu-gpu \
     --benchmark-json="$out/gpu-pytest-benchmark-$stamp.json" --benchmark-columns=median,min \
     --benchmark-group-by=group || { rc=$?; [ "$status" -eq 0 ] && status=$rc; }
 

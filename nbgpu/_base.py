@@ -212,7 +212,7 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
     def _joint_log_likelihood(self, X, *, xp, device, dtype):
         raise NotImplementedError
 
-    def _score_row_bytes(self, n_features, n_classes):
+    def _score_row_bytes(self, n_features, n_classes, *, xp):
         """Bytes of temporaries per row while scoring (sizes the row blocks)."""
         return 8 * n_classes
 
@@ -340,7 +340,7 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         dtype = result_dtype(X.dtype, xp, device)
         Xt = self._transform(X, xp)
         n = Xt.shape[0]
-        row_bytes = self._score_row_bytes(Xt.shape[1], self.classes_.shape[0])
+        row_bytes = self._score_row_bytes(Xt.shape[1], self.classes_.shape[0], xp=xp)
         parts = map_row_blocks(
             lambda start, stop: self._joint_log_likelihood(Xt[start:stop, ...], xp=xp, device=device, dtype=dtype),
             n,

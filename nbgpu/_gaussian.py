@@ -217,7 +217,7 @@ class GaussianNB(_BaseNB):
         }
 
     # ---- scoring ------------------------------------------------------- #
-    def _score_row_bytes(self, n_features, n_classes):
+    def _score_row_bytes(self, n_features, n_classes, *, xp):
         per_feature = 3 if self._ignore_missing else 2  # + the missing-value indicator
         return 8 * (per_feature * n_features + n_classes)
 

@@ -335,18 +335,21 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         self._check_values(X)
         return X, xp, device
 
-    def _jll(self, X):
+    def _jll(self, X, *, per_block=None):
+        """``(jll, xp, device)``; ``per_block(jll, xp)``, if given, maps each row
+        block's scores on the worker that made them (e.g. the argmax of
+        ``predict``, which then runs on all cores and concatenates less)."""
         X, xp, device = self._validated_for_scoring(X)
         dtype = result_dtype(X.dtype, xp, device)
         Xt = self._transform(X, xp)
         n = Xt.shape[0]
         row_bytes = self._score_row_bytes(Xt.shape[1], self.classes_.shape[0], xp=xp)
-        parts = map_row_blocks(
-            lambda start, stop: self._joint_log_likelihood(Xt[start:stop, ...], xp=xp, device=device, dtype=dtype),
-            n,
-            row_bytes,
-            xp=xp,
-        )
+
+        def block(start, stop):
+            jll = self._joint_log_likelihood(Xt[start:stop, ...], xp=xp, device=device, dtype=dtype)
+            return jll if per_block is None else per_block(jll, xp)
+
+        parts = map_row_blocks(block, n, row_bytes, xp=xp)
         jll = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
         return jll, xp, device
 
@@ -420,8 +423,8 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
             ``X`` when labels are numbers, a numpy array otherwise (strings).
         """
         if getattr(self, "loss_matrix", None) is None:
-            jll, xp, device = self._jll(X)
-            return self._labels_of(xp.argmax(jll, axis=1), xp=xp, device=device)
+            best, xp, device = self._jll(X, per_block=lambda jll, xp: xp.argmax(jll, axis=1))
+            return self._labels_of(best, xp=xp, device=device)
         risk, xp, device = self._risk(X)
         return self._labels_of(xp.argmin(risk, axis=1), xp=xp, device=device)
 

@@ -308,20 +308,27 @@ def _blas_single_thread():
 HOST_BLOCK_BYTES = 4 * 2**20
 
 
-def map_row_blocks(fn, n_rows, bytes_per_row, *, xp):
+def map_row_blocks(fn, n_rows, bytes_per_row, *, xp, host_budget=None):
     """``[fn(start, stop) for row blocks]``: on all cores for numpy.
 
-    Blocks hold about ``HOST_BLOCK_BYTES`` of temporaries on the CPU (numpy)
-    and are mapped over the thread pool; elsewhere about ``BLOCK_BYTES``,
-    one after the other (the device or the library is already parallel).
+    Blocks hold about ``host_budget`` (default ``HOST_BLOCK_BYTES``) of
+    temporaries on the CPU (numpy) and are mapped over the thread pool;
+    elsewhere about ``BLOCK_BYTES``, one after the other (the device or the
+    library is already parallel).
     """
     host = is_numpy_namespace(xp)
-    budget = HOST_BLOCK_BYTES if host else BLOCK_BYTES
+    budget = (host_budget or HOST_BLOCK_BYTES) if host else BLOCK_BYTES
     step = max(1, int(budget // max(bytes_per_row, 1)))
     blocks = [(a, min(a + step, n_rows)) for a in range(0, n_rows, step)]
     if not host:
         return [fn(a, b) for a, b in blocks]
     return parallel_map(lambda ab: fn(*ab), blocks)
+
+
+def host_fit_block_bytes():
+    """Temporaries of one row block of a fit on the CPU: the blocks of all
+    threads together stay within ``BLOCK_BYTES``."""
+    return max(BLOCK_BYTES // n_threads(), 1)
 
 
 def dense_class_sums(X, codes, weights, n_classes, *, xp):

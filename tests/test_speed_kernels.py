@@ -177,3 +177,19 @@ def test_categorical_scoring_blocks_match_scikit_learn(kernel_mode, dtype, missi
     np.testing.assert_allclose(
         ours.predict_joint_log_proba(Xu), dropped.predict_joint_log_proba(np.delete(X, 2, axis=1)), rtol=1e-5
     )
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gaussian_fit_blocks_match_one_block(kernel_mode, dtype, monkeypatch):
+    rng = np.random.default_rng(11)
+    y = rng.integers(0, 3, 1500)
+    X = (rng.standard_normal((1500, 6)) + y[:, None] + 50.0).astype(dtype)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    w = rng.random(1500)
+    ours = nbgpu.GaussianNB(missing="ignore").fit(X, y, sample_weight=w)
+    monkeypatch.setattr(_backend, "BLOCK_BYTES", 2**30)
+    monkeypatch.setenv("NBGPU_NUM_THREADS", "1")
+    one = nbgpu.GaussianNB(missing="ignore").fit(X, y, sample_weight=w)
+    for name in ("theta_", "var_", "class_count_"):
+        np.testing.assert_allclose(getattr(ours, name), getattr(one, name), rtol=1e-10)
+    np.testing.assert_allclose(ours.epsilon_, one.epsilon_, rtol=1e-10)

@@ -98,14 +98,18 @@ def log_posterior(jll, *, xp):
 
 
 def log_ratio(num, den, *, xp):
-    """``safe_log(num) - safe_log(den)`` with one log instead of two.
+    """``safe_log(num) - safe_log(den)`` for counts ``num >= 0``.
 
     ``den`` is small (it broadcasts, e.g. k × 1 row totals), so the k × d work
-    is one division, one maximum and one log: finalize time on wide data.
+    (finalize time on wide data) is one maximum, one log and one in-place
+    subtraction: no division, which costs as much as the log.
     """
     tiny = xp.finfo(num.dtype).smallest_normal
-    den = xp.where(den > tiny, den, xp.asarray(tiny, dtype=den.dtype, device=den.device))
-    return xp.log(xp.maximum(num / den, tiny / den))
+    if float(xp.min(num)) < tiny:  # a zero count (alpha=0): a read-only pass decides
+        num = xp.maximum(num, xp.asarray(tiny, dtype=num.dtype, device=num.device))
+    out = xp.log(num)
+    out -= safe_log(den, xp=xp)
+    return out
 
 
 def log_or_neg_inf(x, *, xp):

@@ -193,3 +193,12 @@ def test_gaussian_fit_blocks_match_one_block(kernel_mode, dtype, monkeypatch):
     for name in ("theta_", "var_", "class_count_"):
         np.testing.assert_allclose(getattr(ours, name), getattr(one, name), rtol=1e-10)
     np.testing.assert_allclose(ours.epsilon_, one.epsilon_, rtol=1e-10)
+
+
+def test_log_ratio_without_zero_counts_skips_nothing():
+    from nbgpu._base import log_ratio
+
+    xp = _backend.get_namespace(np.empty(0))
+    num = np.array([[0.5, 1.0, 3.0], [2.0, 7.0, 1e-3]])
+    den = np.sum(num, axis=1, keepdims=True)
+    np.testing.assert_allclose(log_ratio(num, den, xp=xp), np.log(num) - np.log(den), rtol=1e-15)

@@ -311,23 +311,30 @@ def _blas_single_thread():
 
 # Host row blocks are sized to stay in cache (and small enough that BLAS
 # runs each product on one thread); device blocks to amortise launches.
-HOST_BLOCK_BYTES = 2**20
+HOST_BLOCK_BYTES = 4 * 2**20
 
 
-def map_row_blocks(fn, n_rows, bytes_per_row, *, xp):
+def map_row_blocks(fn, n_rows, bytes_per_row, *, xp, host_budget=None):
     """``[fn(start, stop) for row blocks]``: on all cores for numpy.
 
-    Blocks hold about ``HOST_BLOCK_BYTES`` of temporaries on the CPU (numpy)
-    and are mapped over the thread pool; elsewhere about ``BLOCK_BYTES``,
-    one after the other (the device or the library is already parallel).
+    Blocks hold about ``host_budget`` (default ``HOST_BLOCK_BYTES``) of
+    temporaries on the CPU (numpy) and are mapped over the thread pool;
+    elsewhere about ``BLOCK_BYTES``, one after the other (the device or the
+    library is already parallel).
     """
     host = is_numpy_namespace(xp)
-    budget = HOST_BLOCK_BYTES if host else BLOCK_BYTES
+    budget = (host_budget or HOST_BLOCK_BYTES) if host else BLOCK_BYTES
     step = max(1, int(budget // max(bytes_per_row, 1)))
     blocks = [(a, min(a + step, n_rows)) for a in range(0, n_rows, step)]
     if not host:
         return [fn(a, b) for a, b in blocks]
     return parallel_map(lambda ab: fn(*ab), blocks)
+
+
+def host_fit_block_bytes():
+    """Temporaries of one row block of a fit on the CPU: the blocks of all
+    threads together stay within ``BLOCK_BYTES``."""
+    return max(BLOCK_BYTES // n_threads(), 1)
 
 
 def dense_class_sums(X, codes, weights, n_classes, *, xp):
@@ -520,6 +527,26 @@ def onehot_csr(index, n_columns, *, dtype):
         cols = index[keep]
     data = lib.ones(cols.shape[0], dtype=dtype)
     return sparse.csr_matrix((data, cols, indptr), shape=(n, n_columns))
+
+
+def gathered_row_sums(table, index, *, xp):
+    """``Σ_j table[index[:, j], :]`` for every row of the integer matrix ``index``.
+
+    That is ``OneHot(index) @ table``: on numpy and cupy a sparse product
+    with one stored 1 per entry (scipy's kernel adds each gathered row of
+    ``table`` in place, with no n × d × k temporary); elsewhere a gather and
+    a sum over the middle axis.
+    """
+    n, d = index.shape
+    if has_sparse(xp):
+        lib = np if is_numpy_namespace(xp) else _cupy()
+        sparse = sp if lib is np else _cupyx_sparse()
+        flat = lib.reshape(index, (-1,))
+        indptr = lib.arange(0, n * d + 1, d, dtype=flat.dtype)
+        ones = lib.ones(n * d, dtype=table.dtype)
+        return sparse.csr_matrix((ones, flat, indptr), shape=(n, table.shape[0])) @ table
+    rows = xp.take(table, xp.astype(xp.reshape(index, (-1,)), xp.int64), axis=0)
+    return xp.sum(xp.reshape(rows, (n, d, -1)), axis=1)
 
 
 def _cupy():

@@ -101,14 +101,18 @@ def log_posterior(jll, *, xp):
 
 
 def log_ratio(num, den, *, xp):
-    """``safe_log(num) - safe_log(den)`` with one log instead of two.
+    """``safe_log(num) - safe_log(den)`` for counts ``num >= 0``.
 
     ``den`` is small (it broadcasts, e.g. k × 1 row totals), so the k × d work
-    is one division, one maximum and one log: finalize time on wide data.
+    (finalize time on wide data) is one maximum, one log and one in-place
+    subtraction: no division, which costs as much as the log.
     """
     tiny = xp.finfo(num.dtype).smallest_normal
-    den = xp.where(den > tiny, den, xp.asarray(tiny, dtype=den.dtype, device=den.device))
-    return xp.log(xp.maximum(num / den, tiny / den))
+    if float(xp.min(num)) < tiny:  # a zero count (alpha=0): a read-only pass decides
+        num = xp.maximum(num, xp.asarray(tiny, dtype=num.dtype, device=num.device))
+    out = xp.log(num)
+    out -= safe_log(den, xp=xp)
+    return out
 
 
 def log_or_neg_inf(x, *, xp):
@@ -237,7 +241,7 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
     def _joint_log_likelihood(self, X, *, xp, device, dtype):
         raise NotImplementedError
 
-    def _score_row_bytes(self, n_features, n_classes):
+    def _score_row_bytes(self, n_features, n_classes, *, xp):
         """Bytes of temporaries per row while scoring (sizes the row blocks)."""
         return 8 * n_classes
 
@@ -364,18 +368,21 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         self._check_values(X)
         return X, xp, device
 
-    def _jll(self, X):
+    def _jll(self, X, *, per_block=None):
+        """``(jll, xp, device)``; ``per_block(jll, xp)``, if given, maps each row
+        block's scores on the worker that made them (e.g. the argmax of
+        ``predict``, which then runs on all cores and concatenates less)."""
         X, xp, device = self._validated_for_scoring(X)
         dtype = result_dtype(X.dtype, xp, device)
         Xt = self._transform(X, xp)
         n = Xt.shape[0]
-        row_bytes = self._score_row_bytes(Xt.shape[1], self.classes_.shape[0])
-        parts = map_row_blocks(
-            lambda start, stop: self._joint_log_likelihood(Xt[start:stop, ...], xp=xp, device=device, dtype=dtype),
-            n,
-            row_bytes,
-            xp=xp,
-        )
+        row_bytes = self._score_row_bytes(Xt.shape[1], self.classes_.shape[0], xp=xp)
+
+        def block(start, stop):
+            jll = self._joint_log_likelihood(Xt[start:stop, ...], xp=xp, device=device, dtype=dtype)
+            return jll if per_block is None else per_block(jll, xp)
+
+        parts = map_row_blocks(block, n, row_bytes, xp=xp)
         jll = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
         return jll, xp, device
 
@@ -453,8 +460,8 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
             ``X`` when labels are numbers, a numpy array otherwise (strings).
         """
         if getattr(self, "loss_matrix", None) is None:
-            jll, xp, device = self._jll(X)
-            return self._labels_of(xp.argmax(jll, axis=1), xp=xp, device=device)
+            best, xp, device = self._jll(X, per_block=lambda jll, xp: xp.argmax(jll, axis=1))
+            return self._labels_of(best, xp=xp, device=device)
         risk, xp, device = self._risk(X)
         return self._labels_of(xp.argmin(risk, axis=1), xp=xp, device=device)
 

@@ -17,6 +17,7 @@ from sklearn.utils._param_validation import Interval
 
 from ._backend import (
     contiguous,
+    gathered_row_sums,
     has_sparse,
     is_sparse,
     onehot_csr,
@@ -54,6 +55,19 @@ def _relayout(counts, old, new, *, xp):
     zero = xp.zeros((counts.shape[0], 1), dtype=counts.dtype, device=counts.device)
     src = xp.asarray(src, device=counts.device)
     return xp.take(xp.concat([counts, zero], axis=1), src, axis=1)
+
+
+def _clipped_rows(n_categories):
+    """Row of ``concat([W, zeros])`` behind each row of the clipped scoring table.
+
+    Feature ``j`` owns rows ``offsets[j] + j`` to ``offsets[j + 1] + j`` of the
+    table: its categories, then the extra row (the appended zero row) that
+    codes ``>= n_categories[j]`` are clipped to.
+    """
+    off = _offsets(n_categories)
+    feature = _column_feature(n_categories + 1)
+    value = np.arange(feature.shape[0]) - (off[feature] + feature)
+    return np.where(value < n_categories[feature], off[feature] + value, off[-1])
 
 
 def _block_sums(flat, n_categories, *, xp):
@@ -288,8 +302,10 @@ class CategoricalNB(_DiscreteNB):
         return self._split(self._feature_log_prob_)
 
     # ---- scoring ------------------------------------------------------- #
-    def _score_row_bytes(self, n_features, n_classes):
-        return 8 * n_features * (n_classes + 3)
+    def _score_row_bytes(self, n_features, n_classes, *, xp):
+        if has_sparse(xp):  # clipped codes, their int index and the one-hot's ones
+            return 12 * n_features + 8 * n_classes
+        return 8 * n_features * (n_classes + 3)  # the gathered rows (n × d × k)
 
     def _joint_log_likelihood(self, X, *, xp, device, dtype):
         weight, bias = self._params(("_weight_", "_bias_"), xp=xp, device=device, dtype=dtype)
@@ -308,15 +324,16 @@ class CategoricalNB(_DiscreteNB):
             delta = contiguous(xp.concat([weight - first, -base], axis=0), xp=xp)
             nz = sparse_onehot_nonzero(X, sparse_host_array(X, off), dtype=dtype)
             return sparse_matmul(nz, delta) + xp.sum(base, axis=0) + bias
-        ncat_dev = xp.asarray(n_cat, dtype=X.dtype, device=device)
-        start_col = xp.asarray(off[:-1], device=device)
-        idx = xp.where(X < ncat_dev, xp.astype(X, xp.int64) + start_col, n_columns)
-        if has_sparse(xp):
-            return sparse_matmul(onehot_csr(idx, n_columns, dtype=dtype), weight) + bias
-        # Gather: an unseen category indexes an appended row of zeros.
+        # Every feature's block of W gets one row of zeros after its last
+        # category; codes are clipped to it, so an unseen category (or a
+        # missing value, filled as one) adds nothing to any class.
         zero = xp.zeros((1, weight.shape[1]), dtype=dtype, device=device)
-        rows = xp.take(xp.concat([weight, zero], axis=0), xp.reshape(idx, (-1,)), axis=0)
-        return xp.sum(xp.reshape(rows, (X.shape[0], X.shape[1], -1)), axis=1) + bias
+        table = xp.take(xp.concat([weight, zero], axis=0), xp.asarray(_clipped_rows(n_cat), device=device), axis=0)
+        index_dtype = xp.int32 if table.shape[0] < 2**31 else xp.int64
+        start = xp.asarray(off[:-1] + np.arange(n_cat.shape[0]), dtype=index_dtype, device=device)
+        top = xp.asarray(n_cat, dtype=X.dtype, device=device)
+        idx = xp.astype(xp.minimum(X, top), index_dtype) + start
+        return gathered_row_sums(table, idx, xp=xp) + bias
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -406,9 +406,9 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, _BaseComposition):
         }
 
     # ---- scoring ------------------------------------------------------- #
-    def _score_row_bytes(self, n_features, n_classes):
+    def _score_row_bytes(self, n_features, n_classes, *, xp):
         return 8 * n_classes * 3 + sum(
-            part._score_row_bytes(cols.shape[0], n_classes) for part, cols in zip(self._parts(), self._columns_)
+            part._score_row_bytes(cols.shape[0], n_classes, xp=xp) for part, cols in zip(self._parts(), self._columns_)
         )
 
     def _joint_log_likelihood(self, X, *, xp, device, dtype):

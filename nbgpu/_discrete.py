@@ -64,7 +64,7 @@ class _DiscreteNB(_BaseNB):
         fixed = self.class_prior
         return self._class_prior(class_count, xp=xp, fixed=fixed, name="class_prior", fit_prior=self.fit_prior)[1]
 
-    def _score_row_bytes(self, n_features, n_classes):
+    def _score_row_bytes(self, n_features, n_classes, *, xp):
         return 8 * n_classes
 
     def _joint_log_likelihood(self, X, *, xp, device, dtype):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from numbers import Real
 
@@ -11,11 +12,13 @@ from ._backend import (
     contiguous,
     dense_class_sums,
     is_sparse,
+    host_fit_block_bytes,
+    map_row_blocks,
     sparse_class_sums,
     sparse_matmul,
     sparse_with_values,
 )
-from ._base import _BaseNB, class_totals, row_blocks
+from ._base import _BaseNB, class_totals
 from ._docs import shared_parameters_doc
 from ._missing import drop_missing, observed_weights, split_missing, zero_missing
 from ._validation import check_prior
@@ -144,25 +147,31 @@ class GaussianNB(_BaseNB):
         n, d = X.shape
         if is_sparse(X):
             return self._accumulate_sparse(X, codes, weights, n_classes, xp=xp, dtype=dtype)
-        stats = None
-        for start, stop in row_blocks(n, 8 * ((4 if self._ignore_missing else 3) * d + n_classes)):
-            Xb, miss = xp.astype(X[start:stop, :], dtype), None
-            if self._ignore_missing:
-                Xb, miss = split_missing(Xb, xp=xp)
-            cb = codes[start:stop]
+
+        def block(start, stop):
             wb = None if weights is None else weights[start:stop]
-            rows = class_totals(cb, wb, n_classes, dtype=dtype, xp=xp)
-            count = observed_weights(rows, miss, cb, wb, n_classes, xp=xp, dtype=dtype)
-            mean = dense_class_sums(Xb, cb, wb, n_classes, xp=xp) / _nonzero(count, xp=xp)
-            resid = zero_missing(Xb - xp.take(mean, cb, axis=0), miss)
-            resid *= resid
-            m2 = dense_class_sums(resid, cb, wb, n_classes, xp=xp)
-            # Weighted moments of all rows (epsilon_ and the scoring shift),
-            # pooled from the classes': an integer weight acts as repeated rows.
-            total = _pooled(count, mean, m2, xp=xp)
-            block = {"class_count": rows, "per_class": (count, mean, m2), "total": total}
-            stats = block if stats is None else self._merge(stats, block, xp=xp)
-        return stats
+            return self._block_stats(X[start:stop, :], codes[start:stop], wb, n_classes, xp=xp, dtype=dtype)
+
+        # Blocks in parallel on the CPU, each upcast to float64 on its own.
+        row_bytes = 8 * ((4 if self._ignore_missing else 3) * d + n_classes)
+        parts = map_row_blocks(block, n, row_bytes, xp=xp, host_budget=host_fit_block_bytes())
+        return functools.reduce(lambda a, b: self._merge(a, b, xp=xp), parts)
+
+    def _block_stats(self, X, codes, weights, n_classes, *, xp, dtype):
+        """Statistics of one dense row block (two passes: means, then residuals)."""
+        Xb, miss = xp.astype(X, dtype), None
+        if self._ignore_missing:
+            Xb, miss = split_missing(Xb, xp=xp)
+        rows = class_totals(codes, weights, n_classes, dtype=dtype, xp=xp)
+        count = observed_weights(rows, miss, codes, weights, n_classes, xp=xp, dtype=dtype)
+        mean = dense_class_sums(Xb, codes, weights, n_classes, xp=xp) / _nonzero(count, xp=xp)
+        resid = zero_missing(Xb - xp.take(mean, codes, axis=0), miss)
+        resid *= resid
+        m2 = dense_class_sums(resid, codes, weights, n_classes, xp=xp)
+        # Weighted moments of all rows (epsilon_ and the scoring shift),
+        # pooled from the classes': an integer weight acts as repeated rows.
+        total = _pooled(count, mean, m2, xp=xp)
+        return {"class_count": rows, "per_class": (count, mean, m2), "total": total}
 
     def _accumulate_sparse(self, X, codes, weights, n_classes, *, xp, dtype):
         # Sums and sums of squares in float64, then M2 = Q - S²/W per class.
@@ -217,7 +226,7 @@ class GaussianNB(_BaseNB):
         }
 
     # ---- scoring ------------------------------------------------------- #
-    def _score_row_bytes(self, n_features, n_classes):
+    def _score_row_bytes(self, n_features, n_classes, *, xp):
         per_feature = 3 if self._ignore_missing else 2  # + the missing-value indicator
         return 8 * (per_feature * n_features + n_classes)
 

@@ -122,9 +122,13 @@ def _values_min(X):
     vxp = get_namespace(values)
     if not values.size:
         return 0.0
-    # NaN (a missing value where allowed) must not hide a negative value.
-    big = vxp.asarray(math.inf, dtype=values.dtype, device=values.device)
-    return float(vxp.min(vxp.where(vxp.isnan(values), big, values)))
+    low = vxp.min(values)
+    if bool(vxp.isnan(low)):
+        # NaN (a missing value where allowed) must not hide a negative value;
+        # only then is the second, masked pass paid for.
+        big = vxp.asarray(math.inf, dtype=values.dtype, device=values.device)
+        low = vxp.min(vxp.where(vxp.isnan(values), big, values))
+    return float(low)
 
 
 def check_non_negative(X, *, estimator, name="X"):
@@ -143,8 +147,8 @@ def check_categories(X, *, estimator, name="X"):
     check_non_negative(X, estimator=estimator, name=name)
     values = sparse_values(X) if is_sparse(X) else X
     vxp = get_namespace(values)
-    frac = values - vxp.floor(values)
-    if values.size and bool(vxp.any(frac > 0)):  # NaN (missing) compares False
+    # floor(v) < v exactly where v has a fractional part; NaN (missing) compares False.
+    if values.size and bool(vxp.any(vxp.floor(values) < values)):
         msg = (
             f"`{name}` passed to {type(estimator).__name__} must hold category "
             "codes 0, 1, 2, ... (whole numbers); it holds non-integer values. "

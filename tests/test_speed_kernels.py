@@ -138,3 +138,67 @@ def test_dense_class_sums_matches_onehot_product():
     np.testing.assert_allclose(
         _backend.dense_class_sums(X, codes, w, 3, xp=xp), (np.eye(3)[codes] * w[:, None]).T @ X, rtol=1e-12
     )
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("namespace", ["numpy", "array_api_strict"])
+def test_gathered_row_sums_matches_loop(namespace, dtype):
+    rng = np.random.default_rng(9)
+    table = rng.standard_normal((12, 3)).astype(dtype)
+    index = rng.integers(0, 12, (40, 5)).astype(np.int32)
+    expected = sum(table[index[:, j]] for j in range(index.shape[1]))
+    if namespace == "numpy":
+        xp = _backend.get_namespace(table)
+        got = _backend.gathered_row_sums(table, index, xp=xp)
+    else:
+        xp = pytest.importorskip("array_api_strict")
+        got = np.asarray(_backend.gathered_row_sums(xp.asarray(table), xp.asarray(index), xp=xp))
+    np.testing.assert_allclose(got, expected, rtol=1e-6)
+    assert got.dtype == dtype and got.shape == (40, 3)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("missing", ["error", "ignore"])
+def test_categorical_scoring_blocks_match_scikit_learn(kernel_mode, dtype, missing, monkeypatch):
+    monkeypatch.setattr(_backend, "HOST_BLOCK_BYTES", 4096)  # many scoring blocks
+    rng = np.random.default_rng(10)
+    y = rng.integers(0, 4, 2000)
+    X = ((rng.integers(0, 6, (2000, 7)) + y[:, None]) % 6).astype(dtype)
+    w = rng.random(2000)
+    ours = nbgpu.CategoricalNB(missing=missing).fit(X, y, sample_weight=w)
+    ref = sk.CategoricalNB().fit(X, y, sample_weight=w)
+    np.testing.assert_allclose(ours.predict_joint_log_proba(X), ref.predict_joint_log_proba(X), rtol=1e-5)
+    np.testing.assert_array_equal(ours.predict(X), ref.predict(X))
+    # An unseen category (and, with missing="ignore", a NaN) adds nothing:
+    # it scores as the feature being left out.
+    Xu = X.copy()
+    Xu[:, 2] = 1e12 if missing == "error" else np.nan
+    dropped = nbgpu.CategoricalNB().fit(np.delete(X, 2, axis=1), y, sample_weight=w)
+    np.testing.assert_allclose(
+        ours.predict_joint_log_proba(Xu), dropped.predict_joint_log_proba(np.delete(X, 2, axis=1)), rtol=1e-5
+    )
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gaussian_fit_blocks_match_one_block(kernel_mode, dtype, monkeypatch):
+    rng = np.random.default_rng(11)
+    y = rng.integers(0, 3, 1500)
+    X = (rng.standard_normal((1500, 6)) + y[:, None] + 50.0).astype(dtype)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    w = rng.random(1500)
+    ours = nbgpu.GaussianNB(missing="ignore").fit(X, y, sample_weight=w)
+    monkeypatch.setattr(_backend, "BLOCK_BYTES", 2**30)
+    monkeypatch.setenv("NBGPU_NUM_THREADS", "1")
+    one = nbgpu.GaussianNB(missing="ignore").fit(X, y, sample_weight=w)
+    for name in ("theta_", "var_", "class_count_"):
+        np.testing.assert_allclose(getattr(ours, name), getattr(one, name), rtol=1e-10)
+    np.testing.assert_allclose(ours.epsilon_, one.epsilon_, rtol=1e-10)
+
+
+def test_log_ratio_without_zero_counts_skips_nothing():
+    from nbgpu._base import log_ratio
+
+    xp = _backend.get_namespace(np.empty(0))
+    num = np.array([[0.5, 1.0, 3.0], [2.0, 7.0, 1e-3]])
+    den = np.sum(num, axis=1, keepdims=True)
+    np.testing.assert_allclose(log_ratio(num, den, xp=xp), np.log(num) - np.log(den), rtol=1e-15)

@@ -27,8 +27,9 @@ from sklearn.utils.validation import _get_feature_names
 from ._backend import get_namespace, is_array, is_sparse, sparse_columns, to_namespace, to_numpy
 from ._base import _BaseNB, class_totals, log_or_neg_inf
 from ._discrete import ComplementNB
+from ._docs import shared_parameters_doc
 from ._poisson import _BaseMeasureMixin
-from ._validation import check_prior
+from ._validation import check_finite, check_prior
 
 
 def _tree_to_namespace(value, xp, device):
@@ -109,6 +110,7 @@ def part_log_prior(est, *, xp, device, dtype):
     return xp.astype(lp, dtype)
 
 
+@shared_parameters_doc("prior_smoothing", "loss_matrix")
 class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, _BaseComposition):
     """Naive Bayes on mixed feature types: one nbgpu estimator per group of columns.
 
@@ -132,6 +134,7 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, _BaseComposition):
     priors : array-like of shape (n_classes,), default=None
         Prior probabilities of the classes. If None, the (weighted) class
         frequencies of the training data.
+    {shared_parameters}
 
     Attributes
     ----------
@@ -167,6 +170,16 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, _BaseComposition):
     the combined model gives a positive one (its likelihood could not be
     separated from the prior); leave the parts' priors at their defaults.
 
+    The prior and the decisions are the combined model's: ``prior_smoothing``
+    and ``loss_matrix`` are set on the ColumnwiseNB. On a part they do not
+    change the combined model, since a part contributes only its likelihood
+    (its own, smoothed or not, prior is subtracted out and its decisions are
+    never asked for); they apply when that fitted part is used on its own.
+
+    Missing values: NaN passes through to the parts that take
+    ``missing="ignore"`` (each leaves a missing feature out, so the combined
+    likelihood does too); a NaN in the columns of any other part is an error.
+
     ``fit`` and ``partial_fit`` feed every part's own statistics, so chunked
     ``partial_fit`` equals ``fit`` whenever it does for the parts. Parameters
     of the parts are reached as ``<name>__<param>`` (``get_params``,
@@ -193,13 +206,16 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, _BaseComposition):
     """
 
     _parameter_constraints: dict = {
+        **_BaseNB._parameter_constraints,
         "estimators": [list],
         "priors": ["array-like", None],
     }
 
-    def __init__(self, estimators, *, priors=None):
+    def __init__(self, estimators, *, priors=None, prior_smoothing=0.0, loss_matrix=None):
         self.estimators = estimators
         self.priors = priors
+        self.prior_smoothing = prior_smoothing
+        self.loss_matrix = loss_matrix
 
     # ---- nested parameters (scikit-learn's composition conventions) ------ #
     @property
@@ -345,9 +361,22 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, _BaseComposition):
             yield part, part._transform(select_columns(X, cols, xp=xp), xp)
 
     # ---- statistics ---------------------------------------------------- #
+    @property
+    def _ignore_missing(self):
+        """True when some part takes NaN as missing: NaN then passes ``check_X``
+        and ``_check_values`` refuses it in the columns of the other parts."""
+        try:
+            return any(isinstance(est, _BaseNB) and est._ignore_missing for _, est, _ in self.estimators)
+        except (TypeError, ValueError):  # malformed `estimators`: fit says what is wrong
+            return False
+
     def _check_values(self, X):
-        for part, cols in zip(self._parts(), self._columns(X.shape[1])):
-            part._check_values(select_columns(X, cols, xp=get_namespace(X)))
+        ignore = self._ignore_missing
+        for name, part, cols in zip(self._part_names(), self._parts(), self._columns(X.shape[1])):
+            Xp = select_columns(X, cols, xp=get_namespace(X))
+            if ignore and not part._ignore_missing:
+                check_finite(Xp, estimator=part, name=f"X[:, <columns of part {name!r}>]")
+            part._check_values(Xp)
 
     def _check_params_for_fit(self, n_classes, n_features):
         check_prior(self.priors, n_classes, name="priors")
@@ -372,11 +401,7 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, _BaseComposition):
 
     def _finalize(self, stats, n_classes, *, xp, dtype):
         count = stats["class_count"]
-        if self.priors is not None:
-            prior = to_namespace(check_prior(self.priors, n_classes, name="priors"), xp, count.device)
-        else:
-            prior = count / xp.sum(count)
-        log_prior = log_or_neg_inf(prior, xp=xp)
+        prior, log_prior = self._class_prior(count, xp=xp, fixed=self.priors, name="priors")
         names = self._part_names()
         columns = self._columns(None)
         fitted = []
@@ -463,6 +488,8 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, _BaseComposition):
             return tags
         if parts:
             tags.input_tags.sparse = all(t.input_tags.sparse for t in parts)
+            # NaN anywhere only if every part takes it (it passes to those that do).
+            tags.input_tags.allow_nan = all(t.input_tags.allow_nan for t in parts)
             tags.input_tags.positive_only = any(t.input_tags.positive_only for t in parts)
             tags.input_tags.categorical = any(t.input_tags.categorical for t in parts)
             tags.classifier_tags.poor_score = any(t.classifier_tags.poor_score for t in parts)

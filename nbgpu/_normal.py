@@ -14,8 +14,9 @@ from numbers import Real
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from ._backend import contiguous, is_sparse, to_namespace, to_numpy
-from ._base import _BaseNB, log_or_neg_inf, onehot, row_blocks
+from ._backend import contiguous, is_sparse, to_numpy
+from ._base import _BaseNB, onehot, row_blocks
+from ._docs import shared_parameters_doc
 from ._validation import check_prior
 
 
@@ -61,6 +62,7 @@ def block_scatter(X, codes, weights, n_classes, *, xp, dtype):
     return count, mean, scatter
 
 
+@shared_parameters_doc("prior_smoothing", "loss_matrix")
 class NormalBayesClassifier(_BaseNB):
     """Normal Bayes classifier: a full-covariance Gaussian per class, on CPU or GPU.
 
@@ -80,6 +82,7 @@ class NormalBayesClassifier(_BaseNB):
         so that each is positive definite (a class with fewer samples than
         features, or a constant feature, has a singular covariance). It is
         absolute, in squared units of the features: scale features first.
+    {shared_parameters}
 
     Attributes
     ----------
@@ -145,13 +148,16 @@ class NormalBayesClassifier(_BaseNB):
     """
 
     _parameter_constraints: dict = {
+        **_BaseNB._parameter_constraints,
         "priors": ["array-like", None],
         "reg_covar": [Interval(Real, 0, None, closed="left")],
     }
 
-    def __init__(self, *, priors=None, reg_covar=1e-6):
+    def __init__(self, *, priors=None, reg_covar=1e-6, prior_smoothing=0.0, loss_matrix=None):
         self.priors = priors
         self.reg_covar = reg_covar
+        self.prior_smoothing = prior_smoothing
+        self.loss_matrix = loss_matrix
 
     # ---- statistics ---------------------------------------------------- #
     def _check_values(self, X):
@@ -194,15 +200,12 @@ class NormalBayesClassifier(_BaseNB):
         # when Σ is); Σ itself is never inverted.
         whiten = xp.matrix_transpose(xp.linalg.solve(chol, xp.broadcast_to(eye, cov.shape)))
         log_det = 2.0 * xp.sum(xp.log(xp.sum(chol * eye, axis=2)), axis=1)
-        if self.priors is not None:
-            prior = to_namespace(check_prior(self.priors, n_classes, name="priors"), xp, count.device)
-        else:
-            prior = count / total
+        prior, log_prior = self._class_prior(count, xp=xp, fixed=self.priors, name="priors")
         # Centre on the overall mean: (x − μₖ)Uₖ = (x − s)Uₖ − (μₖ − s)Uₖ.
         shift = (count @ mean) / total
         offset = xp.reshape(xp.matmul(xp.reshape(mean - shift, (n_classes, 1, d)), whiten), (-1,))
         weight = xp.reshape(xp.permute_dims(whiten, (1, 0, 2)), (d, n_classes * d))
-        const = log_or_neg_inf(prior, xp=xp) - 0.5 * log_det - 0.5 * d * math.log(2.0 * math.pi)
+        const = log_prior - 0.5 * log_det - 0.5 * d * math.log(2.0 * math.pi)
         return {
             "class_count_": count,
             "class_prior_": xp.astype(prior, dtype),

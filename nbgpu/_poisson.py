@@ -13,6 +13,8 @@ from __future__ import annotations
 from ._backend import contiguous, get_namespace, is_sparse, lgamma, sparse_matmul, sparse_values, sparse_with_values
 from ._base import _BaseNB, dask_blockwise, safe_log
 from ._discrete import _CountNB
+from ._docs import shared_parameters_doc
+from ._missing import drop_missing, observed_weights, split_missing
 from ._validation import check_non_negative
 
 
@@ -48,6 +50,12 @@ def log_factorial_rows(X, *, xp, device, dtype):
     return xp.sum(lgamma(X + 1.0, xp=xp), axis=1, keepdims=True)
 
 
+def _observed_count(stats, *, xp):
+    """``N_cj``: per-class weight behind each feature's sum, (k, 1) or (k, d)."""
+    return stats.get("observed_count", xp.reshape(stats["class_count"], (-1, 1)))
+
+
+@shared_parameters_doc("prior_smoothing", "loss_matrix", "missing")
 class PoissonNB(_BaseMeasureMixin, _CountNB):
     """Poisson naive Bayes for count features, on CPU or GPU, dense or sparse.
 
@@ -71,6 +79,7 @@ class PoissonNB(_BaseMeasureMixin, _CountNB):
         is used.
     class_prior : array-like of shape (n_classes,), default=None
         Prior probabilities of the classes; not adjusted to the data.
+    {shared_parameters}
 
     Attributes
     ----------
@@ -111,6 +120,12 @@ class PoissonNB(_BaseMeasureMixin, _CountNB):
     smallest normal number) likelihood in every class and does not change
     the posterior.
 
+    Missing values (``missing="ignore"``). ``N_c`` becomes ``N_cj``, the
+    weight of the rows of class ``c`` in which feature ``j`` is observed, and
+    ``λ̄_j = Σ_c S_cj / Σ_c N_cj`` the pooled rate of its observed entries; a
+    NaN adds to neither. In predict a missing feature's whole term
+    ``xⱼ log λ_cj − λ_cj − log xⱼ!`` is left out of that row.
+
     ``predict_joint_log_proba`` is the true joint log-probability
     ``log P(x, c) = Σⱼ (xⱼ log λ_cj − λ_cj − log xⱼ!) + log P(c)``; the
     ``log xⱼ!`` term is the same for every class, so ``predict``,
@@ -130,21 +145,56 @@ class PoissonNB(_BaseMeasureMixin, _CountNB):
     array(['quiet', 'busy'], dtype='<U5')
     """
 
-    def __init__(self, *, alpha=1.0, force_alpha=True, fit_prior=True, class_prior=None):
+    def __init__(
+        self,
+        *,
+        alpha=1.0,
+        force_alpha=True,
+        fit_prior=True,
+        class_prior=None,
+        prior_smoothing=0.0,
+        loss_matrix=None,
+        missing="error",
+    ):
         self.alpha = alpha
         self.force_alpha = force_alpha
         self.fit_prior = fit_prior
         self.class_prior = class_prior
+        self.prior_smoothing = prior_smoothing
+        self.loss_matrix = loss_matrix
+        self.missing = missing
 
     def _check_values(self, X):
         check_non_negative(X, estimator=self)
 
+    def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
+        if not self._ignore_missing:
+            return super()._accumulate(X, codes, weights, n_classes, xp=xp, dtype=dtype, previous=previous)
+        # A NaN is summed as 0 and its row's weight taken off its feature's N_cj.
+        X, miss = split_missing(X, xp=xp)
+        stats = super()._accumulate(X, codes, weights, n_classes, xp=xp, dtype=dtype, previous=previous)
+        # (k, 1) while nothing is missing, (k, d) once something is: merged by
+        # addition, which broadcasts, so partial_fit and merge stay exact.
+        stats["observed_count"] = observed_weights(
+            stats["class_count"], miss, codes, weights, n_classes, xp=xp, dtype=dtype
+        )
+        return stats
+
+    def _merge(self, a, b, *, xp):
+        merged = {key: a[key] + b[key] for key in ("class_count", "feature_count")}
+        # Statistics from before a switch to missing="ignore" have no observed
+        # counts: every entry was observed.
+        if "observed_count" in a or "observed_count" in b:
+            merged["observed_count"] = _observed_count(a, xp=xp) + _observed_count(b, xp=xp)
+        return merged
+
     def _finalize(self, stats, n_classes, *, xp, dtype):
         cc, fc = stats["class_count"], stats["feature_count"]
         alpha = self._alpha(fc.shape[1], xp=xp, device=fc.device, dtype=fc.dtype)
-        total = xp.sum(cc)
+        observed = _observed_count(stats, xp=xp)  # N_cj
+        total = xp.sum(observed, axis=0)
         pooled = xp.sum(fc, axis=0) / xp.where(total > 0, total, xp.ones_like(total))
-        denom = xp.reshape(cc, (-1, 1)) + alpha
+        denom = observed + alpha
         # With alpha = 0 a class of weight 0 has no estimate: it gets the prior mean.
         safe = xp.where(denom > 0, denom, xp.ones_like(denom))
         rate = xp.where(denom > 0, (fc + alpha * pooled) / safe, pooled * xp.ones_like(denom))
@@ -158,7 +208,22 @@ class PoissonNB(_BaseMeasureMixin, _CountNB):
             "_bias_": xp.astype(log_prior - xp.sum(rate, axis=1), dtype),
         }
 
+    def _joint_log_likelihood(self, X, *, xp, device, dtype):
+        if not self._ignore_missing:
+            return super()._joint_log_likelihood(X, xp=xp, device=device, dtype=dtype)
+        # Scored as 0, a missing entry still has its −λ_cj in the bias: drop it.
+        X, miss = split_missing(X, xp=xp)
+        jll = super()._joint_log_likelihood(X, xp=xp, device=device, dtype=dtype)
+        (rate,) = self._params(("rate_",), xp=xp, device=device, dtype=dtype)
+        return drop_missing(jll, miss, -rate.T, xp=xp)
+
+    def _score_row_bytes(self, n_features, n_classes):
+        # + the filled copy of X and the missing-value indicator
+        return 8 * (n_classes + (2 * n_features if self._ignore_missing else 0))
+
     def _log_base_measure(self, X, *, xp, device, dtype):
+        if self._ignore_missing:
+            X, _ = split_missing(X, xp=xp)  # log 0! = 0: a missing entry adds nothing
         return -log_factorial_rows(X, xp=xp, device=device, dtype=dtype)
 
     def __sklearn_tags__(self):

@@ -101,7 +101,14 @@ def check_X(X, *, estimator, name="X", allow_nan=False):
     dtype = result_dtype(X.dtype, xp, device)
     if X.dtype != dtype:
         X = X.astype(dtype) if sparse else xp.astype(X, dtype)
-    values = sparse_values(X) if sparse else X
+    check_finite(X, estimator=estimator, name=name, allow_nan=allow_nan)
+    return X, xp, device
+
+
+def check_finite(X, *, estimator, name="X", allow_nan=False):
+    """Raise on infinity in ``X`` (dense or sparse), and on NaN unless ``allow_nan``."""
+    est = type(estimator).__name__
+    values = sparse_values(X) if is_sparse(X) else X
     vxp = get_namespace(values)
     if allow_nan:
         if bool(vxp.any(vxp.isinf(values))):
@@ -112,7 +119,6 @@ def check_X(X, *, estimator, name="X", allow_nan=False):
         hint = " (pass missing='ignore' to treat NaN as missing)" if hasattr(estimator, "missing") else ""
         msg = f"Input `{name}` contains {what}; {est} needs finite values{hint}."
         raise ValueError(msg)
-    return X, xp, device
 
 
 def _values_min(X):

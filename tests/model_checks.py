@@ -19,7 +19,11 @@ import numpy as np
 from scipy.special import softmax
 from sklearn.utils import estimator_checks
 
+import nbgpu
 from conftest import assert_namespace, to_numpy
+
+# The models beyond scikit-learn, by name (make_model builds any model by name).
+EXTRA_MODELS = ["PoissonNB", "NormalBayesClassifier", "ColumnwiseNB"]
 
 CORE_VALIDATION_CHECKS = (
     "check_all_zero_sample_weights_error",
@@ -27,6 +31,14 @@ CORE_VALIDATION_CHECKS = (
     "check_positive_only_tag_during_fit",
     "check_requires_y_none",
 )
+
+
+def make_model(name, **params):
+    """An nbgpu model by class name; ColumnwiseNB as Gaussian columns 0-1 and Poisson counts after."""
+    if name == "ColumnwiseNB":
+        parts = [("gauss", nbgpu.GaussianNB(), [0, 1]), ("counts", nbgpu.PoissonNB(), slice(2, None))]
+        return nbgpu.ColumnwiseNB(parts, **params)
+    return getattr(nbgpu, name)(**params)
 
 
 def inherited_failures(core_twin, checks=CORE_VALIDATION_CHECKS):

@@ -327,3 +327,33 @@ def test_merge_of_models_fitted_on_disjoint_data_equals_one_fit():
     other = clone(model).set_params(counts__alpha=2.0).fit(X[70:], y[70:])
     with pytest.raises(ValueError, match="same parameters"):
         a.merge(other)
+
+
+def test_nan_passes_through_to_parts_that_ignore_missing_values(backend):
+    X, y = mixed_data(seed=7)
+    Xn = X.copy()
+    rng = np.random.default_rng(8)
+    Xn[:, :5] = np.where(rng.random((len(y), 5)) < 0.2, np.nan, X[:, :5])
+    gauss, counts = GaussianNB(missing="ignore"), PoissonNB(missing="ignore")
+    clf = ColumnwiseNB([("gauss", gauss, GAUSS), ("counts", counts, COUNTS), ("cats", CategoricalNB(), CATS)])
+    assert not clf.__sklearn_tags__().input_tags.allow_nan  # not in every column
+    assert clone(clf).set_params(estimators=clf.estimators[:2]).__sklearn_tags__().input_tags.allow_nan
+    clf.fit(backend.asarray(Xn), backend.asarray(y))
+    # Reference: each part fitted alone on its columns, prior counted once.
+    parts = [clone(gauss).fit(Xn[:, GAUSS], y), clone(counts).fit(Xn[:, COUNTS], y), CategoricalNB().fit(X[:, CATS], y)]
+    ref = sum(p.predict_joint_log_proba(Xn[:, c]) for p, c in zip(parts, (GAUSS, COUNTS, CATS)))
+    ref = ref - 2 * parts[1].class_log_prior_
+    np.testing.assert_allclose(to_numpy(clf.predict_joint_log_proba(backend.asarray(Xn))), ref, rtol=1e-10)
+
+
+def test_nan_in_the_columns_of_a_part_that_does_not_ignore_it_is_an_error():
+    X, y = mixed_data(seed=9)
+    clf = ColumnwiseNB([("gauss", GaussianNB(missing="ignore"), GAUSS), ("counts", PoissonNB(), COUNTS)]).fit(X, y)
+    proba = clf.predict_proba(X)
+    Xn = X.copy()
+    Xn[3, COUNTS[0]] = np.nan
+    with pytest.raises(ValueError, match=r"columns of part 'counts'.*NaN.*PoissonNB.*missing='ignore'"):
+        clf.partial_fit(Xn, y)
+    with pytest.raises(ValueError, match="columns of part 'counts'"):
+        clf.predict(Xn)
+    np.testing.assert_array_equal(clf.predict_proba(X), proba)  # the failed calls changed nothing

@@ -18,6 +18,16 @@ VARIANTS = [
     nbgpu.ComplementNB(prior_smoothing=0.5),
     nbgpu.BernoulliNB(prior_smoothing=2.0),
     nbgpu.CategoricalNB(prior_smoothing=0.5, missing="ignore"),
+    nbgpu.PoissonNB(prior_smoothing=1.0, missing="ignore"),
+    nbgpu.NormalBayesClassifier(prior_smoothing=1.0),
+    nbgpu.ColumnwiseNB(
+        [("diag", nbgpu.GaussianNB(missing="ignore"), slice(None)), ("full", nbgpu.NormalBayesClassifier(), slice(None))],
+        prior_smoothing=1.0,
+    ),
+    nbgpu.ColumnwiseNB(  # every part takes NaN: allow_nan, so the checks feed it NaN
+        [("diag", nbgpu.GaussianNB(missing="ignore"), slice(None)), ("counts", nbgpu.PoissonNB(missing="ignore"), slice(None))],
+        prior_smoothing=0.5,
+    ),
 ]
 
 
@@ -32,6 +42,7 @@ def _failed(estimator):
 @pytest.mark.parametrize("estimator", VARIANTS, ids=repr)
 def test_variant_passes_what_the_default_passes(estimator):
     default = clone(estimator).set_params(prior_smoothing=0.0)
-    if "missing" in default.get_params():
-        default.set_params(missing="error")
+    for name in default.get_params():  # the model's own, or a part's (<part>__missing)
+        if name == "missing" or name.endswith("__missing"):
+            default.set_params(**{name: "error"})
     assert _failed(estimator) <= _failed(default)

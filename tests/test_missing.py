@@ -1,9 +1,9 @@
-"""Missing values: ``missing="ignore"`` on GaussianNB and CategoricalNB."""
+"""Missing values: ``missing="ignore"`` on GaussianNB, CategoricalNB and PoissonNB."""
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from scipy.stats import norm
+from scipy.stats import norm, poisson
 from sklearn import naive_bayes as sk
 
 import nbgpu
@@ -23,6 +23,16 @@ def _categorical_data(seed=0, n=150, d=5):
     y = rng.integers(0, 3, size=n)
     X = np.minimum(rng.poisson(1.0 + y[:, None] * 0.7, size=(n, d)), 5).astype(float)
     return X, y
+
+
+def _data(name, seed):
+    """Gaussian data for GaussianNB; small counts (also category codes) otherwise."""
+    return _gaussian_data(seed) if name == "GaussianNB" else _categorical_data(seed)
+
+
+def _reference(name):
+    """The same model on complete data, from another implementation where there is one."""
+    return nbgpu.PoissonNB() if name == "PoissonNB" else getattr(sk, name)()
 
 
 def _with_nan(X, fraction, seed, columns=None):
@@ -67,20 +77,45 @@ def test_categorical_counts_skip_missing_values(backend):
         np.testing.assert_array_equal(to_numpy(counts), hand)
 
 
+def _poisson_rates_by_hand(X, y, alpha=1.0, w=None):
+    """λ_cj = (S_cj + α λ̄_j) / (N_cj + α) over the observed entries of X only."""
+    w = np.ones(len(y)) if w is None else w
+    seen = ~np.isnan(X)
+    S = np.stack([w[y == c] @ np.where(seen, X, 0.0)[y == c] for c in np.unique(y)])
+    N = np.stack([w[y == c] @ seen[y == c] for c in np.unique(y)])
+    pooled = S.sum(axis=0) / N.sum(axis=0)
+    return (S + alpha * pooled) / (N + alpha), S
+
+
+def test_poisson_rates_skip_missing_values(backend, dtype):
+    X, y = _categorical_data(20)
+    Xn = _with_nan(X, 0.25, seed=21)
+    Xn[y == 1, 3] = np.nan  # a class that never shows feature 3: it gets the pooled rate
+    w = np.random.default_rng(22).uniform(0.5, 2.0, size=len(y))
+    est = nbgpu.PoissonNB(missing="ignore", alpha=0.5)
+    est.fit(backend.asarray(Xn, dtype), backend.asarray(y), sample_weight=backend.asarray(w))
+    assert_namespace(est.rate_, backend)
+    rate, S = _poisson_rates_by_hand(Xn, y, alpha=0.5, w=w)
+    rtol = 1e-5 if dtype == "float32" else 1e-12
+    np.testing.assert_allclose(to_numpy(est.rate_), rate, rtol=rtol)
+    np.testing.assert_allclose(to_numpy(est.feature_count_), S, rtol=1e-12)
+    np.testing.assert_allclose(to_numpy(est.class_count_), np.bincount(y, weights=w), rtol=1e-12)
+
+
 # --------------------------------------------------------------------------- #
 # Predict: a missing feature is left out of the row's likelihood
 # --------------------------------------------------------------------------- #
-@pytest.mark.parametrize("name", ["GaussianNB", "CategoricalNB"])
+@pytest.mark.parametrize("name", ["GaussianNB", "CategoricalNB", "PoissonNB"])
 def test_equals_model_without_the_missing_feature(backend, name):
     """NaN in column 2 of the test rows (and of some training rows) is exactly
     the model fitted and scored without column 2."""
-    X, y = _gaussian_data(3) if name == "GaussianNB" else _categorical_data(3)
+    X, y = _data(name, 3)
     train = _with_nan(X, 0.3, seed=4, columns=[2])
     test = X.copy()
     test[:, 2] = np.nan
     keep = [0, 1, 3, 4]
     ours = getattr(nbgpu, name)(missing="ignore").fit(backend.asarray(train), backend.asarray(y))
-    ref = getattr(sk, name)().fit(X[:, keep], y)
+    ref = _reference(name).fit(X[:, keep], y)
     proba = ours.predict_proba(backend.asarray(test))
     assert_namespace(proba, backend)
     np.testing.assert_allclose(to_numpy(proba), ref.predict_proba(X[:, keep]), rtol=1e-9, atol=1e-12)
@@ -119,13 +154,45 @@ def test_categorical_scores_match_hand_computation(backend):
     np.testing.assert_allclose(jll, hand, rtol=1e-12)
 
 
+def test_poisson_scores_match_hand_computation(backend, dtype):
+    X, y = _categorical_data(23)
+    Xn = _with_nan(X, 0.15, seed=24)
+    est = nbgpu.PoissonNB(missing="ignore").fit(backend.asarray(Xn, dtype), backend.asarray(y))
+    test = _with_nan(X[:30], 0.4, seed=25)
+    test[0, :] = np.nan  # a row with nothing observed scores the prior alone
+    jll = to_numpy(est.predict_joint_log_proba(backend.asarray(test, dtype)))
+    rate, _ = _poisson_rates_by_hand(Xn, y)
+    log_prior = np.log(np.bincount(y) / len(y))
+    # Σ over the observed entries of log Poisson(x; λ_cj) = x log λ − λ − log x!
+    hand = np.stack([np.nansum(poisson.logpmf(test, rate[c]), axis=1) + log_prior[c] for c in range(3)], axis=1)
+    rtol = 1e-4 if dtype == "float32" else 1e-10
+    np.testing.assert_allclose(jll, hand, rtol=rtol, atol=rtol)
+    np.testing.assert_allclose(jll[0], log_prior, rtol=rtol)
+
+
+def test_poisson_each_row_equals_the_model_without_its_missing_feature():
+    """Row i misses feature i mod d: its scores are those of a model fitted
+    and scored without that feature."""
+    X, y = _categorical_data(26)
+    est = nbgpu.PoissonNB(missing="ignore").fit(X, y)
+    test = X[:20].copy()
+    d = X.shape[1]
+    test[np.arange(20), np.arange(20) % d] = np.nan
+    jll = est.predict_joint_log_proba(test)
+    for j in range(d):
+        keep = [k for k in range(d) if k != j]
+        rows = np.arange(20) % d == j
+        ref = nbgpu.PoissonNB().fit(X[:, keep], y).predict_joint_log_proba(test[rows][:, keep])
+        np.testing.assert_allclose(jll[rows], ref, rtol=1e-12)
+
+
 # --------------------------------------------------------------------------- #
 # Sparse input, chunked fitting, errors
 # --------------------------------------------------------------------------- #
-@pytest.mark.parametrize("name", ["GaussianNB", "CategoricalNB"])
+@pytest.mark.parametrize("name", ["GaussianNB", "CategoricalNB", "PoissonNB"])
 @pytest.mark.parametrize("fmt", ["csr", "csc"])
 def test_sparse_equals_dense(name, fmt):
-    X, y = _gaussian_data(11) if name == "GaussianNB" else _categorical_data(11)
+    X, y = _data(name, 11)
     X[np.abs(X) < 0.5] = 0.0  # real sparsity for the Gaussian data
     Xn = _with_nan(X, 0.15, seed=12)
     dense = getattr(nbgpu, name)(missing="ignore").fit(Xn, y)
@@ -138,9 +205,9 @@ def test_sparse_equals_dense(name, fmt):
     )
 
 
-@pytest.mark.parametrize("name", ["GaussianNB", "CategoricalNB"])
+@pytest.mark.parametrize("name", ["GaussianNB", "CategoricalNB", "PoissonNB"])
 def test_partial_fit_with_missing_equals_fit(name):
-    X, y = _gaussian_data(14) if name == "GaussianNB" else _categorical_data(14)
+    X, y = _data(name, 14)
     Xn = _with_nan(X, 0.2, seed=15)
     Xn[:40, 1] = np.nan  # a whole chunk without feature 1
     full = getattr(nbgpu, name)(missing="ignore").fit(Xn, y)
@@ -150,7 +217,7 @@ def test_partial_fit_with_missing_equals_fit(name):
     np.testing.assert_allclose(chunked.predict_joint_log_proba(Xn), full.predict_joint_log_proba(Xn), rtol=1e-10)
 
 
-@pytest.mark.parametrize("name", ["GaussianNB", "CategoricalNB"])
+@pytest.mark.parametrize("name", ["GaussianNB", "CategoricalNB", "PoissonNB"])
 def test_nan_is_an_error_by_default_and_infinity_always(name):
     X, y = _categorical_data(16)
     Xn = _with_nan(X, 0.1, seed=17)
@@ -180,3 +247,39 @@ def test_missing_parameter_is_validated_and_sets_the_tag():
         nbgpu.GaussianNB(missing="drop").fit(X, y)
     assert nbgpu.GaussianNB(missing="ignore").__sklearn_tags__().input_tags.allow_nan
     assert not nbgpu.GaussianNB().__sklearn_tags__().input_tags.allow_nan
+
+
+def test_poisson_merge_with_missing_equals_one_fit():
+    """One part without any NaN ((k, 1) observed weights), one with: still exact."""
+    X, y = _categorical_data(27)
+    Xn = X.copy()
+    Xn[60:] = _with_nan(X[60:], 0.3, seed=28)
+    a = nbgpu.PoissonNB(missing="ignore").partial_fit(Xn[:60], y[:60], classes=[0, 1, 2])
+    b = nbgpu.PoissonNB(missing="ignore").partial_fit(Xn[60:], y[60:], classes=[0, 1, 2])
+    full = nbgpu.PoissonNB(missing="ignore").fit(Xn, y)
+    for merged in (a.merge(b), b.merge(a)):
+        np.testing.assert_allclose(merged.rate_, full.rate_, rtol=1e-12)
+        np.testing.assert_allclose(merged.predict_joint_log_proba(Xn), full.predict_joint_log_proba(Xn), rtol=1e-12)
+
+
+def test_poisson_switching_to_missing_ignore_keeps_the_statistics_exact():
+    X, y = _categorical_data(29)
+    Xn = X.copy()
+    Xn[70:] = _with_nan(X[70:], 0.3, seed=30)
+    est = nbgpu.PoissonNB().partial_fit(Xn[:70], y[:70], classes=[0, 1, 2])
+    est.set_params(missing="ignore").partial_fit(Xn[70:], y[70:])
+    full = nbgpu.PoissonNB(missing="ignore").fit(Xn, y)
+    np.testing.assert_allclose(est.rate_, full.rate_, rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["GaussianNB", "CategoricalNB", "PoissonNB"])
+def test_to_device_then_partial_fit_with_missing_there(backend, name):
+    X, y = _data(name, 31)
+    Xn = _with_nan(X, 0.2, seed=32)
+    est = getattr(nbgpu, name)(missing="ignore").partial_fit(Xn[:70], y[:70], classes=[0, 1, 2])
+    est.to_device(backend.asarray(np.zeros(1)))
+    est.partial_fit(backend.asarray(Xn[70:]), backend.asarray(y[70:]))
+    jll = est.predict_joint_log_proba(backend.asarray(Xn))
+    assert_namespace(jll, backend)
+    full = getattr(nbgpu, name)(missing="ignore").fit(Xn, y)
+    np.testing.assert_allclose(to_numpy(jll), full.predict_joint_log_proba(Xn), rtol=1e-10)

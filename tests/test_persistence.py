@@ -8,6 +8,7 @@ import zipfile
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 from sklearn.feature_extraction.text import HashingVectorizer
 
 import nbgpu
@@ -54,6 +55,30 @@ def test_loaded_model_continues_with_partial_fit(name, tmp_path):
     loaded.partial_fit(X[70:], y[70:])
     whole = getattr(nbgpu, name)().fit(X, y)
     np.testing.assert_allclose(loaded.predict_proba(X), whole.predict_proba(X), rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        nbgpu.PoissonNB(missing="ignore", prior_smoothing=0.5, loss_matrix=[[0.0, 3.0, 1.0], [1.0, 0.0, 1.0], [2.0, 1.0, 0.0]]),
+        nbgpu.NormalBayesClassifier(prior_smoothing=1.5, loss_matrix=[[0.0, 3.0, 1.0], [1.0, 0.0, 1.0], [2.0, 1.0, 0.0]]),
+    ],
+    ids=lambda m: type(m).__name__,
+)
+def test_extra_models_keep_their_new_parameters_and_statistics(model, tmp_path):
+    X, y = _data(4, n=120)
+    if model.get_params().get("missing") == "ignore":
+        X[np.random.default_rng(5).random(X.shape) < 0.2] = np.nan
+    first = clone(model).partial_fit(X[:70], y[:70], classes=[0, 1, 2])
+    loaded = nbgpu.load(nbgpu.save(first, tmp_path / "m"))
+    assert loaded.get_params() == first.get_params()
+    for key, value in first._stats.items():  # e.g. PoissonNB's per-feature observed weights
+        np.testing.assert_array_equal(loaded._stats[key], value)
+    np.testing.assert_array_equal(loaded.predict_risk(X), first.predict_risk(X))
+    np.testing.assert_array_equal(loaded.predict(X), first.predict(X))
+    loaded.partial_fit(X[70:], y[70:])
+    whole = clone(model).fit(X, y)
+    np.testing.assert_allclose(loaded.predict_risk(X), whole.predict_risk(X), rtol=1e-10, atol=1e-14)
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ import scipy.sparse as sp
 
 import nbgpu
 from conftest import assert_namespace, to_numpy
+from model_checks import EXTRA_MODELS, make_model
 
 MODELS = ["GaussianNB", "MultinomialNB", "ComplementNB", "BernoulliNB", "CategoricalNB"]
 
@@ -18,12 +19,12 @@ def _data(n=90, d=6, k=3, seed=0):
     return np.minimum(X, 6), y
 
 
-@pytest.mark.parametrize("name", MODELS)
+@pytest.mark.parametrize("name", MODELS + EXTRA_MODELS)
 def test_zero_one_loss_is_argmax(backend, dtype, name):
     X, y = _data()
     Xb, yb = backend.asarray(X, dtype), backend.asarray(y)
-    plain = getattr(nbgpu, name)().fit(Xb, yb)
-    zero_one = getattr(nbgpu, name)(loss_matrix=1.0 - np.eye(3)).fit(Xb, yb)
+    plain = make_model(name).fit(Xb, yb)
+    zero_one = make_model(name, loss_matrix=1.0 - np.eye(3)).fit(Xb, yb)
     np.testing.assert_array_equal(to_numpy(zero_one.predict(Xb)), to_numpy(plain.predict(Xb)))
     risk = zero_one.predict_risk(Xb)
     assert_namespace(risk, backend)
@@ -34,12 +35,12 @@ def test_zero_one_loss_is_argmax(backend, dtype, name):
     np.testing.assert_allclose(to_numpy(plain.predict_risk(Xb)), to_numpy(risk), rtol=rtol, atol=rtol)
 
 
-@pytest.mark.parametrize("name", MODELS)
+@pytest.mark.parametrize("name", MODELS + EXTRA_MODELS)
 def test_asymmetric_loss_matches_hand_computation(backend, name):
     X, y = _data(seed=1)
     loss = np.array([[0.0, 8.0, 3.0], [1.0, 0.0, 5.0], [0.5, 0.2, 0.0]])
     Xb = backend.asarray(X)
-    est = getattr(nbgpu, name)(loss_matrix=loss).fit(Xb, backend.asarray(y))
+    est = make_model(name, loss_matrix=loss).fit(Xb, backend.asarray(y))
     proba = to_numpy(est.predict_proba(Xb))
     # R(c_i|x) = Σ_j λ_ij P(c_j|x), written out term by term.
     hand = np.zeros_like(proba)
@@ -102,6 +103,25 @@ def test_bad_loss_matrix_is_rejected_at_fit_and_at_predict(loss, match):
     with pytest.raises(ValueError, match="loss_matrix"):
         est.partial_fit(X, y)
     assert est._stats is stats  # the failing call changed nothing
+
+
+@pytest.mark.parametrize("name", EXTRA_MODELS)
+@pytest.mark.parametrize(
+    "loss, match",
+    [(np.ones((2, 2)), r"shape \(3, 3\)"), ([[0, 1, np.nan], [1, 0, 1], [1, 1, 0]], "finite"), (np.eye(3) - 1, "non-negative")],
+)
+def test_bad_loss_matrix_of_the_extra_models_names_the_argument(name, loss, match):
+    X, y = _data(seed=4)
+    est = make_model(name, loss_matrix=loss)
+    with pytest.raises(ValueError, match=rf"`loss_matrix`.*{match}"):
+        est.fit(X, y)
+    assert not hasattr(est, "classes_")
+    est = make_model(name).fit(X, y)
+    proba = est.predict_proba(X)
+    est.set_params(loss_matrix=loss)
+    with pytest.raises(ValueError, match="`loss_matrix`"):
+        est.predict(X)
+    np.testing.assert_array_equal(est.predict_proba(X), proba)  # the fitted model is unchanged
 
 
 def test_loss_matrix_is_checked_against_the_classes_seen():

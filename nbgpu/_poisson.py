@@ -217,7 +217,7 @@ class PoissonNB(_BaseMeasureMixin, _CountNB):
         (rate,) = self._params(("rate_",), xp=xp, device=device, dtype=dtype)
         return drop_missing(jll, miss, -rate.T, xp=xp)
 
-    def _score_row_bytes(self, n_features, n_classes):
+    def _score_row_bytes(self, n_features, n_classes, *, xp):
         # + the filled copy of X and the missing-value indicator
         return 8 * (n_classes + (2 * n_features if self._ignore_missing else 0))
 

@@ -28,6 +28,8 @@ MODELS = {
     "complement": "ComplementNB",
     "bernoulli": "BernoulliNB",
     "categorical": "CategoricalNB",
+    "poisson": "PoissonNB",
+    "normal": "NormalBayesClassifier",
 }
 
 
@@ -95,6 +97,8 @@ _PARAMS = {
     "min_categories": dict(type=_positive_int, help="minimum categories per feature (CategoricalNB)"),
     "priors": dict(type=_floats, metavar="P1,P2,...", help="fixed class priors (GaussianNB)"),
     "var_smoothing": dict(type=float, help="variance smoothing (GaussianNB)"),
+    "reg_covar": dict(type=float, help="added to the covariance diagonals (NormalBayesClassifier)"),
+    "prior_smoothing": dict(type=float, metavar="LAMBDA", help="class prior (N_c + LAMBDA) / (N + K LAMBDA)"),
 }
 
 

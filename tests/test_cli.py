@@ -74,6 +74,23 @@ def test_train_every_model_matches_scikit_learn(digits, model, tmp_path):
     np.testing.assert_allclose(loaded.predict_proba(Xte), ref.predict_proba(Xte), rtol=1e-6, atol=1e-12)
 
 
+@pytest.mark.parametrize(
+    ("model", "flags", "params"),
+    [
+        ("poisson", ["--prior-smoothing", "1", "--alpha", "0.5"], {"prior_smoothing": 1.0, "alpha": 0.5}),
+        ("normal", ["--reg-covar", "0.1"], {"reg_covar": 0.1}),
+    ],
+)
+def test_train_models_beyond_scikit_learn(digits, model, flags, params, tmp_path):
+    d, (Xtr, ytr, Xte, _) = digits
+    ok("train", d / "train.csv", "-o", "m.nbgpu", "--model", model, "--chunk-mb", "0.01", "-q", *flags, cwd=tmp_path)
+    loaded = nbgpu.load(tmp_path / "m.nbgpu")
+    ref = getattr(nbgpu, {"poisson": "PoissonNB", "normal": "NormalBayesClassifier"}[model])(**params).fit(Xtr, ytr)
+    assert loaded.get_params() == ref.get_params()
+    np.testing.assert_array_equal(loaded.predict(Xte), ref.predict(Xte))
+    np.testing.assert_allclose(loaded.predict_proba(Xte), ref.predict_proba(Xte), rtol=1e-6, atol=1e-12)
+
+
 @pytest.mark.parametrize(("model", "dtype"), [("gaussian", "float32"), ("categorical", "float64")])
 def test_evaluate_reports_scikit_learn_metrics(digits, model, dtype, tmp_path):
     d, (Xtr, ytr, Xte, yte) = digits

@@ -339,17 +339,31 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         attrs = self._finalize(stats, n_classes, xp=xp, dtype=dtype)
 
         # Commit: nothing above touched the estimator.
-        if reset:
-            for name in ("feature_names_in_",):
-                self.__dict__.pop(name, None)
+        first = (classes, n_features, feature_names) if reset else None
+        self._commit(stats, attrs, float32=dtype == xp.float32, first=first)
+        return self
+
+    def _commit(self, stats, attrs, *, float32, first):
+        """Store a fit's result; ``first`` is (classes, n_features, feature names) of a first fit."""
+        if first is not None:
+            classes, n_features, feature_names = first
+            self.__dict__.pop("feature_names_in_", None)
             if feature_names is not None:
                 self.feature_names_in_ = feature_names
             self.n_features_in_ = n_features
             self.classes_ = classes
         self._stats = stats
-        self._fit_dtype_ = "float32" if dtype == xp.float32 else "float64"
+        self._fit_dtype_ = "float32" if float32 else "float64"
         self.__dict__.update(attrs)
-        return self
+
+    def _become_fitted(self, stats, classes, *, n_features, feature_names, xp, dtype):
+        """Become the fitted model that ``stats`` define, with no data (a model file).
+
+        What a first ``_fit_batch`` commits, with the fitted parameters
+        finalized from the statistics.
+        """
+        attrs = self._finalize(stats, classes.shape[0], xp=xp, dtype=dtype)
+        self._commit(stats, attrs, float32=dtype == xp.float32, first=(classes, n_features, feature_names))
 
     # ---- scoring ------------------------------------------------------ #
     def _check_is_fitted(self):

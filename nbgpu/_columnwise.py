@@ -326,6 +326,25 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, _BaseComposition):
             pending = self._pending = self._new_context(reset=True, names=None)
         return pending
 
+    def _become_fitted(self, stats, classes, *, n_features, feature_names, xp, dtype):
+        # As in _fit_batch, with the parts' columns resolved against the
+        # stored features instead of those of X.
+        self._pending = self._new_context(reset=True, names=feature_names)
+        try:
+            self._resolve_columns(n_features)
+            super()._become_fitted(
+                stats, classes, n_features=n_features, feature_names=feature_names, xp=xp, dtype=dtype
+            )
+        finally:
+            del self._pending
+        self._adopt_parts()
+
+    def _resolve_columns(self, n_features):
+        """Resolve the columns of every part, nested parts' too, as fit's checks of X do."""
+        for part, cols in zip(self._parts(), self._columns(n_features)):
+            if isinstance(part, ColumnwiseNB):
+                part._resolve_columns(cols.shape[0])
+
     def _adopt_parts(self):
         """Give the fitted parts the labels and column names of the whole."""
         for est, cols in zip(self.estimators_, self._columns_):

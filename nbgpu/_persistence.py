@@ -2,7 +2,8 @@
 
 A model file is a numpy ``.npz`` archive (a zip of ``.npy`` arrays) with one
 member ``header``: UTF-8 JSON holding the format name and version, the nbgpu
-version, the estimator class, its parameters, the arrays' checksums and
+version, the estimator class, its parameters (a ColumnwiseNB's parts are
+described alike, class and parameters), the arrays' checksums and
 optional vectorizer settings. The other members are plain numeric (or
 string) arrays: the labels, the feature names and the model's merged
 statistics.
@@ -50,6 +51,14 @@ class ModelFile(NamedTuple):
 # --------------------------------------------------------------------------- #
 def _flatten(value, key, arrays):
     """A JSON description of ``value``; its arrays go into ``arrays`` under ``key.*``."""
+    if isinstance(value, _BaseNB):  # a part of a ColumnwiseNB
+        return {"estimator": _estimator_spec(value, key, arrays, where=f"`{key}`")}
+    if isinstance(value, slice):  # a part's columns
+        bounds = [v.item() if isinstance(v, np.generic) else v for v in (value.start, value.stop, value.step)]
+        if not all(map(_is_int_or_none, bounds)):
+            msg = f"`{key}` is a slice with bounds {bounds}; only integer bounds can be saved in a model file."
+            raise TypeError(msg)
+        return {"slice": bounds}
     if isinstance(value, dict):
         return {"dict": {str(k): _flatten(v, f"{key}.{k}", arrays) for k, v in value.items()}}
     if isinstance(value, (tuple, list)):
@@ -64,6 +73,7 @@ def _flatten(value, key, arrays):
         if host.dtype == object:
             msg = f"`{key}` is an object array, which cannot be saved without pickle."
             raise TypeError(msg)
+        key = _free_key(key, arrays)
         arrays[key] = host
         return {"array": key}
     msg = f"`{key}` of type {type(value).__name__} cannot be saved in a model file."
@@ -84,8 +94,24 @@ def _unflatten(node, arrays, where):
         return body
     if kind == "array" and isinstance(body, str) and body in arrays:
         return arrays[body]
+    if kind == "slice" and isinstance(body, list) and len(body) == 3 and all(map(_is_int_or_none, body)):
+        return slice(*body)
+    if kind == "estimator" and isinstance(body, dict) and set(body) == {"estimator", "params"}:
+        return _estimator_from(body, arrays, where=f"header entry {where!r}", at=f"{where}.params")
     msg = f"malformed entry {where!r} in the header"
     raise ValueError(msg)
+
+
+def _is_int_or_none(value):
+    return value is None or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _free_key(key, arrays):
+    """``key``, or ``key#n`` if taken: part names may contain dots, so two paths can spell alike."""
+    free, n = key, 1
+    while free in arrays:
+        free, n = f"{key}#{n}", n + 1
+    return free
 
 
 def _digest(a):
@@ -93,9 +119,17 @@ def _digest(a):
 
 
 def _result_dtype_name(model):
-    """float32 if the model's fitted parameters are float32, else float64."""
+    """float32 if the model was fitted on float32 input, else float64.
+
+    Fit records it; without the record (a ColumnwiseNB's part) the fitted
+    parameters tell, but not labels or parameters, which may be float32 anyway.
+    """
+    recorded = getattr(model, "_fit_dtype_", None)
+    if recorded is not None:
+        return recorded
+    skip = {"_stats", "classes_", *model.get_params(deep=False)}
     for name, value in vars(model).items():
-        if name != "_stats" and is_array(value) and str(value.dtype).endswith("float32"):
+        if name not in skip and is_array(value) and str(value.dtype).endswith("float32"):
             return "float32"
     return "float64"
 
@@ -166,6 +200,40 @@ def _estimator_class(name, where):
     return cls
 
 
+def _estimator_spec(model, key, arrays, *, where):
+    """The header's description of ``model``: its class and parameters, parts included.
+
+    The top-level model and the parts of a ColumnwiseNB are described alike;
+    their arrays go into ``arrays`` under ``key.*``.
+    """
+    name = type(model).__name__
+    if _estimator_class(name, where) is not type(model):
+        msg = f"{where}: {type(model).__module__}.{name} is not nbgpu's own {name}, so it cannot be saved."
+        raise ValueError(msg)
+    return {"estimator": name, "params": _flatten(model.get_params(deep=False), key, arrays)}
+
+
+def _estimator_from(spec, arrays, *, where, at):
+    """The unfitted estimator ``spec`` describes: only nbgpu's classes, parameters checked.
+
+    ``where`` starts the error messages; ``at`` is where the parameters are in the header.
+    """
+    cls = _estimator_class(spec["estimator"], where)
+    params = _unflatten(spec["params"], arrays, at)
+    expected = set(cls._get_param_names())
+    if not isinstance(params, dict) or set(params) != expected:
+        seen = sorted(params) if isinstance(params, dict) else params
+        msg = f"{where}: inconsistent model file: parameters {seen} are not those of {cls.__name__} {sorted(expected)}"
+        raise ValueError(msg)
+    model = cls(**params)
+    try:
+        model._validate_params()
+    except (TypeError, ValueError) as exc:
+        msg = f"{where}: inconsistent model file (invalid parameters of {cls.__name__}: {exc})"
+        raise ValueError(msg) from exc
+    return model
+
+
 def save(model, path, *, vectorizer=None, metadata=None):
     """Save a fitted model to one file that is safe to share (no pickle).
 
@@ -207,10 +275,8 @@ def save(model, path, *, vectorizer=None, metadata=None):
         msg = f"`model` must be an nbgpu estimator; got {type(model).__name__}."
         raise TypeError(msg)
     model._check_is_fitted()
-    name = type(model).__name__
-    _estimator_class(name, "save")
     arrays = {}
-    params = _flatten(model.get_params(deep=False), "param", arrays)
+    spec = _estimator_spec(model, "param", arrays, where="save")
     stats = _flatten(model._stats, "stats", arrays)
     classes = np.asarray(to_numpy(model.classes_))
     if classes.dtype == object:
@@ -224,8 +290,7 @@ def save(model, path, *, vectorizer=None, metadata=None):
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "nbgpu_version": nbgpu.__version__,
-        "estimator": name,
-        "params": params,
+        **spec,  # "estimator" and "params"
         "n_features_in": int(model.n_features_in_),
         "dtype": _result_dtype_name(model),
         "stats": stats,
@@ -341,18 +406,13 @@ def read_model_file(path):
     header, arrays = _read_archive(path)
     bad = f"{where}: inconsistent model file"
     try:
-        cls = _estimator_class(header["estimator"], where)
-        params = _unflatten(header["params"], arrays, "params")
+        model = _estimator_from(header, arrays, where=where, at="params")
         stats = _unflatten(header["stats"], arrays, "stats")
         n_features = header["n_features_in"]
         dtype_name = header["dtype"]
         vectorizer = _vectorizer_from(header.get("vectorizer"), where)
     except (KeyError, TypeError) as exc:
         raise ValueError(f"{bad} (missing or malformed header entry {exc})") from exc
-    expected = set(cls().get_params(deep=False))
-    if not isinstance(params, dict) or set(params) != expected:
-        raise ValueError(f"{bad}: parameters {sorted(params) if isinstance(params, dict) else params} "
-                         f"are not those of {cls.__name__} {sorted(expected)}")
     if not isinstance(n_features, int) or isinstance(n_features, bool) or n_features < 1:
         raise ValueError(f"{bad}: n_features_in must be a positive integer; got {n_features!r}")
     if dtype_name not in ("float32", "float64"):
@@ -363,18 +423,11 @@ def read_model_file(path):
     if classes.shape[0] > 1 and not np.all(classes[1:] > classes[:-1]):
         raise ValueError(f"{bad}: classes must be sorted and distinct")
     _check_stats_arrays(stats, where)
-    model = cls(**params)
+    names = arrays["feature_names_in"].astype(object) if "feature_names_in" in arrays else None
     try:
-        model._validate_params()
         xp = get_namespace(np.empty(0))
         dtype = getattr(xp, dtype_name)
-        attrs = model._finalize(stats, classes.shape[0], xp=xp, dtype=dtype)
-        model.__dict__.update(attrs)
-        model.classes_ = classes
-        model.n_features_in_ = n_features
-        if "feature_names_in" in arrays:
-            model.feature_names_in_ = arrays["feature_names_in"].astype(object)
-        model._stats = stats
+        model._become_fitted(stats, classes, n_features=n_features, feature_names=names, xp=xp, dtype=dtype)
         # Score one row: the statistics must fit the classes and features.
         probe = model._transform(np.zeros((1, n_features), dtype=dtype_name), xp)
         jll = model._joint_log_likelihood(probe, xp=xp, device="cpu", dtype=dtype)

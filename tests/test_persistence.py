@@ -8,7 +8,7 @@ import zipfile
 
 import numpy as np
 import pytest
-from sklearn.base import clone
+from sklearn.base import BaseEstimator, clone
 from sklearn.feature_extraction.text import HashingVectorizer
 
 import nbgpu
@@ -36,15 +36,21 @@ def test_round_trip_on_every_backend(backend, dtype, name, tmp_path):
     assert loaded.get_params() == model.get_params()
     np.testing.assert_array_equal(to_numpy(loaded.classes_), to_numpy(model.classes_))
     assert loaded.n_features_in_ == model.n_features_in_
+    _assert_predicts_alike(loaded, model, X, Xb, backend, dtype, ("predict_proba",))
+
+
+def _assert_predicts_alike(loaded, model, X, Xb, backend, dtype, methods):
+    """``loaded`` (numpy) predicts on ``X`` what ``model`` predicts on ``X`` on its backend."""
     X32 = X.astype(dtype)
     np.testing.assert_array_equal(to_numpy(loaded.predict(X32)), to_numpy(model.predict(Xb)))
-    expected = to_numpy(model.predict_proba(Xb))
-    got = loaded.predict_proba(X32)
-    assert got.dtype == expected.dtype
-    if backend.name.startswith("numpy"):
-        np.testing.assert_array_equal(got, expected)  # same statistics, same code: identical
-    else:
-        np.testing.assert_allclose(got, expected, rtol=1e-5 if dtype == "float32" else 1e-12, atol=1e-12)
+    for method in methods:
+        expected = to_numpy(getattr(model, method)(Xb))
+        got = getattr(loaded, method)(X32)
+        assert got.dtype == expected.dtype
+        if backend.name.startswith("numpy"):
+            np.testing.assert_array_equal(got, expected)  # same statistics, same code: identical
+        else:
+            np.testing.assert_allclose(got, expected, rtol=1e-5 if dtype == "float32" else 1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("name", MODELS)
@@ -141,6 +147,173 @@ def test_save_refuses_what_it_cannot_store_safely(tmp_path):
     with pytest.raises(TypeError, match="callable"):
         nbgpu.save(model, tmp_path / "m", vectorizer=HashingVectorizer(tokenizer=str.split))
     assert not os.listdir(tmp_path)  # nothing written, no temporary left
+
+
+# --------------------------------------------------------------------------- #
+# ColumnwiseNB: parts described in the header, statistics nested
+# --------------------------------------------------------------------------- #
+def _columnwise():
+    """Every kind of part and of columns, a nested ColumnwiseNB included."""
+    inner = nbgpu.ColumnwiseNB([("poisson", nbgpu.PoissonNB(), [0]), ("counts", nbgpu.MultinomialNB(), slice(1, None))])
+    return nbgpu.ColumnwiseNB(
+        [
+            ("gauss", nbgpu.GaussianNB(var_smoothing=1e-6), [0, 1]),
+            ("counts", nbgpu.MultinomialNB(alpha=0.5), slice(2, 4)),
+            ("cats", nbgpu.CategoricalNB(), np.array([False, False, False, False, True, True])),
+            ("poisson", nbgpu.PoissonNB(), np.array([2, 3])),
+            ("normal", nbgpu.NormalBayesClassifier(), [0, -5]),
+            ("inner", inner, [2, 3, 5]),
+        ],
+        prior_smoothing=0.5,
+    )
+
+
+def _assert_same_params(a, b):
+    """Parameters equal in type and value, through the parts (estimators compare by identity)."""
+    if isinstance(a, BaseEstimator):
+        assert type(a) is type(b)
+        _assert_same_params(a.get_params(deep=False), b.get_params(deep=False))
+    elif isinstance(a, dict):
+        assert a.keys() == b.keys()
+        for key in a:
+            _assert_same_params(a[key], b[key])
+    elif isinstance(a, (list, tuple)):
+        assert type(a) is type(b) and len(a) == len(b)
+        for u, v in zip(a, b):
+            _assert_same_params(u, v)
+    elif isinstance(a, np.ndarray):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)
+    else:
+        assert a == b
+
+
+@pytest.mark.parametrize("labels", ["int", "float32", "str"])
+def test_columnwise_round_trip_on_every_backend(backend, dtype, labels, tmp_path):
+    X, codes = _data()
+    y = {"int": codes, "float32": codes.astype(np.float32) * 2 - 1, "str": np.array(["a", "b", "c"])[codes]}[labels]
+    Xb = backend.asarray(X, dtype=dtype)
+    model = _columnwise().fit(Xb, y if labels == "str" else backend.asarray(y))
+    loaded = nbgpu.load(nbgpu.save(model, tmp_path / "m.nbgpu"))
+    _assert_same_params(loaded, model)
+    assert loaded.classes_.dtype == to_numpy(model.classes_).dtype
+    np.testing.assert_array_equal(loaded.classes_, to_numpy(model.classes_))
+    for part in (*loaded.estimators_, *loaded.named_estimators_["inner"].estimators_):
+        np.testing.assert_array_equal(part.classes_, loaded.classes_)
+    _assert_predicts_alike(loaded, model, X, Xb, backend, dtype, ("predict_proba", "predict_joint_log_proba"))
+
+
+def test_columnwise_by_column_names_keeps_feature_names(tmp_path):
+    pd = pytest.importorskip("pandas")
+    X, y = _data(5, n=120)
+    frame = pd.DataFrame(X, columns=["t", "u", "n1", "n2", "c1", "c2"])
+    model = nbgpu.ColumnwiseNB(
+        [("gauss", nbgpu.GaussianNB(), ["t", "u"]), ("counts", nbgpu.PoissonNB(), ["n1", "n2"]), ("cats", nbgpu.CategoricalNB(), "c1")]
+    )
+    model.partial_fit(frame[:70], y[:70], classes=[0, 1, 2])
+    loaded = nbgpu.load(nbgpu.save(model, tmp_path / "m"))
+    _assert_same_params(loaded, model)
+    np.testing.assert_array_equal(loaded.feature_names_in_, model.feature_names_in_)
+    np.testing.assert_array_equal(loaded.named_estimators_["counts"].feature_names_in_, ["n1", "n2"])
+    np.testing.assert_array_equal(loaded.predict_proba(frame), model.predict_proba(frame))
+    loaded.partial_fit(frame[70:], y[70:])
+    whole = clone(model).fit(frame, y)
+    np.testing.assert_allclose(loaded.predict_proba(frame), whole.predict_proba(frame), rtol=1e-10, atol=1e-14)
+
+
+def test_columnwise_continues_with_partial_fit_and_merges_with_the_original(tmp_path):
+    X, y = _data(6, n=150)
+    first = _columnwise().partial_fit(X[:70], y[:70], classes=[0, 1, 2])
+    loaded = nbgpu.load(nbgpu.save(first, tmp_path / "m"))
+    whole = _columnwise().fit(X, y)
+    second = _columnwise().partial_fit(X[70:], y[70:], classes=[0, 1, 2])
+    continued = nbgpu.load(nbgpu.save(first, tmp_path / "m")).partial_fit(X[70:], y[70:])
+    for model in (continued, loaded.merge(second), second.merge(loaded)):
+        np.testing.assert_allclose(model.predict_proba(X), whole.predict_proba(X), rtol=1e-10, atol=1e-14)
+    np.testing.assert_array_equal(loaded.merge(first).predict_proba(X), first.merge(first).predict_proba(X))
+
+
+def test_columnwise_part_names_with_dots_keep_their_own_statistics(tmp_path):
+    X, y = _data()
+    inner = nbgpu.ColumnwiseNB([("y", nbgpu.MultinomialNB(), [0])])
+    # Both parts' feature counts would be stored as "stats.parts.x.parts.y.feature_count".
+    model = nbgpu.ColumnwiseNB([("x", inner, [0, 1]), ("x.parts.y", nbgpu.MultinomialNB(), [2, 3])]).fit(X, y)
+    loaded = nbgpu.load(nbgpu.save(model, tmp_path / "m"))
+    np.testing.assert_array_equal(loaded.predict_proba(X), model.predict_proba(X))
+
+
+def test_columnwise_part_that_is_not_nbgpus_own_is_not_saved(tmp_path):
+    class MyNB(nbgpu.GaussianNB):
+        pass
+
+    X, y = _data()
+    model = nbgpu.ColumnwiseNB([("mine", MyNB(), [0, 1])]).fit(X, y)
+    with pytest.raises(ValueError, match=r"`param.estimators.0.1`: estimator 'MyNB' is not an nbgpu naive Bayes model"):
+        nbgpu.save(model, tmp_path / "m")
+    assert not os.listdir(tmp_path)
+
+
+def _part(header, i):
+    """The (name, estimator, columns) entries of part ``i`` of a ColumnwiseNB's header."""
+    return header["params"]["dict"]["estimators"]["list"][i]["tuple"]
+
+
+def _set_part_estimator(header, value):
+    _part(header, 0)[1]["estimator"]["estimator"] = value
+
+
+def _set_part_param(header, value):
+    _part(header, 0)[1]["estimator"]["params"]["dict"]["var_smoothing"] = value
+
+
+def _drop_part_param(header, value):
+    del _part(header, 0)[1]["estimator"]["params"]["dict"][value]
+
+
+def _set_part_columns(header, value):
+    _part(header, 0)[2] = value
+
+
+def _set_part_name(header, value):
+    _part(header, 0)[0] = value
+
+
+@pytest.mark.parametrize(
+    ("tamper", "value", "message"),
+    [
+        (_set_part_estimator, "Pipeline", "'params.estimators.0.1': estimator 'Pipeline' is not an nbgpu naive Bayes model"),
+        (_set_part_estimator, "os.system", "not an nbgpu naive Bayes model"),
+        (_set_part_param, {"value": "big"}, "invalid parameters of GaussianNB.*var_smoothing"),
+        (_set_part_param, {"list": [{"value": 1.0}]}, "invalid parameters of GaussianNB.*var_smoothing"),
+        (_drop_part_param, "var_smoothing", "parameters .* are not those of GaussianNB"),
+        (_set_part_columns, {"list": [{"value": 0}, {"value": 17}]}, "inconsistent model file .*out of range for X with 6 features"),
+        (_set_part_columns, {"slice": [7, None, None]}, "inconsistent model file .*select no column"),
+        (_set_part_columns, {"slice": ["a", None, None]}, "malformed entry 'params.estimators.0.2'"),
+        (_set_part_columns, {"value": 2.5}, "inconsistent model file"),
+        (_set_part_columns, {"list": [{"value": 0}]}, "inconsistent model file"),  # the statistics are of 2 columns
+        (_set_part_columns, {"list": [{"value": "t"}]}, "inconsistent model file .*pandas DataFrame"),
+        (_set_part_name, {"value": "other"}, "inconsistent model file"),  # no statistics of that name
+    ],
+    ids=lambda v: v.__name__ if callable(v) else None,
+)
+def test_columnwise_tampered_header(tamper, value, message, tmp_path):
+    X, y = _data()
+    model = nbgpu.ColumnwiseNB([("gauss", nbgpu.GaussianNB(), [0, 1]), ("counts", nbgpu.MultinomialNB(), slice(2, None))])
+    members = _members(nbgpu.save(model.fit(X, y), tmp_path / "good"))
+    header = _header(members)
+    tamper(header, value)
+    with pytest.raises(ValueError, match=message):
+        nbgpu.load(_write(tmp_path / "bad", members, header))
+
+
+def test_columnwise_part_described_malformed_is_refused(tmp_path):
+    X, y = _data()
+    members = _members(nbgpu.save(nbgpu.ColumnwiseNB([("gauss", nbgpu.GaussianNB(), [0])]).fit(X, y), tmp_path / "m"))
+    for broken in ({"estimator": "GaussianNB"}, ["GaussianNB", {}], {"estimator": "GaussianNB", "params": {"value": 1}}):
+        header = _header(members)
+        _part(header, 0)[1] = {"estimator": broken}
+        with pytest.raises(ValueError, match="malformed entry|parameters .* are not those of GaussianNB"):
+            nbgpu.load(_write(tmp_path / "bad", members, header))
 
 
 # --------------------------------------------------------------------------- #

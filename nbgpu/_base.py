@@ -590,11 +590,6 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         return self
 
     # ---- merging and exchange ------------------------------------------ #
-    def _refitted(self, stats):
-        """A new fitted model with this one's parameters, labels and features, from ``stats``."""
-        from ._interchange import refit
-
-        return refit(self, stats)
 
     def merge(self, other):
         """The model fitted on the union of the data of ``self`` and ``other``.

@@ -474,11 +474,6 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, _BaseComposition):
                 total = total + part._log_base_measure(Xp, xp=xp, device=device, dtype=dtype)
         return total
 
-    def _refitted(self, stats):
-        refitted = super()._refitted(stats)
-        refitted._adopt_parts()
-        return refitted
-
     # ---- moving and tags --------------------------------------------- #
     def to_device(self, like=None, *, xp=None, device=None):
         """Move every fitted array, the parts' included, to another namespace/device.

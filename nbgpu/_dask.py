@@ -22,6 +22,7 @@ from sklearn.base import clone
 
 from ._backend import get_device, get_namespace, is_dask_array, to_numpy
 from ._base import to_namespace_tree
+from ._interchange import first_array, refit
 from ._validation import check_classes, check_classes_unchanged, check_n_features
 
 # How many children a merge task combines: a few, so the tree is shallow and
@@ -123,8 +124,6 @@ def _merge_children(template, children):
 
 def _merge_stats(template, a, b):
     """``a`` and ``b`` merged by the model's ``_merge``, in the namespace and on the device of ``a``."""
-    from ._interchange import first_array
-
     like = first_array(a)
     xp, device = get_namespace(like), get_device(like)
     return template._merge(a, to_namespace_tree(b, xp, device), xp=xp)
@@ -173,7 +172,7 @@ def dask_fit(estimator, X, y, sample_weight, classes, *, reset):
     model, stats = result
     if not reset:
         stats = _merge_stats(estimator, estimator._stats, stats)
-    fitted = model._refitted(stats)
+    fitted = refit(model, stats)
 
     # Commit: the fitted state of the block model, under the caller's parameters.
     params = estimator.get_params(deep=False)

@@ -89,18 +89,11 @@ def _host(value):
     return to_numpy(value) if is_array(value) else value
 
 
-def _refit_attributes(est, stats, *, xp, device, dtype):
-    """Finalize ``stats`` into a fitted copy of ``est`` (a fresh, unfitted clone)."""
-    n_classes = est.classes_.shape[0]
-    attrs = est._finalize(stats, n_classes, xp=xp, dtype=dtype)
+def _refit_attributes(est, stats, *, xp, dtype):
+    """A fitted clone of ``est`` (same labels and features) whose attributes are finalized from ``stats``."""
     new = clone(est)
-    new.classes_ = est.classes_
-    new.n_features_in_ = est.n_features_in_
-    if hasattr(est, "feature_names_in_"):
-        new.feature_names_in_ = est.feature_names_in_
-    new._stats = stats
-    new._fit_dtype_ = "float32" if dtype == xp.float32 else "float64"
-    new.__dict__.update(attrs)
+    features = getattr(est, "feature_names_in_", None)
+    new._become_fitted(stats, est.classes_, n_features=est.n_features_in_, feature_names=features, xp=xp, dtype=dtype)
     return new
 
 
@@ -161,7 +154,7 @@ def merge_models(a, b):
     like = first_array(a._stats)
     xp, device = get_namespace(like), get_device(like)
     stats = a._merge(to_namespace_tree(a._stats, xp, device), to_namespace_tree(b._stats, xp, device), xp=xp)
-    return a._refitted(stats)
+    return refit(a, stats)
 
 
 def refit(est, stats):
@@ -172,7 +165,7 @@ def refit(est, stats):
     like = first_array(stats)
     xp, device = get_namespace(like), get_device(like)
     dtype = xp.float32 if getattr(est, "_fit_dtype_", "float64") == "float32" else result_dtype(xp.float64, xp, device)
-    return _refit_attributes(est, stats, xp=xp, device=device, dtype=dtype)
+    return _refit_attributes(est, stats, xp=xp, dtype=dtype)
 
 
 def to_sklearn(est):
@@ -187,7 +180,7 @@ def to_sklearn(est):
         )
         raise ValueError(msg)
     xp = get_namespace(np.empty(0))
-    host = _refit_attributes(est, to_namespace_tree(est._stats, xp, "cpu"), xp=xp, device="cpu", dtype=np.float64)
+    host = _refit_attributes(est, to_namespace_tree(est._stats, xp, "cpu"), xp=xp, dtype=np.float64)
     params = sk_cls().get_params()
     out = sk_cls(**{k: _host(v) for k, v in est.get_params(deep=False).items() if k in params})
     for name in ("n_features_in_", "feature_names_in_", *attributes):
@@ -220,4 +213,4 @@ def from_sklearn(cls, estimator, **params):
     est._check_params_for_fit(est.classes_.shape[0], est.n_features_in_)
     est._loss_matrix(est.classes_.shape[0])
     xp = get_namespace(np.empty(0))
-    return _refit_attributes(est, stats_of(estimator), xp=xp, device="cpu", dtype=np.float64)
+    return _refit_attributes(est, stats_of(estimator), xp=xp, dtype=np.float64)

@@ -48,6 +48,28 @@ def test_sparse_class_sums_matches_onehot_product(kernel_mode, fmt, power, weigh
     assert got.dtype == np.float64 and got.shape == (4, 40)
 
 
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n_classes", [1, 3, 40])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_sparse_class_sums_with_empty_rows_and_classes(kernel_mode, fmt, dtype, n_classes, weighted):
+    # One class runs across both thread shares; 40 classes give many small
+    # pieces; class 1 has no rows and every 7th row no nonzeros.
+    rng = np.random.default_rng(12)
+    X = _random_csr(500, 30, 0.1, 12, dtype)
+    X = (sp.diags((np.arange(500) % 7 != 0).astype(dtype)) @ X).tocsr()
+    X.eliminate_zeros()
+    codes = rng.integers(0, n_classes, 500)
+    codes[codes == 1] = 0
+    weights = rng.random(500) if weighted else None
+    got = _backend.sparse_class_sums(X.asformat(fmt), codes, weights, n_classes)
+    Y = np.eye(n_classes)[codes] * (1.0 if weights is None else weights[:, None])
+    np.testing.assert_allclose(got, Y.T @ X.toarray().astype(np.float64), rtol=1e-12)
+    assert got.dtype == np.float64 and got.shape == (n_classes, 30)
+    if n_classes > 1:
+        assert not got[1].any()
+
+
 def test_sparse_class_sums_of_empty_matrix(kernel_mode):
     X = sp.csr_matrix((5, 3), dtype=np.float32)
     got = _backend.sparse_class_sums(X, np.zeros(5, dtype=np.int64), None, 2)

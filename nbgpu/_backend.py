@@ -189,6 +189,29 @@ def contiguous(a, *, xp):
     return a
 
 
+def log_in_place(x, *, xp):
+    """``log(x)``, written over ``x`` (a temporary) where the library allows.
+
+    Finalize works on k × d arrays of tens of MB: a fresh one costs its page
+    faults on top of the pass.
+    """
+    if is_numpy_namespace(xp) and isinstance(x, np.ndarray) and x.flags.writeable:
+        return np.log(x, out=x)
+    return xp.log(x)
+
+
+def transposed_as(a, dtype, *, xp):
+    """``a.T`` as a row-major array of ``dtype``.
+
+    On numpy the cast and the transpose are one pass into one new array.
+    """
+    if is_numpy_namespace(xp):
+        out = np.empty(a.shape[::-1], dtype=dtype)
+        out.T[...] = a
+        return out
+    return contiguous(xp.astype(a, dtype).T, xp=xp)
+
+
 # --------------------------------------------------------------------------- #
 # Sparse matrices
 # --------------------------------------------------------------------------- #

@@ -189,6 +189,29 @@ def contiguous(a, *, xp):
     return a
 
 
+def log_in_place(x, *, xp):
+    """``log(x)``, written over ``x`` (a temporary) where the library allows.
+
+    Finalize works on k × d arrays of tens of MB: a fresh one costs its page
+    faults on top of the pass.
+    """
+    if is_numpy_namespace(xp) and isinstance(x, np.ndarray) and x.flags.writeable:
+        return np.log(x, out=x)
+    return xp.log(x)
+
+
+def transposed_as(a, dtype, *, xp):
+    """``a.T`` as a row-major array of ``dtype``.
+
+    On numpy the cast and the transpose are one pass into one new array.
+    """
+    if is_numpy_namespace(xp):
+        out = np.empty(a.shape[::-1], dtype=dtype)
+        out.T[...] = a
+        return out
+    return contiguous(xp.astype(a, dtype).T, xp=xp)
+
+
 # --------------------------------------------------------------------------- #
 # Sparse matrices
 # --------------------------------------------------------------------------- #
@@ -368,17 +391,31 @@ def _even_splits(indptr, parts):
 _PARALLEL_NNZ = 1 << 18
 
 
+def _nonzero_values(data, power, weights, dtype):
+    """``data ** power * weights`` in ``dtype``: a copy, never written into ``X``.
+
+    ``weights`` (one per stored value) or None.
+    """
+    values = data.astype(dtype)
+    if power == 2:
+        values *= values
+    if weights is not None:
+        values *= weights
+    return values
+
+
 def sparse_class_sums(X, codes, weights, n_classes, *, power=1, dtype=None):
     """Per-class sums of the rows of sparse ``X`` (``Yᵀ·X`` without building ``Y``).
 
-    Each stored value is scattered into bin ``column * n_classes + code[row]``:
-    one pass over the nonzeros whatever the number of classes, bins of a
-    frequent column next to each other, and the sums accumulated in float64
-    (exact counts) without a float64 copy of ``X``. Keys are int32 where the
-    bins allow. On the CPU the nonzeros are cut into blocks whose keys and
-    float64 values together take no more memory than ``X``'s index arrays
-    (at least ``BLOCK_BYTES``), scattered on all cores, one accumulator per
-    thread.
+    A host CSR matrix is summed class by class (``_csr_class_sums``). Other
+    input scatters each stored value into bin ``column * n_classes +
+    code[row]``: one pass over the nonzeros whatever the number of classes,
+    bins of a column next to each other (so a CSC matrix fills them in
+    order), and the sums accumulated in float64 (exact counts) without a
+    float64 copy of ``X``. Keys are int32 where the bins allow. On the CPU
+    the nonzeros are cut into blocks whose keys and float64 values together
+    take no more memory than ``X``'s index arrays (at least
+    ``BLOCK_BYTES``), scattered on all cores, one accumulator per thread.
 
     Parameters
     ----------
@@ -394,13 +431,15 @@ def sparse_class_sums(X, codes, weights, n_classes, *, power=1, dtype=None):
     Returns
     -------
     sums : dense array of shape (n_classes, n_features)
-        A transposed view of a C-ordered (n_features, n_classes) array, so
-        that the scoring weights (features × classes) need no transpose copy.
+        C-ordered from a host CSR matrix; otherwise a transposed view of a
+        C-ordered (n_features, n_classes) array.
     """
     lib = _sparse_lib(X)
+    dtype = lib.float64 if dtype is None else dtype
+    if lib is np and X.format == "csr":
+        return _csr_class_sums(X, codes, weights, n_classes, power=power, dtype=dtype)
     n_samples, n_features = X.shape
     k = n_classes
-    dtype = lib.float64 if dtype is None else dtype
     n_bins = n_features * k
     key_dtype = lib.int32 if n_bins < 2**31 else lib.int64
     is_csr = X.format == "csr"
@@ -414,13 +453,10 @@ def sparse_class_sums(X, codes, weights, n_classes, *, power=1, dtype=None):
         else:
             keys = codes[X.indices[lo:hi]]
             keys += lib.repeat(lib.arange(start, stop, dtype=key_dtype) * key_dtype(k), counts)
-        values = X.data[lo:hi].astype(dtype)  # a copy: never written into X
-        if power == 2:
-            values *= values
+        rows = None
         if weights is not None:
             rows = lib.repeat(lib.arange(start, stop), counts) if is_csr else X.indices[lo:hi]
-            values *= weights[rows]
-        return keys, values
+        return keys, _nonzero_values(X.data[lo:hi], power, None if rows is None else weights[rows], dtype)
 
     if lib is not np:
         from cupyx import scatter_add
@@ -465,6 +501,71 @@ def sparse_class_sums(X, codes, weights, n_classes, *, power=1, dtype=None):
     for part in parts[1:]:
         out += part
     return out.reshape(n_features, k).T
+
+
+def _csr_class_sums(X, codes, weights, n_classes, *, power, dtype):
+    """``sparse_class_sums`` of a host CSR matrix, one class at a time.
+
+    Scattering every nonzero into a (feature, class) bin of one accumulator
+    misses the cache on wide data (k × d float64 is tens of MB). Here the
+    rows are put in class order (a stable sort of the codes), gathered in
+    pieces (scipy's compiled row indexing) and every piece is scattered into
+    its class's row of d bins, which stays in cache. A piece holds at most
+    a budget of nonzeros, so the gathered copies of all threads take no more
+    memory than ``X``'s index arrays (at least ``BLOCK_BYTES``). The
+    class-ordered rows are cut into equal shares of nonzeros, one per
+    thread; each class row has one writer, the thread where the class
+    begins, and a class that runs on into later shares is added up at the
+    end.
+    """
+    n_samples, n_features = X.shape
+    order = np.argsort(codes, kind="stable")
+    sorted_codes = np.asarray(codes)[order]
+    # Nonzeros before each class-ordered row: the indptr of the sorted rows.
+    starts = np.zeros(n_samples + 1, dtype=np.int64)
+    np.cumsum(np.diff(X.indptr)[order], out=starts[1:])
+    class_starts = np.searchsorted(sorted_codes, np.arange(n_classes + 1))
+
+    threads = n_threads() if X.nnz >= _PARALLEL_NNZ else 1
+    per_nnz = X.indices.itemsize + X.data.itemsize + np.dtype(dtype).itemsize
+    budget = max(max(X.indices.nbytes + X.indptr.nbytes, BLOCK_BYTES) // (per_nnz * threads), 1)
+    shares = _even_splits(starts, threads)
+    cuts = np.unique(
+        np.concatenate([class_starts, shares, np.searchsorted(starts, np.arange(budget, X.nnz, budget))])
+    )
+    out = np.zeros((n_classes, n_features), dtype=dtype)  # empty classes stay zero
+
+    def scatter(a, b, target=None):
+        """Sums of class-ordered rows a:b (one class), into ``target`` if given."""
+        rows = order[a:b]
+        piece = X[rows]
+        row_weights = None if weights is None else np.repeat(weights[rows], np.diff(piece.indptr))
+        values = _nonzero_values(piece.data, power, row_weights, dtype)
+        indptr = np.asarray([0, values.shape[0]], dtype=piece.indices.dtype)
+        # Densifying a one-row CSR matrix sums duplicate columns in scipy's
+        # compiled loop (no GIL); it zeroes ``target`` first.
+        return sp.csr_matrix((values, piece.indices, indptr), shape=(1, n_features)).toarray(out=target)
+
+    def sum_share(bounds):
+        lo, hi = bounds
+        spill = None  # sums of a class begun in an earlier share
+        mine = cuts[(cuts >= lo) & (cuts <= hi)]
+        for a, b in zip(mine[:-1], mine[1:]):
+            c = int(sorted_codes[a])
+            carried = class_starts[c] < lo
+            if carried and a == lo:
+                spill = np.empty((1, n_features), dtype=dtype)
+            target = spill if carried else out[c : c + 1]
+            if a == max(class_starts[c], lo):
+                scatter(a, b, target)
+            else:
+                target += scatter(a, b)
+        return int(sorted_codes[lo]), spill
+
+    for c, spill in parallel_map(sum_share, zip(shares[:-1], shares[1:])):
+        if spill is not None:
+            out[c] += spill[0]
+    return out
 
 
 def sparse_matmul(X, W):

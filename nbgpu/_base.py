@@ -28,6 +28,7 @@ from ._backend import (
     get_namespace,
     is_array,
     is_dask_array,
+    log_in_place,
     map_row_blocks,
     result_dtype,
     to_namespace,
@@ -76,11 +77,15 @@ def row_blocks(n_rows, bytes_per_row, budget=None):
         yield start, min(start + step, n_rows)
 
 
-def safe_log(x, *, xp):
+def safe_log(x, *, xp, overwrite=False):
     """log(x) with zeros mapped to the log of the smallest normal number.
 
     Keeps ``0 · log p`` finite in the matrix products (``0 · -inf`` is NaN).
+    ``overwrite=True`` lets the result reuse the memory of ``x``, a
+    temporary, when a read-only pass finds nothing to map.
     """
+    if overwrite and float(xp.min(x)) > 0:
+        return log_in_place(x, xp=xp)
     tiny = xp.finfo(x.dtype).smallest_normal
     return xp.log(xp.where(x > 0, x, xp.asarray(tiny, dtype=x.dtype, device=x.device)))
 
@@ -100,17 +105,20 @@ def log_posterior(jll, *, xp):
     return shifted - xp.log(xp.sum(xp.exp(shifted), axis=1, keepdims=True))
 
 
-def log_ratio(num, den, *, xp):
+def log_ratio(num, den, *, xp, overwrite_num=False):
     """``safe_log(num) - safe_log(den)`` for counts ``num >= 0``.
 
     ``den`` is small (it broadcasts, e.g. k × 1 row totals), so the k × d work
     (finalize time on wide data) is one maximum, one log and one in-place
     subtraction: no division, which costs as much as the log.
+    ``overwrite_num=True`` lets the result reuse the memory of ``num``, a
+    temporary.
     """
     tiny = xp.finfo(num.dtype).smallest_normal
     if float(xp.min(num)) < tiny:  # a zero count (alpha=0): a read-only pass decides
         num = xp.maximum(num, xp.asarray(tiny, dtype=num.dtype, device=num.device))
-    out = xp.log(num)
+        overwrite_num = True
+    out = log_in_place(num, xp=xp) if overwrite_num else xp.log(num)
     out -= safe_log(den, xp=xp)
     return out
 

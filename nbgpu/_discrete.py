@@ -13,11 +13,11 @@ from numbers import Real
 from sklearn.utils._param_validation import Interval
 
 from ._backend import (
-    contiguous,
     is_sparse,
     sparse_binarize,
     sparse_class_sums,
     sparse_matmul,
+    transposed_as,
 )
 from ._base import _BaseNB, class_totals, log_ratio, onehot, row_blocks, safe_log
 from ._docs import shared_parameters_doc
@@ -95,16 +95,16 @@ class _CountNB(_DiscreteNB):
         alpha = self._alpha(fc.shape[1], xp=xp, device=fc.device, dtype=fc.dtype)
         log_prior = self._class_log_prior(cc, n_classes, xp=xp)
         flp, weight, bias = self._feature_params(cc, fc, alpha, log_prior, xp=xp)
-        flp_out = xp.astype(flp, dtype)
-        # The scoring weights are often the log-probabilities themselves: share
-        # them (features × classes, no copy when the sums came feature-major).
-        weight_out = flp_out if weight is flp else xp.astype(weight, dtype)
+        # Scoring streams the weights feature by feature (features × classes).
+        weight_out = transposed_as(weight, dtype, xp=xp)
+        # They are often the log-probabilities themselves: share them.
+        flp_out = weight_out.T if weight is flp else xp.astype(flp, dtype)
         return {
             "class_count_": cc,
             "feature_count_": fc,
             "class_log_prior_": xp.astype(log_prior, dtype),
             "feature_log_prob_": flp_out,
-            "_weight_": contiguous(weight_out.T, xp=xp),
+            "_weight_": weight_out,
             "_bias_": xp.astype(bias, dtype),
             **self._extra_attributes(fc, xp=xp),
         }
@@ -189,7 +189,7 @@ class MultinomialNB(_CountNB):
 
     def _feature_params(self, class_count, feature_count, alpha, log_prior, *, xp):
         smoothed = feature_count + alpha
-        flp = log_ratio(smoothed, xp.sum(smoothed, axis=1, keepdims=True), xp=xp)
+        flp = log_ratio(smoothed, xp.sum(smoothed, axis=1, keepdims=True), xp=xp, overwrite_num=True)
         return flp, flp, log_prior
 
     def __sklearn_tags__(self):
@@ -278,8 +278,13 @@ class ComplementNB(_CountNB):
 
     def _feature_params(self, class_count, feature_count, alpha, log_prior, *, xp):
         comp = xp.sum(feature_count, axis=0) + alpha - feature_count
-        logged = log_ratio(comp, xp.sum(comp, axis=1, keepdims=True), xp=xp)
-        flp = logged / xp.sum(logged, axis=1, keepdims=True) if self.norm else -logged
+        logged = log_ratio(comp, xp.sum(comp, axis=1, keepdims=True), xp=xp, overwrite_num=True)
+        # In place: no further k × d array.
+        if self.norm:
+            logged /= xp.sum(logged, axis=1, keepdims=True)
+        else:
+            logged *= -1.0
+        flp = logged
         # The prior only breaks the tie of a single class (scikit-learn's rule).
         bias = log_prior if class_count.shape[0] == 1 else xp.zeros_like(log_prior)
         return flp, flp, bias
@@ -376,7 +381,12 @@ class BernoulliNB(_CountNB):
     def _feature_params(self, class_count, feature_count, alpha, log_prior, *, xp):
         total = xp.reshape(class_count, (-1, 1)) + 2 * alpha
         log_total = safe_log(total, xp=xp)
-        flp = safe_log(feature_count + alpha, xp=xp) - log_total
+        # The k × d temporaries are updated in place: fresh ones cost page faults.
+        flp = safe_log(feature_count + alpha, xp=xp, overwrite=True)
+        flp -= log_total
         # log(1 - p) from the counts directly: exact where p is close to 1.
-        neg = safe_log(total - feature_count - alpha, xp=xp) - log_total
+        neg = total - feature_count
+        neg -= alpha
+        neg = safe_log(neg, xp=xp, overwrite=True)
+        neg -= log_total
         return flp, flp - neg, log_prior + xp.sum(neg, axis=1)

@@ -48,6 +48,28 @@ def test_sparse_class_sums_matches_onehot_product(kernel_mode, fmt, power, weigh
     assert got.dtype == np.float64 and got.shape == (4, 40)
 
 
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n_classes", [1, 3, 40])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_sparse_class_sums_with_empty_rows_and_classes(kernel_mode, fmt, dtype, n_classes, weighted):
+    # One class runs across both thread shares; 40 classes give many small
+    # pieces; class 1 has no rows and every 7th row no nonzeros.
+    rng = np.random.default_rng(12)
+    X = _random_csr(500, 30, 0.1, 12, dtype)
+    X = (sp.diags((np.arange(500) % 7 != 0).astype(dtype)) @ X).tocsr()
+    X.eliminate_zeros()
+    codes = rng.integers(0, n_classes, 500)
+    codes[codes == 1] = 0
+    weights = rng.random(500) if weighted else None
+    got = _backend.sparse_class_sums(X.asformat(fmt), codes, weights, n_classes)
+    Y = np.eye(n_classes)[codes] * (1.0 if weights is None else weights[:, None])
+    np.testing.assert_allclose(got, Y.T @ X.toarray().astype(np.float64), rtol=1e-12)
+    assert got.dtype == np.float64 and got.shape == (n_classes, 30)
+    if n_classes > 1:
+        assert not got[1].any()
+
+
 def test_sparse_class_sums_of_empty_matrix(kernel_mode):
     X = sp.csr_matrix((5, 3), dtype=np.float32)
     got = _backend.sparse_class_sums(X, np.zeros(5, dtype=np.int64), None, 2)
@@ -202,3 +224,31 @@ def test_log_ratio_without_zero_counts_skips_nothing():
     num = np.array([[0.5, 1.0, 3.0], [2.0, 7.0, 1e-3]])
     den = np.sum(num, axis=1, keepdims=True)
     np.testing.assert_allclose(log_ratio(num, den, xp=xp), np.log(num) - np.log(den), rtol=1e-15)
+
+
+@pytest.mark.parametrize("namespace", ["numpy", "array_api_strict"])
+def test_transposed_as_casts_and_transposes(namespace):
+    a = np.random.default_rng(13).standard_normal((3, 7))
+    xp = pytest.importorskip(namespace) if namespace != "numpy" else _backend.get_namespace(a)
+    got = _backend.transposed_as(xp.asarray(a), xp.float32, xp=xp)
+    assert got.dtype == xp.float32 and got.shape == (7, 3)
+    np.testing.assert_array_equal(np.asarray(got), a.T.astype(np.float32))
+    if namespace == "numpy":
+        assert got.flags.c_contiguous
+
+
+@pytest.mark.parametrize("zeros", [False, True])
+def test_overwriting_logs_give_the_same_values(zeros):
+    from nbgpu._base import log_ratio, safe_log
+
+    xp = _backend.get_namespace(np.empty(0))
+    num = np.random.default_rng(14).random((4, 9)) + 0.5
+    if zeros:
+        num[1, 2] = 0.0
+    den = np.sum(num, axis=1, keepdims=True)
+    expected_ratio, expected_log = log_ratio(num, den, xp=xp), safe_log(num, xp=xp)
+    np.testing.assert_array_equal(log_ratio(num.copy(), den, xp=xp, overwrite_num=True), expected_ratio)
+    np.testing.assert_array_equal(safe_log(num.copy(), xp=xp, overwrite=True), expected_log)
+    readonly = num + 1.0
+    readonly.flags.writeable = False
+    np.testing.assert_array_equal(_backend.log_in_place(readonly, xp=xp), np.log(num + 1.0))

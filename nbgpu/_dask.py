@@ -23,7 +23,7 @@ from sklearn.base import clone
 from ._backend import get_device, get_namespace, is_dask_array, to_numpy
 from ._base import to_namespace_tree
 from ._interchange import first_array, refit
-from ._validation import check_classes, check_classes_unchanged, check_n_features
+from ._validation import check_classes, check_classes_unchanged, check_n_features, check_y, unique_labels
 
 # How many children a merge task combines: a few, so the tree is shallow and
 # no task holds more than a few sets of statistics at once.
@@ -89,13 +89,13 @@ def _row_pieces(values, X, name):
     return [host[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
 
 
-def _find_classes(y):
+def _find_classes(y, n_rows):
     """Sorted distinct labels of ``y``: on the workers when ``y`` is a Dask array."""
     if is_dask_array(y):
         import dask.array as da
 
         return check_classes(da.unique(y).compute())
-    return check_classes(np.unique(np.asarray(y)) if not hasattr(y, "shape") else np.unique(to_numpy(y)))
+    return unique_labels(check_y(y, n_rows))
 
 
 # --------------------------------------------------------------------------- #
@@ -152,7 +152,7 @@ def dask_fit(estimator, X, y, sample_weight, classes, *, reset):
             check_classes_unchanged(classes, estimator.classes_)
         classes = estimator.classes_
     elif classes is None:
-        classes = _find_classes(y)
+        classes = _find_classes(y, X.shape[0])
     else:
         classes = check_classes(classes)
 

@@ -143,6 +143,8 @@ def test_bad_block_raises_and_leaves_model_unchanged(client):
         model.partial_fit(_blocks(X[:, :4]), y)
     with pytest.raises(ValueError, match="`y` has 239 entries"):
         model.fit(_blocks(X), da.from_array(y[:-1], chunks=50))
+    with pytest.raises(ValueError, match="requires y"):
+        model.fit(_blocks(X), None)
     assert_snapshots_equal(before, snapshot(model))
 
 

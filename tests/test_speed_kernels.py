@@ -301,3 +301,36 @@ def test_categorical_missing_counts_match_generic_path(kernel_mode):
     generic = nbgpu.CategoricalNB(missing="ignore").fit(xps.asarray(X), xps.asarray(y), sample_weight=xps.asarray(w))
     for got, want in zip(ours.category_count_, generic.category_count_):
         np.testing.assert_allclose(got, np.asarray(want), rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "y",
+    [
+        np.array([3, 0, 3, 7, 0], dtype=np.int64),
+        np.array([2, 1, 2], dtype=np.uint8),
+        np.array([5, -1, 5, 2], dtype=np.int32),  # negative: the generic path
+        np.array([0, 10**9, 4]),  # a large label: the generic path
+        np.array([1.0, 3.0, 1.0]),  # floats: the generic path
+    ],
+)
+def test_integer_label_paths_match_unique_and_searchsorted(y):
+    from nbgpu import _validation
+
+    classes = _validation.unique_labels(y)
+    np.testing.assert_array_equal(classes, np.unique(y))
+    assert classes.dtype == y.dtype
+    codes = _validation.encode_labels(y, classes, xp=np, device="cpu")
+    np.testing.assert_array_equal(codes, np.searchsorted(np.unique(y), y))
+    assert codes.dtype == np.int64
+    # Fixed classes that include labels y does not use, in a wider dtype.
+    wider = np.union1d(classes, np.array([6, 9], dtype=classes.dtype)).astype(np.int64)
+    np.testing.assert_array_equal(
+        _validation.encode_labels(y, wider, xp=np, device="cpu"), np.searchsorted(wider, y)
+    )
+
+
+def test_integer_labels_not_in_classes_are_named():
+    from nbgpu import _validation
+
+    with pytest.raises(ValueError, match=r"label\(s\) \[4, 8\] that are not in the classes \[0, 1, 3\]"):
+        _validation.encode_labels(np.array([0, 8, 4, 1, 4]), np.array([0, 1, 3]), xp=np, device="cpu")

@@ -380,6 +380,62 @@ def dense_class_sums(X, codes, weights, n_classes, *, xp):
     return Y.T @ X
 
 
+def is_host(xp) -> bool:
+    """Whether ``xp`` is numpy, whose dense kernels here run on the host cores."""
+    return is_numpy_namespace(xp)
+
+
+def host_category_counts(X, codes, weights, col_start, n_classes, n_columns, *, dtype):
+    """Per-class counts of the one-hot columns ``col_start[j] + X[:, j]`` (numpy).
+
+    ``Yᵀ · OneHot(X)`` as a histogram: every entry's key ``class * n_columns
+    + col_start[j] + X[i, j]`` goes through ``np.bincount`` (one compiled
+    pass, no one-hot matrix is built). Row blocks are counted on all cores,
+    one accumulator per thread. ``X`` holds whole numbers, each below its
+    feature's number of columns where its row's weight is not 0.
+
+    Returns
+    -------
+    counts : array of shape (n_classes, n_columns), ``dtype`` (float64: exact)
+    """
+    n, d = X.shape
+    n_bins = n_classes * n_columns
+    key_dtype = np.int32 if n_bins < 2**31 else np.int64
+    row_bytes = d * (np.dtype(key_dtype).itemsize + (8 if weights is not None else 0))
+    # Keys of a block stay within HOST_BLOCK_BYTES; every thread gets as many blocks.
+    threads = n_threads()
+    n_blocks = -(-max(1, n * row_bytes // HOST_BLOCK_BYTES) // threads) * threads
+    step = -(-n // n_blocks)
+    blocks = [(a, min(a + step, n)) for a in range(0, n, step)]
+    threads = min(threads, len(blocks))
+    start = np.asarray(col_start, dtype=key_dtype)
+    class_start = np.asarray(codes).astype(key_dtype) * key_dtype(n_columns)
+
+    # Categories of zero-weight rows are not seen, so they can lie past their
+    # feature's columns: clipped to its last column, where they add 0.
+    last = np.diff(np.append(start, n_columns)).astype(X.dtype) - 1
+
+    def count(a, b):
+        values = X[a:b] if weights is None else np.minimum(X[a:b], last)
+        keys = values.astype(key_dtype)
+        keys += start
+        keys += class_start[a:b, None]
+        w = None if weights is None else np.repeat(np.asarray(weights[a:b], dtype=np.float64), d)
+        return np.bincount(keys.reshape(-1), weights=w, minlength=n_bins)
+
+    def count_group(group):
+        acc = np.zeros(n_bins, dtype=dtype)
+        for a, b in group:
+            acc += count(a, b)
+        return acc
+
+    parts = parallel_map(count_group, [blocks[i::threads] for i in range(threads)])
+    out = parts[0]
+    for part in parts[1:]:
+        out += part
+    return out.reshape(n_classes, n_columns)
+
+
 def _even_splits(indptr, parts):
     """Cut points that split CSR/CSC ``indptr`` into ``parts`` ranges of equal nonzeros."""
     targets = np.linspace(0, int(indptr[-1]), parts + 1)[1:-1]

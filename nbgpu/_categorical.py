@@ -19,6 +19,8 @@ from ._backend import (
     contiguous,
     gathered_row_sums,
     has_sparse,
+    host_category_counts,
+    is_host,
     is_sparse,
     onehot_csr,
     sparse_class_sums,
@@ -238,6 +240,8 @@ class CategoricalNB(_DiscreteNB):
             first[off[:-1]] = np.arange(d)
             pad = xp.zeros((zeros.shape[0], 1), dtype=dtype, device=device)
             return counts + xp.take(xp.concat([zeros, pad], axis=1), xp.asarray(first, device=device), axis=1)
+        if is_host(xp):
+            return host_category_counts(X, codes, weights, off[:-1], class_count.shape[0], n_columns, dtype=dtype)
         start_col = xp.asarray(off[:-1], device=device)
         out = xp.zeros((class_count.shape[0], n_columns), dtype=dtype, device=device)
         if has_sparse(xp):

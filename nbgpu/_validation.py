@@ -213,7 +213,9 @@ def check_y(y, n_samples):
         if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
             msg = "`y` contains NaN or infinity; labels must be finite."
             raise ValueError(msg)
-        target = type_of_target(y, input_name="y")
+        # A 1-D array of integers is always binary or multiclass: skip the
+        # scan for its type (a unique pass).
+        target = "multiclass" if y.dtype.kind in "iub" else type_of_target(y, input_name="y")
         if target not in ("binary", "multiclass"):
             msg = (
                 f"Unknown label type: {target}. `y` must hold class labels "
@@ -229,8 +231,29 @@ def check_y(y, n_samples):
     return y
 
 
+def _small_codes_bound(*arrays):
+    """``1 + max`` when every array is a numpy integer array of values in
+    ``[0, 4 n]`` (``n`` the largest size, at least 1024), else None.
+
+    Labels like that (the usual 0..k-1) are counted or looked up in a table
+    of that length: one linear pass instead of a hash or a binary search per
+    label, with a table no larger than a few bytes per label.
+    """
+    if not all(isinstance(a, np.ndarray) and np.can_cast(a.dtype, np.intp) and a.dtype.kind in "iu" for a in arrays):
+        return None
+    if not all(a.size for a in arrays):
+        return None
+    limit = max(4 * max(a.size for a in arrays), 1024)
+    if min(int(a.min()) for a in arrays) < 0:
+        return None
+    top = max(int(a.max()) for a in arrays)
+    return top + 1 if top < limit else None
+
+
 def unique_labels(y):
     """Sorted distinct labels of ``y`` in its namespace."""
+    if _small_codes_bound(y) is not None:
+        return np.flatnonzero(np.bincount(y)).astype(y.dtype)
     if isinstance(y, np.ndarray):
         return np.unique(y)
     xp = get_namespace(y)
@@ -272,13 +295,21 @@ def encode_labels(y, classes, *, xp, device):
     host_classes = isinstance(classes, np.ndarray)
     if host_y or host_classes:
         yh, ch = to_numpy(y), to_numpy(classes)
-        try:
-            codes = np.searchsorted(ch, yh)
-        except TypeError as exc:
-            msg = f"labels in `y` (dtype {yh.dtype}) cannot be compared with `classes_` (dtype {ch.dtype})."
-            raise ValueError(msg) from exc
-        clipped = np.minimum(codes, ch.shape[0] - 1)
-        bad = ch[clipped] != yh
+        bound = _small_codes_bound(yh, ch)
+        if bound is not None:
+            # Label -> class index through a table; -1 marks a label not in classes.
+            table = np.full(bound, -1, dtype=np.int64)
+            table[ch] = np.arange(ch.shape[0])
+            clipped = np.take(table, yh)
+            bad = clipped < 0
+        else:
+            try:
+                codes = np.searchsorted(ch, yh)
+            except TypeError as exc:
+                msg = f"labels in `y` (dtype {yh.dtype}) cannot be compared with `classes_` (dtype {ch.dtype})."
+                raise ValueError(msg) from exc
+            clipped = np.minimum(codes, ch.shape[0] - 1)
+            bad = ch[clipped] != yh
         if np.any(bad):
             unknown = np.unique(yh[bad])
             msg = (
@@ -287,7 +318,7 @@ def encode_labels(y, classes, *, xp, device):
                 "partial_fit (or by `classes`)."
             )
             raise ValueError(msg)
-        return xp.asarray(clipped.astype(np.int64), device=device)
+        return xp.asarray(clipped.astype(np.int64, copy=False), device=device)
     yxp = get_namespace(y)
     classes = yxp.asarray(classes, device=get_device(y)) if get_namespace(classes) is not yxp else classes
     codes = yxp.searchsorted(classes, y)

@@ -252,3 +252,85 @@ def test_overwriting_logs_give_the_same_values(zeros):
     readonly = num + 1.0
     readonly.flags.writeable = False
     np.testing.assert_array_equal(_backend.log_in_place(readonly, xp=xp), np.log(num + 1.0))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_host_category_counts_match_onehot_product(kernel_mode, dtype, weighted, monkeypatch):
+    monkeypatch.setattr(_backend, "HOST_BLOCK_BYTES", 512)  # many blocks per thread
+    rng = np.random.default_rng(13)
+    X = rng.integers(0, 4, (300, 5)).astype(dtype)
+    codes = rng.integers(0, 3, 300)
+    weights = rng.random(300) if weighted else None
+    start = np.arange(5) * 4
+    if weighted:  # a row of zero weight may hold an unseen category
+        weights[7] = 0.0
+        X[7] = 1e12
+    got = _backend.host_category_counts(X, codes, weights, start, 3, 20, dtype=np.float64)
+    X[7] = np.minimum(X[7], 3)  # where it counts (with weight 0)
+    onehot = np.zeros((300, 20))
+    np.put_along_axis(onehot, X.astype(np.int64) + start, 1.0, axis=1)
+    Y = np.eye(3)[codes] * (1.0 if weights is None else weights[:, None])
+    np.testing.assert_allclose(got, Y.T @ onehot, rtol=1e-12)
+    assert got.dtype == np.float64 and got.shape == (3, 20)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_categorical_fit_counts_match_scikit_learn(kernel_mode, dtype, weighted, monkeypatch):
+    monkeypatch.setattr(_backend, "HOST_BLOCK_BYTES", 4096)
+    rng = np.random.default_rng(14)
+    y = rng.integers(0, 4, 1500)
+    X = ((rng.integers(0, 5, (1500, 6)) + y[:, None]) % 5).astype(dtype)
+    w = rng.random(1500) if weighted else None
+    ours = nbgpu.CategoricalNB(min_categories=7).fit(X, y, sample_weight=w)
+    ref = sk.CategoricalNB(min_categories=7).fit(X, y, sample_weight=w)
+    for got, want in zip(ours.category_count_, ref.category_count_):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    np.testing.assert_allclose(ours.predict_joint_log_proba(X), ref.predict_joint_log_proba(X), rtol=1e-5)
+
+
+def test_categorical_missing_counts_match_generic_path(kernel_mode):
+    xps = pytest.importorskip("array_api_strict")
+    rng = np.random.default_rng(15)
+    y = rng.integers(0, 3, 800)
+    X = rng.integers(0, 4, (800, 5)).astype(np.float64)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    w = rng.random(800)
+    ours = nbgpu.CategoricalNB(missing="ignore").fit(X, y, sample_weight=w)
+    generic = nbgpu.CategoricalNB(missing="ignore").fit(xps.asarray(X), xps.asarray(y), sample_weight=xps.asarray(w))
+    for got, want in zip(ours.category_count_, generic.category_count_):
+        np.testing.assert_allclose(got, np.asarray(want), rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "y",
+    [
+        np.array([3, 0, 3, 7, 0], dtype=np.int64),
+        np.array([2, 1, 2], dtype=np.uint8),
+        np.array([5, -1, 5, 2], dtype=np.int32),  # negative: the generic path
+        np.array([0, 10**9, 4]),  # a large label: the generic path
+        np.array([1.0, 3.0, 1.0]),  # floats: the generic path
+    ],
+)
+def test_integer_label_paths_match_unique_and_searchsorted(y):
+    from nbgpu import _validation
+
+    classes = _validation.unique_labels(y)
+    np.testing.assert_array_equal(classes, np.unique(y))
+    assert classes.dtype == y.dtype
+    codes = _validation.encode_labels(y, classes, xp=np, device="cpu")
+    np.testing.assert_array_equal(codes, np.searchsorted(np.unique(y), y))
+    assert codes.dtype == np.int64
+    # Fixed classes that include labels y does not use, in a wider dtype.
+    wider = np.union1d(classes, np.array([6, 9], dtype=classes.dtype)).astype(np.int64)
+    np.testing.assert_array_equal(
+        _validation.encode_labels(y, wider, xp=np, device="cpu"), np.searchsorted(wider, y)
+    )
+
+
+def test_integer_labels_not_in_classes_are_named():
+    from nbgpu import _validation
+
+    with pytest.raises(ValueError, match=r"label\(s\) \[4, 8\] that are not in the classes \[0, 1, 3\]"):
+        _validation.encode_labels(np.array([0, 8, 4, 1, 4]), np.array([0, 1, 3]), xp=np, device="cpu")

@@ -55,7 +55,11 @@ def resolve_columns(spec, n_features, feature_names, *, part):
     if callable(spec) or isinstance(spec, dict):
         msg = f"{where} must be int indices, a slice, a boolean mask or column names; got {type(spec).__name__}."
         raise TypeError(msg)
-    values = np.asarray(to_numpy(spec) if is_array(spec) else list(spec))
+    try:
+        values = np.asarray(to_numpy(spec) if is_array(spec) else list(spec))
+    except TypeError:  # not a sequence: a float, None, an object
+        msg = f"{where} must be int indices, a slice, a boolean mask or column names; got {spec!r}."
+        raise TypeError(msg) from None
     if values.size == 0:
         msg = f"{where} select no column; every part needs at least one."
         raise ValueError(msg)
@@ -428,6 +432,7 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, _BaseComposition):
             est = clone(part)
             est.__dict__.update(part._finalize(stats["parts"][name], n_classes, xp=xp, dtype=dtype))
             est._stats = stats["parts"][name]
+            est._fit_dtype_ = "float32" if dtype == xp.float32 else "float64"
             est.n_features_in_ = int(cols.shape[0])
             own = to_numpy(part_log_prior(est, xp=xp, device=count.device, dtype=count.dtype))
             lost = np.isneginf(own) & ~np.isneginf(to_numpy(log_prior))

@@ -365,8 +365,8 @@ def _parse_header(raw, where):
         raise ValueError(f"{foreign} (no nbgpu header)")
     try:
         header = json.loads(raw.tobytes().decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{foreign} (its header is not valid JSON: {exc})") from exc
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise ValueError(f"{foreign} (its header is not valid JSON: {exc!r})") from exc
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         raise ValueError(f"{foreign} (the header does not say format {FORMAT!r})")
     version = header.get("format_version")

@@ -287,6 +287,8 @@ def test_failed_fit_leaves_model_unchanged():
         ([("g", GaussianNB(), np.ones(5, dtype=bool))], ValueError, "boolean mask of shape"),
         ([("g", GaussianNB(), ["height"])], ValueError, "needs a pandas DataFrame"),
         ([("g", GaussianNB(), [0.5])], TypeError, "must be int indices"),
+        ([("g", GaussianNB(), 0.5)], TypeError, "must be int indices, a slice, a boolean mask or column names; got 0.5"),
+        ([("g", GaussianNB(), None)], TypeError, "must be int indices.*got None"),
         ([("m", MultinomialNB(), [0, 1])], ValueError, "`X` must hold counts"),
     ],
 )
@@ -357,3 +359,13 @@ def test_nan_in_the_columns_of_a_part_that_does_not_ignore_it_is_an_error():
     with pytest.raises(ValueError, match="columns of part 'counts'"):
         clf.predict(Xn)
     np.testing.assert_array_equal(clf.predict_proba(X), proba)  # the failed calls changed nothing
+
+
+def test_fitted_parts_merged_on_their_own_keep_the_score_dtype():
+    X, y = mixed_data()
+    X32 = X.astype(np.float32)
+    a = mixed_model().partial_fit(X32[::2], y[::2], classes=[0, 1, 2])
+    b = mixed_model().partial_fit(X32[1::2], y[1::2], classes=[0, 1, 2])
+    merged = a.named_estimators_["gauss"].merge(b.named_estimators_["gauss"])
+    assert merged.theta_.dtype == np.float32
+    np.testing.assert_allclose(merged.theta_, GaussianNB().fit(X32[:, GAUSS], y).theta_, rtol=1e-6)

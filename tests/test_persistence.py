@@ -289,7 +289,7 @@ def _set_part_name(header, value):
         (_set_part_columns, {"list": [{"value": 0}, {"value": 17}]}, "inconsistent model file .*out of range for X with 6 features"),
         (_set_part_columns, {"slice": [7, None, None]}, "inconsistent model file .*select no column"),
         (_set_part_columns, {"slice": ["a", None, None]}, "malformed entry 'params.estimators.0.2'"),
-        (_set_part_columns, {"value": 2.5}, "inconsistent model file"),
+        (_set_part_columns, {"value": 2.5}, "inconsistent model file .*must be int indices, a slice.*got 2.5"),
         (_set_part_columns, {"list": [{"value": 0}]}, "inconsistent model file"),  # the statistics are of 2 columns
         (_set_part_columns, {"list": [{"value": "t"}]}, "inconsistent model file .*pandas DataFrame"),
         (_set_part_name, {"value": "other"}, "inconsistent model file"),  # no statistics of that name
@@ -455,6 +455,10 @@ def test_header_lies(saved, tmp_path):
     members_bad["header"] = np.frombuffer(b"{not json", dtype=np.uint8)
     with pytest.raises(ValueError, match="not valid JSON"):
         nbgpu.load(_write(tmp_path / "json", members_bad))
+    # JSON nested deeper than the parser's recursion limit: an error, not a RecursionError.
+    members_bad["header"] = np.frombuffer(b"[" * 100_000 + b"]" * 100_000, dtype=np.uint8)
+    with pytest.raises(ValueError, match="not valid JSON"):
+        nbgpu.load(_write(tmp_path / "deep", members_bad))
 
 
 def test_newer_format_version_says_so(saved, tmp_path):

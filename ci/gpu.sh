@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: the GPU test suite and the GPU benchmarks.
 #
-# The machine has no network. If .whl/ holds wheels (numpy, scipy,
-# scikit-learn, array-api-compat, array-api-strict, dask, distributed (and
-# their dependencies), pytest, pytest-benchmark,
-# matplotlib, cupy-cuda12x or cupy-cuda13x, torch with CUDA, ...), they are
-# installed into a fresh virtual environment with `pip --no-index`;
-# otherwise the python on PATH must already have them. nbgpu itself runs
-# from this checkout (PYTHONPATH), nothing is built.
+# The machine has no network and its image already holds numpy, scipy,
+# scikit-learn, cupy, torch, pytest, pytest-benchmark and matplotlib. The
+# rest (array-api-compat, array-api-strict, dask, distributed, ...) travels
+# as wheels in .whl/: run `bash ci/gpu_wheels.sh` on a machine with network
+# and carry ".whl" in the device call. They are installed with --target into
+# /tmp/site beside the image's packages (a fresh venv would lose its cupy).
+# nbgpu itself runs from this checkout (PYTHONPATH), nothing is built.
 #
 # Results go to $OUT when set (the device runner's output folder), else to
 # benchmarks/results/:
@@ -27,33 +27,31 @@ mkdir -p "$out"
 stamp="$(date -u +%Y%m%d-%H%M%S)"
 
 if compgen -G ".whl/*.whl" > /dev/null; then
-    python3 -m venv "$root/.venv-gpu"
-    # shellcheck disable=SC1091
-    . "$root/.venv-gpu/bin/activate"
-    python -m pip install -q --no-index --find-links "$root/.whl" "$root"/.whl/*.whl
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+    export PYTHONPATH="/tmp/site${PYTHONPATH:+:$PYTHONPATH}"
 fi
 export PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}"
-python - <<'PY' || { echo "cupy cannot use a GPU here" >&2; exit 2; }
+python3 - <<'PY' || { echo "cupy cannot use a GPU here" >&2; exit 2; }
 import cupy
 n = cupy.cuda.runtime.getDeviceCount()
 props = cupy.cuda.runtime.getDeviceProperties(0)
 print(f"{n} GPU(s); using {props['name'].decode() if isinstance(props['name'], bytes) else props['name']}")
 PY
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv || true
-device="$(python -c 'from nbgpu import _bench; print(_bench.device_name("nbgpu-gpu"))' | tr -c 'A-Za-z0-9_.-' '-' | sed 's/-*$//')"
+device="$(python3 -c 'from nbgpu import _bench; print(_bench.device_name("nbgpu-gpu"))' | tr -c 'A-Za-z0-9_.-' '-' | sed 's/-*$//')"
 
 status=0
 # 1. The unit tests on the GPU backends (a requested backend that cannot run fails the run).
-NBGPU_TEST_BACKENDS=numpy,cupy,torch_cuda python -m pytest -q tests/ 2>&1 | tee "$out/gpu-tests-$stamp.log"
+NBGPU_TEST_BACKENDS=numpy,cupy,torch_cuda python3 -m pytest -q tests/ 2>&1 | tee "$out/gpu-tests-$stamp.log"
 status=${PIPESTATUS[0]}
 
 # 2. pytest-benchmark: every model x op x size, cupy against scikit-learn and numpy.
-python -m pytest -q benchmarks/ --ignore=benchmarks/test_bench_dask.py --bench-sizes small --bench-backends sklearn,nbgpu-cpu,nbgpu-gpu \
+python3 -m pytest -q benchmarks/ --ignore=benchmarks/test_bench_dask.py --bench-sizes small --bench-backends sklearn,nbgpu-cpu,nbgpu-gpu \
     --benchmark-json="$out/gpu-pytest-benchmark-$stamp.json" --benchmark-columns=median,min \
     --benchmark-group-by=group || { rc=$?; [ "$status" -eq 0 ] && status=$rc; }
 
 # 3. The bench table at the GPU size (>= 1e8 stored values), with scikit-learn on this CPU.
-python -m nbgpu._bench --size "${NBGPU_GPU_BENCH_SIZE:-gpu}" --backends sklearn,nbgpu-gpu --repeats 3 \
+python3 -m nbgpu._bench --size "${NBGPU_GPU_BENCH_SIZE:-gpu}" --backends sklearn,nbgpu-gpu --repeats 3 \
     --json "$out/gpu-$device-$stamp.json" || { rc=$?; [ "$status" -eq 0 ] && status=$rc; }
 
 # 4. The issue's GPU targets: copy and host-to-device bandwidth, multinomial
@@ -61,7 +59,7 @@ python -m nbgpu._bench --size "${NBGPU_GPU_BENCH_SIZE:-gpu}" --backends sklearn,
 #    streaming twice the GPU memory through fit_stream.
 skip=()
 [ "${NBGPU_GPU_SKIP_STREAM:-0}" = "1" ] && skip=(--skip-streaming)
-python -m nbgpu._bench_gpu --json "$out/gpu-targets-$device-$stamp.json" "${skip[@]}" \
+python3 -m nbgpu._bench_gpu --json "$out/gpu-targets-$device-$stamp.json" "${skip[@]}" \
     || { rc=$?; [ "$status" -eq 0 ] && status=$rc; }
 
 echo "results in $out"

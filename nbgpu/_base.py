@@ -314,7 +314,13 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         y, sample_weight = _computed(y, sample_weight)
         return self._fit_batch(X, y, classes, sample_weight, reset=first)
 
-    def _fit_batch(self, X, y, classes, sample_weight, *, reset):
+    def _fit_batch(self, X, y, classes, sample_weight, *, reset, commit=True):
+        """Fit one batch; with ``commit=False`` only return its statistics.
+
+        ``commit=False`` (a row block fitted on a Dask worker) validates and
+        accumulates exactly as a fit does, then returns the statistics
+        without finalizing them or changing the estimator.
+        """
         self._validate_params()
         # Column names are read before check_X turns a DataFrame into an array.
         feature_names = _get_feature_names(X) if reset else _check_feature_names(self, X, reset=False)
@@ -344,6 +350,8 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         Xt = self._transform(X, xp)
         batch = self._accumulate(Xt, codes, weights, n_classes, xp=xp, dtype=acc, previous=previous)
         stats = batch if previous is None else self._merge(previous, batch, xp=xp)
+        if not commit:
+            return stats
         attrs = self._finalize(stats, n_classes, xp=xp, dtype=dtype)
 
         # Commit: nothing above touched the estimator.

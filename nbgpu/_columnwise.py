@@ -296,16 +296,17 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, _BaseComposition):
                 raise TypeError(msg)
         return specs
 
-    def _fit_batch(self, X, y, classes, sample_weight, *, reset):
+    def _fit_batch(self, X, y, classes, sample_weight, *, reset, commit=True):
         names = _get_feature_names(X) if reset else None
         # What this call works with, until the base class commits the result.
         self._pending = self._new_context(reset=reset, names=names)
         try:
-            super()._fit_batch(X, y, classes, sample_weight, reset=reset)
+            result = super()._fit_batch(X, y, classes, sample_weight, reset=reset, commit=commit)
         finally:
             del self._pending
-        self._adopt_parts()
-        return self
+        if commit:
+            self._adopt_parts()
+        return result
 
     def _new_context(self, *, reset, names):
         specs = self._check_estimators()

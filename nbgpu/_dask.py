@@ -1,11 +1,12 @@
 """Fitting and scoring Dask arrays: one task per row block, a tree of merges.
 
 A Dask array (numpy or cupy blocks, dense or scipy/cupyx sparse, chunked by
-rows) is fitted as DESIGN.md §3 says: every row block is fitted on a worker
-by ``partial_fit`` of a fresh clone of the estimator, and the per-block
-statistics (classes × features) are combined by the model's own ``_merge``
-in a tree whose fan-in is ``SPLIT_EVERY``. Rows never leave their worker;
-the blocks run in parallel; the client only finalizes the merged statistics.
+rows) is fitted as DESIGN.md §3 says: on its worker, every row block is
+validated and accumulated into statistics (classes × features) exactly as a
+``partial_fit`` of a fresh clone would, and the statistics are combined by
+the model's own ``_merge`` in a tree of merge tasks. Rows never leave their
+worker, only statistics travel; the blocks run in parallel; the client only
+finalizes the merged statistics, once.
 Prediction maps the fitted model over the row blocks and returns a lazy
 Dask array.
 
@@ -20,14 +21,21 @@ import numbers
 import numpy as np
 from sklearn.base import clone
 
-from ._backend import get_device, get_namespace, is_dask_array, to_numpy
+from ._backend import get_device, get_namespace, is_dask_array, result_dtype, to_numpy
 from ._base import to_namespace_tree
-from ._interchange import first_array, refit
+from ._interchange import first_array
 from ._validation import check_classes, check_classes_unchanged, check_n_features, check_y, unique_labels
 
-# How many children a merge task combines: a few, so the tree is shallow and
-# no task holds more than a few sets of statistics at once.
-SPLIT_EVERY = 8
+# A merge task holds its children's statistics at once: at most this many
+# bytes of them (and at least two children, at most eight).
+MERGE_BYTES = 256 * 2**20
+
+
+def _split_every(n_classes, n_features):
+    """Children per merge task: shallow trees for small statistics, pairs for wide ones."""
+    # About three float64 classes × features arrays (Gaussian moments) per set.
+    per_set = 3 * 8 * n_classes * n_features
+    return int(min(8, max(2, MERGE_BYTES // max(per_set, 1))))
 
 
 # --------------------------------------------------------------------------- #
@@ -102,24 +110,21 @@ def _find_classes(y, n_rows):
 # Tasks (they run on the workers; module-level so they pickle by reference)
 # --------------------------------------------------------------------------- #
 def _fit_block(template, X, y, weight, classes):
-    """A clone of ``template`` fitted on one row block; ``None`` for an empty block."""
+    """The statistics of one row block (a fresh clone's ``partial_fit``, not
+    finalized); ``None`` for an empty block."""
     if X.shape[0] == 0:
         return None
-    return clone(template).partial_fit(X, y, classes=classes, sample_weight=weight)
+    return clone(template)._fit_batch(X, y, classes, weight, reset=True, commit=False)
 
 
 def _merge_children(template, children):
-    """``(a fitted model, merged statistics)`` of several children (models or pairs)."""
-    model, stats = None, None
+    """The merged statistics of several children (``None`` for empty blocks)."""
+    stats = None
     for child in children:
         if child is None:
             continue
-        child_model, child_stats = (child, child._stats) if not isinstance(child, tuple) else child
-        if stats is None:
-            model, stats = child_model, child_stats
-            continue
-        stats = _merge_stats(template, stats, child_stats)
-    return None if stats is None else (model, stats)
+        stats = child if stats is None else _merge_stats(template, stats, child)
+    return stats
 
 
 def _merge_stats(template, a, b):
@@ -163,18 +168,28 @@ def dask_fit(estimator, X, y, sample_weight, classes, *, reset):
     fit_block = dask.delayed(_fit_block, pure=True)
     level = [fit_block(template, xb, yb, wb, classes) for xb, yb, wb in zip(blocks, ys, ws)]
     merge = dask.delayed(_merge_children, pure=True)
+    fan_in = _split_every(classes.shape[0], X.shape[1])
     while len(level) > 1:
-        level = [merge(template, level[i : i + SPLIT_EVERY]) for i in range(0, len(level), SPLIT_EVERY)]
-    (result,) = dask.compute(merge(template, level) if level else None)
-    if result is None:
+        level = [merge(template, level[i : i + fan_in]) for i in range(0, len(level), fan_in)]
+    (stats,) = dask.compute(level[0] if level else None)
+    if stats is None:
         msg = f"`X` is empty: found a Dask array with 0 rows (shape={X.shape}) while a minimum of 1 is required."
         raise ValueError(msg)
-    model, stats = result
     if not reset:
         stats = _merge_stats(estimator, estimator._stats, stats)
-    fitted = refit(model, stats)
+    like = first_array(stats)
+    xp, device = get_namespace(like), get_device(like)
+    fitted = clone(estimator)
+    fitted._become_fitted(
+        stats,
+        classes,
+        n_features=X.shape[1],
+        feature_names=None if reset else getattr(estimator, "feature_names_in_", None),
+        xp=xp,
+        dtype=result_dtype(X.dtype, xp, device),
+    )
 
-    # Commit: the fitted state of the block model, under the caller's parameters.
+    # Commit: nothing above touched the estimator.
     params = estimator.get_params(deep=False)
     for name in [n for n in vars(estimator) if n not in params]:
         del estimator.__dict__[name]

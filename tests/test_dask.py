@@ -211,3 +211,30 @@ def test_in_memory_X_with_dask_labels(client):
     model = nbgpu.BernoulliNB().fit(X, da.from_array(y, chunks=50), sample_weight=da.from_array(w, chunks=50))
     _assert_same_model(model, nbgpu.BernoulliNB().fit(X, y, sample_weight=w), X)
     assert model.score(X, da.from_array(y, chunks=50)) == pytest.approx(model.score(X, y))
+
+
+@pytest.mark.parametrize("merge_bytes", [1, 2**40], ids=["pairs", "eights"])
+def test_deep_merge_trees(client, monkeypatch, merge_bytes):
+    """Many blocks merge through several levels, in pairs or eight at a time: still one fit."""
+    from nbgpu import _dask
+
+    monkeypatch.setattr(_dask, "MERGE_BYTES", merge_bytes)
+    X, y = _data("GaussianNB", n=300)
+    model = nbgpu.GaussianNB().fit(_blocks(X, rows=7), da.from_array(y, chunks=7))  # 43 blocks
+    _assert_same_model(model, nbgpu.GaussianNB().fit(X, y), X)
+
+
+def test_blocks_ship_statistics_only():
+    """A block task returns the statistics a fit would keep, not a fitted model."""
+    from nbgpu import _dask
+
+    X, y = _data("MultinomialNB", n=60)
+    stats = _dask._fit_block(nbgpu.MultinomialNB(alpha=0.5), X, y, None, np.arange(3))
+    ref = nbgpu.MultinomialNB(alpha=0.5).partial_fit(X, y, classes=np.arange(3))._stats
+    assert stats.keys() == ref.keys()
+    for key in ref:
+        np.testing.assert_array_equal(stats[key], ref[key])
+    assert _dask._fit_block(nbgpu.MultinomialNB(), X[:0], y[:0], None, np.arange(3)) is None
+    # Wide statistics are merged in pairs, small ones eight at a time.
+    assert _dask._split_every(20, 2**20) == 2
+    assert _dask._split_every(3, 6) == 8

@@ -209,7 +209,7 @@ def dask_map(estimator, X, name):
         kwargs = {"drop_axis": 1}
     else:
         k = estimator.classes_.shape[0]
-        dtype = np.float32 if X.dtype == np.float32 else np.float64
+        dtype = np.float32 if X.dtype in (np.float16, np.float32) else np.float64  # as result_dtype
         meta = xp.empty((0, k), dtype=dtype)
         kwargs = {"chunks": (X.chunks[0], (k,))}
     return X.map_blocks(_call_method, _shared(estimator), name, meta=meta, **kwargs)

@@ -373,10 +373,11 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
         self.__dict__.update(attrs)
 
     def _become_fitted(self, stats, classes, *, n_features, feature_names, xp, dtype):
-        """Become the fitted model that ``stats`` define, with no data (a model file).
+        """Become the fitted model that ``stats`` define, with no data.
 
         What a first ``_fit_batch`` commits, with the fitted parameters
-        finalized from the statistics.
+        finalized from the statistics: for model files, ``merge``, scikit-learn
+        conversion and Dask fits.
         """
         attrs = self._finalize(stats, classes.shape[0], xp=xp, dtype=dtype)
         self._commit(stats, attrs, float32=dtype == xp.float32, first=(classes, n_features, feature_names))

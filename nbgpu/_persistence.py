@@ -119,19 +119,8 @@ def _digest(a):
 
 
 def _result_dtype_name(model):
-    """float32 if the model was fitted on float32 input, else float64.
-
-    Fit records it; without the record (a ColumnwiseNB's part) the fitted
-    parameters tell, but not labels or parameters, which may be float32 anyway.
-    """
-    recorded = getattr(model, "_fit_dtype_", None)
-    if recorded is not None:
-        return recorded
-    skip = {"_stats", "classes_", *model.get_params(deep=False)}
-    for name, value in vars(model).items():
-        if name not in skip and is_array(value) and str(value.dtype).endswith("float32"):
-            return "float32"
-    return "float64"
+    """"float32" if the model was fitted on float32 input, else "float64" (fit records it)."""
+    return model._fit_dtype_
 
 
 # --------------------------------------------------------------------------- #

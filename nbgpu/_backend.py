@@ -140,6 +140,8 @@ def to_namespace(x, xp, device):
     """``x`` as an array of namespace ``xp`` on ``device``."""
     if x is None:
         return None
+    if type(x) is np.ndarray and xp is array_api_compat.numpy:
+        return x  # the common case, cheaply: scoring asks per row block
     if is_array(x) and array_api_compat.array_namespace(x) is xp:
         if array_api_compat.device(x) == device:
             return x
@@ -298,25 +300,58 @@ def n_threads():
 
 
 _POOL = None
+_WORKING = threading.local()  # set while a thread runs items of a parallel_map
 
 
 def parallel_map(fn, items):
-    """``[fn(i) for i in items]`` over a shared thread pool.
+    """``[fn(i) for i in items]`` on all cores: the caller and a shared pool.
 
     The kernels handed to it are numpy/scipy calls that release the GIL, so
-    the threads run on separate cores. Called from a pool thread it runs
-    serially (no nested waits on a full pool).
+    the threads run on separate cores. The calling thread takes items too
+    (it is already running; a pool thread that has sat idle can be slow to
+    get its core back) and every thread takes the next item when it is free,
+    so a slow core holds up at most one item. Called from inside an item it
+    runs serially (no nested waits on a busy pool).
     """
     global _POOL
     items = list(items)
-    if len(items) <= 1 or threading.current_thread().name.startswith("nbgpu"):
+    threads = min(n_threads(), len(items))
+    if threads <= 1 or getattr(_WORKING, "active", False):
         return [fn(i) for i in items]
     if _POOL is None:
-        _POOL = ThreadPoolExecutor(max_workers=n_threads(), thread_name_prefix="nbgpu")
+        _POOL = ThreadPoolExecutor(max_workers=max(n_threads() - 1, 1), thread_name_prefix="nbgpu")
+    results = [None] * len(items)
+    order = iter(range(len(items)))
+    lock = threading.Lock()
+    failed = []
+
+    def drain():
+        _WORKING.active = True
+        try:
+            while not failed:
+                with lock:
+                    i = next(order, None)
+                if i is None:
+                    return
+                results[i] = fn(items[i])
+        except BaseException:
+            failed.append(True)  # the others stop taking items
+            raise
+        finally:
+            _WORKING.active = False
+
     # Our threads already use every core: BLAS threads on top of them
     # oversubscribe the cores and serialise on BLAS's own pool.
     with _blas_single_thread():
-        return list(_POOL.map(fn, items))
+        helpers = [_POOL.submit(drain) for _ in range(threads - 1)]
+        try:
+            drain()
+        finally:
+            for helper in helpers:  # wait for all, then raise the first error
+                helper.exception()
+        for helper in helpers:
+            helper.result()
+    return results
 
 
 _BLAS = None
@@ -337,6 +372,17 @@ def _blas_single_thread():
 HOST_BLOCK_BYTES = 4 * 2**20
 
 
+def float_warnings_off():
+    """A context in which invalid or overflowing float operations (numpy's
+    RuntimeWarnings) pass silently, for code that checks its results itself."""
+    return np.errstate(invalid="ignore", over="ignore")
+
+
+def blocks_on_host_threads(xp):
+    """True where :func:`map_row_blocks` maps row blocks over the host's cores."""
+    return is_numpy_namespace(xp)
+
+
 def map_row_blocks(fn, n_rows, bytes_per_row, *, xp, host_budget=None):
     """``[fn(start, stop) for row blocks]``: on all cores for numpy.
 
@@ -345,7 +391,7 @@ def map_row_blocks(fn, n_rows, bytes_per_row, *, xp, host_budget=None):
     elsewhere about ``BLOCK_BYTES``, one after the other (the device or the
     library is already parallel).
     """
-    host = is_numpy_namespace(xp)
+    host = blocks_on_host_threads(xp)
     budget = (host_budget or HOST_BLOCK_BYTES) if host else BLOCK_BYTES
     step = max(1, int(budget // max(bytes_per_row, 1)))
     blocks = [(a, min(a + step, n_rows)) for a in range(0, n_rows, step)]

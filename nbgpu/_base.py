@@ -12,8 +12,10 @@ the end, so a call that raises leaves a fitted model exactly as it was.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
+import warnings
 from numbers import Real
 
 import numpy as np
@@ -25,6 +27,8 @@ from sklearn.utils.validation import _check_feature_names, _get_feature_names
 from ._backend import (
     BLOCK_BYTES,
     accumulation_dtype,
+    blocks_on_host_threads,
+    float_warnings_off,
     get_namespace,
     is_array,
     is_dask_array,
@@ -37,6 +41,7 @@ from ._backend import (
 from ._validation import (
     check_classes,
     check_classes_unchanged,
+    check_finite,
     check_loss_matrix,
     check_n_features,
     check_prior,
@@ -167,6 +172,18 @@ def to_namespace_tree(value, xp, device):
     return value
 
 
+def _best_scores_finite(jll, *, xp, cheap_sync):
+    """Whether every row's best score is finite (a 0-d array or a bool).
+
+    Where a synchronisation is cheap (host blocks), one sum settles the
+    common case; only scores with a -inf (a class of zero prior) or bad
+    input pay for the row maxima.
+    """
+    if cheap_sync and bool(xp.isfinite(xp.sum(jll))):
+        return True
+    return xp.all(xp.isfinite(xp.max(jll, axis=1)))
+
+
 class _BaseNB(ClassifierMixin, BaseEstimator):
     """Base class: fitting protocol, scoring and the ``predict*`` family.
 
@@ -188,6 +205,12 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
     }
 
     # ---- hooks a model implements ------------------------------------- #
+    # True where a NaN or infinity anywhere in a row of X always leaves every
+    # class's score of that row non-finite: scoring then checks each row's
+    # best score (n values; a legitimate score is -inf only for a class of
+    # zero prior) instead of the n × d values of X.
+    _nonfinite_reaches_scores = False
+
     def _check_values(self, X):
         """Model-specific checks of the values of ``X`` (fit and predict)."""
 
@@ -391,29 +414,58 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
             )
             raise NotFittedError(msg)
 
-    def _validated_for_scoring(self, X):
+    def _validated_for_scoring(self, X, *, values=True):
+        """``(X, xp, device)`` checked for scoring; ``values=False`` leaves the
+        passes over the values (finiteness, ``_check_values``) to the caller."""
         self._check_is_fitted()
         _check_feature_names(self, X, reset=False)  # before X becomes an array
-        X, xp, device = check_X(X, estimator=self, allow_nan=self._ignore_missing)
+        X, xp, device = check_X(X, estimator=self, allow_nan=self._ignore_missing, finite=values)
         check_n_features(self, X.shape[1], reset=False)
-        self._check_values(X)
+        if values:
+            self._check_values(X)
         return X, xp, device
+
+    def _check_block_values(self, X, *, finite=True):
+        if finite:
+            check_finite(X, estimator=self, allow_nan=self._ignore_missing)
+        self._check_values(X)
 
     def _jll(self, X, *, per_block=None):
         """``(jll, xp, device)``; ``per_block(jll, xp)``, if given, maps each row
         block's scores on the worker that made them (e.g. the argmax of
         ``predict``, which then runs on all cores and concatenates less)."""
-        X, xp, device = self._validated_for_scoring(X)
+        X, xp, device = self._validated_for_scoring(X, values=False)
+        # The values are checked where it is cheapest: on the host, each row
+        # block on the core that scores it, while it is in cache (one parallel
+        # pass instead of serial passes over X); on a device, all of X at once
+        # (one synchronisation, not one per block). A model whose scores turn
+        # non-finite with X checks its scores instead (see above).
+        in_blocks = blocks_on_host_threads(xp)
+        from_scores = self._nonfinite_reaches_scores and not self._ignore_missing
+        if not in_blocks:
+            self._check_block_values(X, finite=not from_scores)
         dtype = result_dtype(X.dtype, xp, device)
-        Xt = self._transform(X, xp)
-        n = Xt.shape[0]
-        row_bytes = self._score_row_bytes(Xt.shape[1], self.classes_.shape[0], xp=xp)
 
         def block(start, stop):
-            jll = self._joint_log_likelihood(Xt[start:stop, ...], xp=xp, device=device, dtype=dtype)
-            return jll if per_block is None else per_block(jll, xp)
+            Xb = X[start:stop, ...]
+            if in_blocks:
+                self._check_block_values(Xb, finite=not from_scores)
+            # With from_scores, a NaN in X is reported below, as an error.
+            with float_warnings_off() if from_scores else contextlib.nullcontext():
+                jll = self._joint_log_likelihood(self._transform(Xb, xp), xp=xp, device=device, dtype=dtype)
+            finite = _best_scores_finite(jll, xp=xp, cheap_sync=in_blocks) if from_scores else True
+            return (jll if per_block is None else per_block(jll, xp)), finite
 
-        parts = map_row_blocks(block, n, row_bytes, xp=xp)
+        row_bytes = self._score_row_bytes(X.shape[1], self.classes_.shape[0], xp=xp)
+        results = map_row_blocks(block, X.shape[0], row_bytes, xp=xp)
+        if from_scores and not all(bool(finite) for _, finite in results):
+            check_finite(X, estimator=self)  # raises on a NaN or infinity in X
+            msg = (
+                f"{type(self).__name__}: the joint log-likelihood is not finite for some "
+                f"samples (values of X too large for {X.dtype})."
+            )
+            warnings.warn(msg, RuntimeWarning, stacklevel=3)
+        parts = [part for part, _ in results]
         jll = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
         return jll, xp, device
 

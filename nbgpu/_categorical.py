@@ -59,17 +59,64 @@ def _relayout(counts, old, new, *, xp):
     return xp.take(xp.concat([counts, zero], axis=1), src, axis=1)
 
 
-def _clipped_rows(n_categories):
-    """Row of ``concat([W, zeros])`` behind each row of the clipped scoring table.
+# Dense scoring looks each row's codes up in one table of class scores.
+# Consecutive features are looked up in pairs (one code per pair: half the
+# lookups, the dominant cost) when every pair's table has at most this many
+# rows, so the table stays in cache.
+_PAIR_ROWS = 256
 
-    Feature ``j`` owns rows ``offsets[j] + j`` to ``offsets[j + 1] + j`` of the
-    table: its categories, then the extra row (the appended zero row) that
-    codes ``>= n_categories[j]`` are clipped to.
+
+def _paired(n_categories):
+    """Whether dense scoring looks features up two at a time."""
+    m = n_categories + 1  # each feature's categories and its zero row
+    p = m.shape[0] // 2
+    return p > 0 and bool(np.all(m[0 : 2 * p : 2] * m[1 : 2 * p : 2] <= _PAIR_ROWS))
+
+
+def _groups(n_categories):
+    """``(first, second)`` features of each lookup; ``second`` is -1 for a
+    feature looked up alone (the last of an odd number, or all unpaired)."""
+    d = n_categories.shape[0]
+    if not _paired(n_categories):
+        return np.arange(d), np.full(d, -1)
+    p = d // 2
+    first = np.arange(0, d, 2)
+    second = np.concatenate([np.arange(1, 2 * p, 2), np.full(d - 2 * p, -1)])
+    return first, second
+
+
+def _group_sizes(n_categories):
+    """Rows of the scoring table of each lookup, and the first row of each."""
+    m = n_categories + 1  # each feature's categories and its zero row
+    first, second = _groups(n_categories)
+    sizes = m[first] * np.where(second < 0, 1, m[np.maximum(second, 0)])
+    return sizes, np.cumsum(sizes) - sizes
+
+
+def _table_rows(n_categories):
+    """``(a, b)``: row ``r`` of the scoring table is row ``a[r]`` plus row
+    ``b[r]`` of ``concat([W, zeros])`` (the appended zero row is ``off[-1]``).
+
+    A feature with ``m`` categories counts ``m + 1`` values: its categories,
+    then the code every unseen (or missing) category is clipped to, which
+    scores zero. A pair's code is ``c_first * (m_second + 1) + c_second``.
     """
     off = _offsets(n_categories)
-    feature = _column_feature(n_categories + 1)
-    value = np.arange(feature.shape[0]) - (off[feature] + feature)
-    return np.where(value < n_categories[feature], off[feature] + value, off[-1])
+    first, second = _groups(n_categories)
+    sizes, starts = _group_sizes(n_categories)
+    alone = second < 0
+    second = np.maximum(second, 0)
+    group = np.repeat(np.arange(first.shape[0]), sizes)
+    r = np.arange(group.shape[0]) - starts[group]
+    m_second = np.where(alone, 1, n_categories[second] + 1)[group]
+    c_first, c_second = r // m_second, r % m_second
+
+    def row(feature, c):
+        return np.where(c < n_categories[feature], off[feature] + c, off[-1])
+
+    a = row(first[group], c_first)
+    b = np.where(alone[group], off[-1], row(second[group], c_second))
+    return a, b
 
 
 def _block_sums(flat, n_categories, *, xp):
@@ -288,7 +335,17 @@ class CategoricalNB(_DiscreteNB):
             "_feature_log_prob_": xp.astype(flp, dtype),
             "_weight_": contiguous(xp.astype(flp.T, dtype), xp=xp),
             "_bias_": xp.astype(log_prior, dtype),
+            "_table_": xp.astype(self._scoring_table(flp.T, n_cat, xp=xp), dtype),
         }
+
+    @staticmethod
+    def _scoring_table(weight, n_cat, *, xp):
+        """Class scores of every lookup code of dense scoring (see ``_table_rows``)."""
+        zero = xp.zeros((1, weight.shape[1]), dtype=weight.dtype, device=weight.device)
+        padded = xp.concat([weight, zero], axis=0)
+        a, b = _table_rows(n_cat)
+        rows = [xp.asarray(i, device=weight.device) for i in (a, b)]
+        return contiguous(xp.take(padded, rows[0], axis=0) + xp.take(padded, rows[1], axis=0), xp=xp)
 
     # ---- the scikit-learn attributes as per-feature lists --------------- #
     def _split(self, flat):
@@ -318,9 +375,8 @@ class CategoricalNB(_DiscreteNB):
             # An unseen category has the same factor (1) in every class, which
             # is exactly a marginalised feature: score missing values as one.
             X, _ = split_missing(X, xp=xp, fill=float(n_cat.max()))
-        off = _offsets(n_cat)
-        n_columns = int(off[-1])
         if is_sparse(X):
+            off = _offsets(n_cat)
             # Category 0 everywhere, then each stored value swaps its
             # feature's category-0 row of W for its own (unseen: for zero).
             base = xp.take(weight, xp.asarray(off[:-1], device=device), axis=0)
@@ -328,16 +384,18 @@ class CategoricalNB(_DiscreteNB):
             delta = contiguous(xp.concat([weight - first, -base], axis=0), xp=xp)
             nz = sparse_onehot_nonzero(X, sparse_host_array(X, off), dtype=dtype)
             return sparse_matmul(nz, delta) + xp.sum(base, axis=0) + bias
-        # Every feature's block of W gets one row of zeros after its last
-        # category; codes are clipped to it, so an unseen category (or a
-        # missing value, filled as one) adds nothing to any class.
-        zero = xp.zeros((1, weight.shape[1]), dtype=dtype, device=device)
-        table = xp.take(xp.concat([weight, zero], axis=0), xp.asarray(_clipped_rows(n_cat), device=device), axis=0)
+        # Codes are clipped to each feature's zero row, so an unseen category
+        # (or a missing value, filled as one) adds nothing to any class.
+        (table,) = self._params(("_table_",), xp=xp, device=device, dtype=dtype)
         index_dtype = xp.int32 if table.shape[0] < 2**31 else xp.int64
-        start = xp.asarray(off[:-1] + np.arange(n_cat.shape[0]), dtype=index_dtype, device=device)
-        top = xp.asarray(n_cat, dtype=X.dtype, device=device)
-        idx = xp.astype(xp.minimum(X, top), index_dtype) + start
-        return gathered_row_sums(table, idx, xp=xp) + bias
+        codes = xp.minimum(X, xp.asarray(n_cat, dtype=X.dtype, device=device))
+        if _paired(n_cat):
+            p = n_cat.shape[0] // 2
+            radix = xp.asarray(n_cat[1 : 2 * p : 2] + 1, dtype=X.dtype, device=device)
+            pairs = codes[:, 0 : 2 * p : 2] * radix + codes[:, 1 : 2 * p : 2]
+            codes = pairs if 2 * p == n_cat.shape[0] else xp.concat([pairs, codes[:, 2 * p :]], axis=1)
+        start = xp.asarray(_group_sizes(n_cat)[1], dtype=index_dtype, device=device)
+        return gathered_row_sums(table, xp.astype(codes, index_dtype) + start, xp=xp) + bias
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

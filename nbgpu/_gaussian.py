@@ -132,6 +132,11 @@ class GaussianNB(_BaseNB):
         "var_smoothing": [Interval(Real, 0, None, closed="left")],
     }
 
+    # x enters the scores as x² times -1/(2σ²) and x times a finite weight;
+    # NaN·w, ±inf·w and inf·0 are all non-finite, so a NaN or infinity in a
+    # row leaves every class's score of that row non-finite.
+    _nonfinite_reaches_scores = True
+
     def __init__(self, *, priors=None, var_smoothing=1e-9, prior_smoothing=0.0, loss_matrix=None, missing="error"):
         self.priors = priors
         self.var_smoothing = var_smoothing
@@ -206,13 +211,21 @@ class GaussianNB(_BaseNB):
         # Scoring weights: the quadratic form expanded around the overall mean;
         # terms[c, j] is feature j's contribution at that mean (dropped where j is missing).
         precision = 1.0 / var
-        # Expand around the shift exactly as scoring will subtract it (rounded
+        # Centring by a pooled shift keeps float32 from cancelling x² against
+        # the linear term when a feature's mean is large against its spread.
+        # Where no mean is (|mean| <= std for every feature, e.g. standardised
+        # data) the error bound is within a factor of two of the centred one,
+        # so the shift is zero and scoring skips that pass over X. Otherwise
+        # expand around the shift exactly as scoring will subtract it (rounded
         # to the score dtype), or float32 loses the offset of large means.
+        centred = bool(xp.any(mean_all * mean_all > m2_all / _nonzero(n_all, xp=xp)))
         shift = xp.astype(xp.astype(mean_all, dtype), mean_all.dtype)
-        centred = mean - shift
-        terms = -0.5 * xp.log(2.0 * math.pi * var) - 0.5 * centred * centred * precision
+        if not centred:
+            shift = xp.zeros_like(shift)
+        offset = mean - shift
+        terms = -0.5 * xp.log(2.0 * math.pi * var) - 0.5 * offset * offset * precision
         const = log_prior + xp.sum(terms, axis=1)
-        weight = xp.concat([-0.5 * precision, centred * precision], axis=1)
+        weight = xp.concat([-0.5 * precision, offset * precision], axis=1)
         return {
             "theta_": xp.astype(mean, dtype),
             "var_": xp.astype(var, dtype),
@@ -220,6 +233,7 @@ class GaussianNB(_BaseNB):
             "class_prior_": xp.astype(prior, dtype),
             "epsilon_": float(epsilon),
             "_shift_": xp.astype(shift, dtype),
+            "_centred_": centred,
             "_weight_": contiguous(xp.astype(weight.T, dtype), xp=xp),
             "_const_": xp.astype(const, dtype),
             "_terms_": xp.astype(terms.T, dtype),
@@ -249,10 +263,12 @@ class GaussianNB(_BaseNB):
             jll = sparse_matmul(sq, quad) + sparse_matmul(X, contiguous(lin_u, xp=xp)) + const_u
             # A missing entry was scored as x = 0: drop that term.
             return drop_missing(jll, miss, terms + quad * s * s - lin * s, xp=xp)
-        Xc = X - shift
+        Xc = X - shift if self._centred_ else X
         if self._ignore_missing:
             Xc, miss = split_missing(Xc, xp=xp)  # scored at the mean: drop `terms`
         # Two products on the centred block, no (n, 2d) concatenation.
         d = X.shape[1]
-        jll = (Xc * Xc) @ weight[:d, :] + Xc @ weight[d:, :] + const
+        jll = (Xc * Xc) @ weight[:d, :]
+        jll += Xc @ weight[d:, :]
+        jll += const
         return drop_missing(jll, miss, terms, xp=xp)

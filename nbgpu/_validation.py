@@ -53,11 +53,12 @@ def _numeric_object(arr, name):
         raise ValueError(msg) from exc
 
 
-def check_X(X, *, estimator, name="X", allow_nan=False):
+def check_X(X, *, estimator, name="X", allow_nan=False, finite=True):
     """Validate a data matrix and return it with its namespace and device.
 
     ``allow_nan=True`` lets NaN through (missing values the model handles);
-    infinity is always an error.
+    infinity is always an error. ``finite=False`` leaves the pass over the
+    values that checks it to the caller (see ``_BaseNB._jll``).
 
     Returns
     -------
@@ -101,7 +102,8 @@ def check_X(X, *, estimator, name="X", allow_nan=False):
     dtype = result_dtype(X.dtype, xp, device)
     if X.dtype != dtype:
         X = X.astype(dtype) if sparse else xp.astype(X, dtype)
-    check_finite(X, estimator=estimator, name=name, allow_nan=allow_nan)
+    if finite:
+        check_finite(X, estimator=estimator, name=name, allow_nan=allow_nan)
     return X, xp, device
 
 

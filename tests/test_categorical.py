@@ -11,6 +11,7 @@ import scipy.sparse as sp
 from sklearn import naive_bayes as sk
 
 import nbgpu
+from nbgpu import _categorical
 from conftest import assert_namespace, to_numpy
 
 
@@ -97,3 +98,27 @@ def test_codes_within_min_categories_are_ordinary_categories():
 def test_unseen_behaviour_is_documented():
     doc = nbgpu.CategoricalNB.__doc__
     assert "unseen in training" in doc and "IndexError" in doc
+
+
+@pytest.mark.parametrize("n_features", [1, 2, 5, 6])
+@pytest.mark.parametrize("categories", [[3], [40], [3, 40]], ids=["few", "many", "mixed"])
+def test_lookup_table_scores_match_hand_computation(backend, n_features, categories):
+    """Dense scoring looks features up in pairs when every pair's table is
+    small, one at a time otherwise: both layouts, odd and even numbers of
+    features, with a category unseen in training in every feature."""
+    rng = np.random.default_rng(83)
+    m = np.resize(categories, n_features)
+    X = (rng.random((300, n_features)) * m).astype(np.int64).astype(np.float64)
+    y = rng.integers(0, 3, size=300)
+    model = nbgpu.CategoricalNB().fit(backend.asarray(X), backend.asarray(y))
+    paired = n_features > 1 and categories != [40]  # a pair of 40-category features needs 41² rows
+    assert _categorical._paired(to_numpy(model.n_categories_)) == paired
+    X_test = X[:40].copy()
+    X_test[np.arange(40), np.arange(40) % n_features] = 1000  # unseen
+    jll = model.predict_joint_log_proba(backend.asarray(X_test))
+    assert_namespace(jll, backend)
+    np.testing.assert_allclose(to_numpy(jll), _hand_jll(model, X_test), rtol=1e-5)
+    ref = sk.CategoricalNB().fit(X, y)
+    np.testing.assert_allclose(
+        to_numpy(model.predict_joint_log_proba(backend.asarray(X))), ref.predict_joint_log_proba(X), rtol=1e-5
+    )

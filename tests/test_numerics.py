@@ -44,6 +44,8 @@ def test_gaussian_float32_joint_log_likelihood(backend, offset):
     rel = np.abs(to_numpy(jll).astype(np.float64) - want) / np.abs(want)
     assert rel.max() <= 1e-4, rel.max()
     np.testing.assert_array_equal(to_numpy(model.predict(backend.asarray(X32))), np.argmax(want, axis=1))
+    # Scoring centres X only where a mean is large against its spread: both ways are checked here.
+    assert model._centred_ == (offset != 0.0)
 
 
 @pytest.mark.xfail(

@@ -1,0 +1,144 @@
+"""Scoring in row blocks on all cores: each block checks its own values, so a
+bad value anywhere (here: in the last block) is still a clear error; and the
+thread pool behind it keeps order, errors and nesting right.
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+
+import numpy as np
+import pytest
+
+import nbgpu
+from _data import MODELS, PREDICT_METHODS, ours, random_data
+from nbgpu import _backend
+
+N_ROWS = 3000
+
+
+@pytest.fixture
+def many_blocks(monkeypatch):
+    """Two threads and scoring blocks of a few rows: the last row is in the last block."""
+    monkeypatch.setenv("NBGPU_NUM_THREADS", "2")
+    monkeypatch.setattr(_backend, "HOST_BLOCK_BYTES", 4096)
+
+
+# The value that breaks each model's contract, and the words of its error.
+BAD_VALUES = [
+    (np.nan, "NaN"),
+    (np.inf, "infinity"),
+    (-np.inf, "infinity"),
+]
+MODEL_BAD_VALUES = {
+    "MultinomialNB": [(-1.0, "Negative values")],
+    "ComplementNB": [(-1.0, "Negative values")],
+    "CategoricalNB": [(-1.0, "Negative values"), (1.5, "whole numbers")],
+}
+
+
+@pytest.mark.parametrize("method", ("predict", *PREDICT_METHODS))
+@pytest.mark.parametrize("name", MODELS)
+def test_a_bad_value_in_the_last_block_is_an_error(many_blocks, name, method):
+    X, y = random_data(name, n=N_ROWS, d=5, seed=3)
+    model = ours(name).fit(X, y)
+    before = {key: np.copy(value) for key, value in vars(model).items() if isinstance(value, np.ndarray)}
+    for value, words in BAD_VALUES + MODEL_BAD_VALUES.get(name, []):
+        Xb = X.copy()
+        Xb[-1, 2] = value
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no numpy warning on the way to the error
+            with pytest.raises(ValueError, match=words):
+                getattr(model, method)(Xb)
+    for key, value in before.items():  # a failed call changes nothing
+        np.testing.assert_array_equal(getattr(model, key), value)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gaussian_nan_is_an_error_even_beside_a_zero_prior_class(many_blocks, dtype):
+    """A zero-prior class scores -inf legitimately; a NaN or infinity in X must
+    still be told apart from it."""
+    X, y = random_data("GaussianNB", n=N_ROWS, d=5, seed=4)
+    X = X.astype(dtype)
+    model = nbgpu.GaussianNB(priors=[0.0, 0.5, 0.5]).fit(X, y)
+    assert np.all(np.isneginf(model.predict_joint_log_proba(X)[:, 0]))
+    for value, words in BAD_VALUES:
+        Xb = X.copy()
+        Xb[N_ROWS // 2, 0] = value
+        with pytest.raises(ValueError, match=words):
+            model.predict(Xb)
+
+
+def test_gaussian_overflowing_scores_warn_instead_of_failing(many_blocks):
+    """A finite float32 value whose square overflows is not bad input: the
+    prediction goes on, and the warning names the cause."""
+    X, y = random_data("GaussianNB", n=N_ROWS, d=5, seed=5)
+    X = X.astype(np.float32)
+    model = nbgpu.GaussianNB().fit(X, y)
+    Xb = X.copy()
+    Xb[-1, 1] = 1e30
+    with pytest.warns(RuntimeWarning, match="too large for float32"):
+        jll = model.predict_joint_log_proba(Xb)
+    assert np.all(np.isfinite(jll[:-1]))
+    assert not np.any(np.isfinite(jll[-1]))
+    np.testing.assert_array_equal(jll[:-1], model.predict_joint_log_proba(X[:-1]))
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_scores_do_not_depend_on_the_blocks(monkeypatch, name):
+    X, y = random_data(name, n=N_ROWS, d=5, seed=6)
+    model = ours(name).fit(X, y)
+    monkeypatch.setenv("NBGPU_NUM_THREADS", "1")
+    whole = model.predict_joint_log_proba(X)
+    monkeypatch.setenv("NBGPU_NUM_THREADS", "2")
+    monkeypatch.setattr(_backend, "HOST_BLOCK_BYTES", 4096)
+    np.testing.assert_allclose(model.predict_joint_log_proba(X), whole, rtol=1e-12)
+    np.testing.assert_array_equal(model.predict(X), np.asarray(model.classes_)[np.argmax(whole, axis=1)])
+
+
+# --------------------------------------------------------------------------- #
+# The thread pool
+# --------------------------------------------------------------------------- #
+def test_parallel_map_keeps_order_and_uses_the_caller(monkeypatch):
+    monkeypatch.setenv("NBGPU_NUM_THREADS", "2")
+    seen = set()
+
+    def work(i):
+        seen.add(threading.current_thread().name)
+        return i * i
+
+    assert _backend.parallel_map(work, range(200)) == [i * i for i in range(200)]
+    assert threading.current_thread().name in seen  # the caller took items too
+
+
+def test_parallel_map_raises_the_error_of_an_item_after_all_threads_stop(monkeypatch):
+    monkeypatch.setenv("NBGPU_NUM_THREADS", "2")
+    running = []
+    lock = threading.Lock()
+
+    def work(i):
+        with lock:
+            running.append(i)
+        if i == 5:
+            raise KeyError("item five")
+        return i
+
+    with pytest.raises(KeyError, match="item five"):
+        _backend.parallel_map(work, range(50))
+    count = len(running)
+    assert count < 50  # the threads stopped taking items
+    assert _backend.parallel_map(lambda i: i, range(10)) == list(range(10))  # the pool still works
+    assert len(running) == count  # nothing of the failed call ran on afterwards
+
+
+def test_parallel_map_inside_an_item_runs_serially(monkeypatch):
+    monkeypatch.setenv("NBGPU_NUM_THREADS", "2")
+
+    def outer(i):
+        me = threading.current_thread().name
+        inner = _backend.parallel_map(lambda j: (j, threading.current_thread().name), range(5))
+        assert all(name == me for _, name in inner)
+        return [j for j, _ in inner]
+
+    assert _backend.parallel_map(outer, range(6)) == [list(range(5))] * 6

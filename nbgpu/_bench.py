@@ -321,6 +321,8 @@ def run_benchmarks(*, size, models, backends, repeats, log=print):
         rows = bench_model(model, *cache[kind], backends, repeats=repeats)
         for row in rows:
             row["data"] = kind
+            if size != "full":  # the targets are set at the full sizes only
+                row["target"] = None
         results["rows"].extend(rows)
     if size == "full":
         results["cpu_targets_met"] = {
@@ -372,8 +374,9 @@ def plot(results, path):
         value = {(r["model"], r["op"]): r["speedup_vs_sklearn"] for r in rows if r["backend"] == b}
         xs = [j + i * width for j in range(len(labels))]
         ax.bar(xs, [value.get(lab, 0) for lab in labels], width, label=b)
+    targets = {(r["model"], r["op"]): r["target"] for r in rows if r["target"]}
     for j, lab in enumerate(labels):
-        target = CPU_TARGETS.get(lab)
+        target = targets.get(lab)
         if target and "nbgpu-cpu" in backends:
             x0 = j + backends.index("nbgpu-cpu") * width
             ax.plot([x0 - width / 2, x0 + width / 2], [target, target], "k-", lw=2)

@@ -184,12 +184,22 @@ def test_compare_matches_scikit_learn(tmp_path):
     assert "acc nbgpu" in table[0] and len(table) == 2 + len(rows)
 
 
-def test_bench_is_dispatched_lazily(tmp_path):
-    result = nbgpu_cli("bench", "--help", cwd=tmp_path)
-    if (REPO / "nbgpu" / "_bench.py").exists():
-        assert result.returncode == 0 and "nbgpu bench" in result.stdout
-    else:  # the benchmark module lives on another branch until it is merged
-        assert result.returncode != 0 and "_bench" in result.stderr and "Traceback" not in result.stderr
+def test_bench_runs_and_writes_its_results(tmp_path):
+    out = tmp_path / "bench.json"
+    result = nbgpu_cli(
+        "bench", "--size", "tiny", "--repeats", "1", "--models", "MultinomialNB,GaussianNB",
+        "--backends", "sklearn,nbgpu-cpu", "--json", str(out), "--png", "none", cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    results = json.loads(out.read_text())
+    rows = {(r["model"], r["op"], r["backend"]): r for r in results["rows"]}
+    assert len(rows) == 2 * 2 * 2
+    for (model, op, backend), r in rows.items():
+        assert len(r["times_s"]) == 1 and r["median_s"] > 0
+        assert r["speedup_vs_sklearn"] == pytest.approx(rows[(model, op, "sklearn")]["median_s"] / r["median_s"])
+        assert r["target"] is None  # targets belong to --size full only
+    assert "cpu_targets_met" not in results
+    assert "| MultinomialNB | fit | nbgpu-cpu |" in result.stdout
 
 
 # --------------------------------------------------------------------------- #

@@ -198,18 +198,34 @@ def log_in_place(x, *, xp):
     faults on top of the pass.
     """
     if is_numpy_namespace(xp) and isinstance(x, np.ndarray) and x.flags.writeable:
-        return np.log(x, out=x)
+        if x.ndim != 2:
+            return np.log(x, out=x)
+        parallel_map(lambda cols: np.log(x[:, cols], out=x[:, cols]), _column_chunks(x))
+        return x
     return xp.log(x)
+
+
+def _column_chunks(a):
+    """Column slices of a 2-D host array, about ``HOST_BLOCK_BYTES`` each
+    (finalize's k × d passes go over the cores in such chunks)."""
+    rows, columns = a.shape
+    step = max(1024, HOST_BLOCK_BYTES // max(rows * a.itemsize, 1))
+    return [slice(j, min(j + step, columns)) for j in range(0, columns, step)]
 
 
 def transposed_as(a, dtype, *, xp):
     """``a.T`` as a row-major array of ``dtype``.
 
-    On numpy the cast and the transpose are one pass into one new array.
+    On numpy the cast and the transpose are one pass into one new array,
+    in column chunks on all cores.
     """
     if is_numpy_namespace(xp):
         out = np.empty(a.shape[::-1], dtype=dtype)
-        out.T[...] = a
+
+        def chunk(cols):
+            out[cols].T[...] = a[:, cols]
+
+        parallel_map(chunk, _column_chunks(a))
         return out
     return contiguous(xp.astype(a, dtype).T, xp=xp)
 

@@ -226,23 +226,27 @@ def test_log_ratio_without_zero_counts_skips_nothing():
     np.testing.assert_allclose(log_ratio(num, den, xp=xp), np.log(num) - np.log(den), rtol=1e-15)
 
 
+@pytest.mark.parametrize("columns", [7, 5000], ids=["one_chunk", "column_chunks"])
 @pytest.mark.parametrize("namespace", ["numpy", "array_api_strict"])
-def test_transposed_as_casts_and_transposes(namespace):
-    a = np.random.default_rng(13).standard_normal((3, 7))
+def test_transposed_as_casts_and_transposes(kernel_mode, namespace, columns, monkeypatch):
+    monkeypatch.setattr(_backend, "HOST_BLOCK_BYTES", 512)  # chunks of 1024 columns
+    a = np.random.default_rng(13).standard_normal((3, columns))
     xp = pytest.importorskip(namespace) if namespace != "numpy" else _backend.get_namespace(a)
     got = _backend.transposed_as(xp.asarray(a), xp.float32, xp=xp)
-    assert got.dtype == xp.float32 and got.shape == (7, 3)
+    assert got.dtype == xp.float32 and got.shape == (columns, 3)
     np.testing.assert_array_equal(np.asarray(got), a.T.astype(np.float32))
     if namespace == "numpy":
         assert got.flags.c_contiguous
 
 
+@pytest.mark.parametrize("columns", [9, 5000], ids=["one_chunk", "column_chunks"])
 @pytest.mark.parametrize("zeros", [False, True])
-def test_overwriting_logs_give_the_same_values(zeros):
+def test_overwriting_logs_give_the_same_values(kernel_mode, zeros, columns, monkeypatch):
     from nbgpu._base import log_ratio, safe_log
 
+    monkeypatch.setattr(_backend, "HOST_BLOCK_BYTES", 512)  # chunks of 1024 columns
     xp = _backend.get_namespace(np.empty(0))
-    num = np.random.default_rng(14).random((4, 9)) + 0.5
+    num = np.random.default_rng(14).random((4, columns)) + 0.5
     if zeros:
         num[1, 2] = 0.0
     den = np.sum(num, axis=1, keepdims=True)

@@ -458,7 +458,8 @@ class _BaseNB(ClassifierMixin, BaseEstimator):
 
         row_bytes = self._score_row_bytes(X.shape[1], self.classes_.shape[0], xp=xp)
         results = map_row_blocks(block, X.shape[0], row_bytes, xp=xp)
-        if from_scores and not all(bool(finite) for _, finite in results):
+        flags = [finite for _, finite in results if finite is not True]
+        if flags and not bool(xp.all(xp.stack(flags))):  # one synchronisation
             check_finite(X, estimator=self)  # raises on a NaN or infinity in X
             msg = (
                 f"{type(self).__name__}: the joint log-likelihood is not finite for some "

@@ -142,3 +142,16 @@ def test_parallel_map_inside_an_item_runs_serially(monkeypatch):
         return [j for j, _ in inner]
 
     assert _backend.parallel_map(outer, range(6)) == [list(range(5))] * 6
+
+
+@pytest.mark.parametrize("priors", [None, [0.0, 0.5, 0.5]], ids=["fitted_priors", "zero_prior"])
+def test_gaussian_bad_values_are_errors_on_every_backend(backend, priors):
+    """Off the host's thread pool the scores of all blocks are checked with
+    one synchronisation; the error is the same."""
+    X, y = random_data("GaussianNB", n=200, d=4, seed=7)
+    model = nbgpu.GaussianNB(priors=priors).fit(backend.asarray(X), backend.asarray(y))
+    for value, words in BAD_VALUES:
+        Xb = X.copy()
+        Xb[150, 3] = value
+        with pytest.raises(ValueError, match=words):
+            model.predict_proba(backend.asarray(Xb))

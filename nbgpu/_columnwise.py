@@ -388,7 +388,13 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, _BaseComposition):
     @property
     def _ignore_missing(self):
         """True when some part takes NaN as missing: NaN then passes ``check_X``
-        and ``_check_values`` refuses it in the columns of the other parts."""
+        and ``_check_values`` refuses it in the columns of the other parts.
+
+        A fitted model scores with its fitted parts (a later ``set_params``
+        of a part takes effect at the next fit); a fit asks the parameters.
+        """
+        if not self._in_fit():
+            return any(est._ignore_missing for est in self.estimators_)
         try:
             return any(isinstance(est, _BaseNB) and est._ignore_missing for _, est, _ in self.estimators)
         except (TypeError, ValueError):  # malformed `estimators`: fit says what is wrong

@@ -361,6 +361,19 @@ def test_nan_in_the_columns_of_a_part_that_does_not_ignore_it_is_an_error():
     np.testing.assert_array_equal(clf.predict_proba(X), proba)  # the failed calls changed nothing
 
 
+def test_a_fitted_model_scores_missing_values_as_its_fitted_parts_do():
+    """``set_params`` of a part changes the next fit, not the fitted model."""
+    X, y = mixed_data(seed=10)
+    Xn = X.copy()
+    Xn[3, GAUSS[0]] = np.nan
+    clf = ColumnwiseNB([("gauss", GaussianNB(missing="ignore"), GAUSS), ("counts", PoissonNB(), COUNTS)]).fit(Xn, y)
+    before = clf.predict_proba(Xn)
+    clf.set_params(gauss__missing="error")
+    np.testing.assert_array_equal(clf.predict_proba(Xn), before)
+    with pytest.raises(ValueError, match="NaN"):
+        clone(clf).fit(Xn, y)
+
+
 def test_fitted_parts_merged_on_their_own_keep_the_score_dtype():
     X, y = mixed_data()
     X32 = X.astype(np.float32)

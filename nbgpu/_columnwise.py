@@ -131,7 +131,8 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, _BaseComposition):
         :class:`CategoricalNB`, :class:`PoissonNB`,
         :class:`NormalBayesClassifier`, or a nested :class:`ColumnwiseNB`)
         and its columns: an int index or list of indices, a slice, a
-        boolean mask, or column name(s) when ``X`` is a pandas DataFrame.
+        boolean mask, or column name(s) when ``X`` is a pandas DataFrame
+        (a nested ColumnwiseNB names them among its parent's columns).
         A column may belong to several parts (its evidence then counts once
         per part). :class:`ComplementNB` is refused: its scores are not
         log-likelihoods.
@@ -368,12 +369,21 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, _BaseComposition):
 
     def _columns(self, n_features):
         context = self._context() if self._in_fit() else None
-        if context is None or not context["reset"]:
+        if context is None:
             return self._columns_
         if context["columns"] is None:
-            context["columns"] = [
-                resolve_columns(cols, n_features, context["names"], part=name) for name, _, cols in context["specs"]
-            ]
+            if context["reset"]:
+                names = context["names"]
+                context["columns"] = [
+                    resolve_columns(cols, n_features, names, part=name) for name, _, cols in context["specs"]
+                ]
+            else:
+                names = getattr(self, "feature_names_in_", None)
+                context["columns"] = self._columns_
+            if names is not None:  # a nested ColumnwiseNB may name its columns too
+                for part, cols in zip(context["parts"], context["columns"]):
+                    if isinstance(part, ColumnwiseNB):
+                        part._context()["names"] = names[cols]
         return context["columns"]
 
     def _part_names(self):

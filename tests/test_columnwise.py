@@ -8,6 +8,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from conftest import to_numpy
 from model_checks import assert_scores_match, inherited_failures
+import nbgpu
 from nbgpu import (
     BernoulliNB,
     CategoricalNB,
@@ -113,6 +114,26 @@ def test_columns_by_name_with_a_dataframe():
     np.testing.assert_allclose(one.predict_joint_log_proba(df), ref, rtol=1e-10)
     with pytest.raises(ValueError, match="feature names"):
         clf.predict(df[names[::-1]])
+
+
+def test_nested_parts_name_their_columns_too(tmp_path):
+    """A nested ColumnwiseNB selects by name among the columns its parent gave it."""
+    pd = pytest.importorskip("pandas")
+    X, y = mixed_data()
+    names = ["height", "weight", "visits", "calls", "mails", "colour", "shape"]
+    df = pd.DataFrame(X, columns=names)
+    inner = ColumnwiseNB([("counts", MultinomialNB(), ["visits", "calls", "mails"]), ("cats", CategoricalNB(), ["shape", "colour"])])
+    clf = ColumnwiseNB([("gauss", GaussianNB(), ["height", "weight"]), ("inner", inner, names[2:])]).fit(df, y)
+    np.testing.assert_allclose(clf.predict_joint_log_proba(df), by_hand(X, y), rtol=1e-10)
+    fitted = clf.named_estimators_["inner"]
+    assert fitted.feature_names_in_.tolist() == names[2:]
+    assert fitted.named_estimators_["cats"].feature_names_in_.tolist() == ["shape", "colour"]
+    with pytest.raises(ValueError, match="needs a pandas DataFrame"):
+        clone(clf).fit(X, y)  # names without a DataFrame: the nested part says so
+    halves = clone(clf).partial_fit(df[:70], y[:70], classes=[0, 1, 2]).partial_fit(df[70:], y[70:])
+    np.testing.assert_allclose(halves.predict_joint_log_proba(df), by_hand(X, y), rtol=1e-10)
+    loaded = nbgpu.load(nbgpu.save(clf, tmp_path / "nested.nbgpu"))
+    np.testing.assert_allclose(loaded.predict_joint_log_proba(df), by_hand(X, y), rtol=1e-10)
 
 
 @pytest.mark.parametrize("chunks", [[0, 40, 41, 150], [0, 3, 150], [0, 75, 150]])

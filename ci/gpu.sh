@@ -19,6 +19,9 @@
 #
 #   NBGPU_GPU_BENCH_SIZE   size preset of the bench table (default: gpu)
 #   NBGPU_GPU_SKIP_STREAM  set to 1 to leave out the 2x-GPU-memory stream
+#   NBGPU_GPU_STAGES       which stages to run, comma-separated, of
+#                          tests,pytest-benchmark,bench,targets (default: all;
+#                          split them over calls that have a time limit)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
@@ -40,27 +43,32 @@ PY
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv || true
 device="$(python3 -c 'from nbgpu import _bench; print(_bench.device_name("nbgpu-gpu"))' | tr -c 'A-Za-z0-9_.-' '-' | sed 's/-*$//')"
 
+stages=",${NBGPU_GPU_STAGES:-tests,pytest-benchmark,bench,targets},"
+stage() { [[ "$stages" == *",$1,"* ]]; }
+
 status=0
 # 1. The unit tests on the GPU backends (a requested backend that cannot run fails the run).
-NBGPU_TEST_BACKENDS=numpy,cupy,torch_cuda python3 -m pytest -q tests/ 2>&1 | tee "$out/gpu-tests-$stamp.log"
-status=${PIPESTATUS[0]}
+if stage tests; then
+    NBGPU_TEST_BACKENDS=numpy,cupy,torch_cuda python3 -m pytest -q tests/ 2>&1 | tee "$out/gpu-tests-$stamp.log"
+    status=${PIPESTATUS[0]}
+fi
 
 # 2. pytest-benchmark: every model x op x size, cupy against scikit-learn and numpy.
-python3 -m pytest -q benchmarks/ --ignore=benchmarks/test_bench_dask.py --bench-sizes small --bench-backends sklearn,nbgpu-cpu,nbgpu-gpu \
-    --benchmark-json="$out/gpu-pytest-benchmark-$stamp.json" --benchmark-columns=median,min \
-    --benchmark-group-by=group || { rc=$?; [ "$status" -eq 0 ] && status=$rc; }
+stage pytest-benchmark && { python3 -m pytest -q benchmarks/ --ignore=benchmarks/test_bench_dask.py --bench-sizes small \
+    --bench-backends sklearn,nbgpu-cpu,nbgpu-gpu --benchmark-json="$out/gpu-pytest-benchmark-$stamp.json" \
+    --benchmark-columns=median,min --benchmark-group-by=group || { rc=$?; [ "$status" -eq 0 ] && status=$rc; }; }
 
 # 3. The bench table at the GPU size (>= 1e8 stored values), with scikit-learn on this CPU.
-python3 -m nbgpu._bench --size "${NBGPU_GPU_BENCH_SIZE:-gpu}" --backends sklearn,nbgpu-gpu --repeats 3 \
-    --json "$out/gpu-$device-$stamp.json" || { rc=$?; [ "$status" -eq 0 ] && status=$rc; }
+stage bench && { python3 -m nbgpu._bench --size "${NBGPU_GPU_BENCH_SIZE:-gpu}" --backends sklearn,nbgpu-gpu --repeats 3 \
+    --json "$out/gpu-$device-$stamp.json" || { rc=$?; [ "$status" -eq 0 ] && status=$rc; }; }
 
 # 4. The issue's GPU targets: copy and host-to-device bandwidth, multinomial
 #    fit/predict bandwidth and speed-up, Gaussian vs the matmul roofline,
 #    streaming twice the GPU memory through fit_stream.
 skip=()
 [ "${NBGPU_GPU_SKIP_STREAM:-0}" = "1" ] && skip=(--skip-streaming)
-python3 -m nbgpu._bench_gpu --json "$out/gpu-targets-$device-$stamp.json" "${skip[@]}" \
-    || { rc=$?; [ "$status" -eq 0 ] && status=$rc; }
+stage targets && { python3 -m nbgpu._bench_gpu --json "$out/gpu-targets-$device-$stamp.json" "${skip[@]}" \
+    || { rc=$?; [ "$status" -eq 0 ] && status=$rc; }; }
 
 echo "results in $out"
 exit "$status"

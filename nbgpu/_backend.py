@@ -363,11 +363,24 @@ def parallel_map(fn, items):
         try:
             drain()
         finally:
-            for helper in helpers:  # wait for all, then raise the first error
+            # A helper that has not started finds nothing left: cancel it
+            # rather than wait for its thread; wait for the others.
+            running = [helper for helper in helpers if not helper.cancel()]
+            for helper in running:
                 helper.exception()
-        for helper in helpers:
-            helper.result()
+        for helper in running:
+            helper.result()  # raises a helper's error
     return results
+
+
+def _forget_pool():
+    # A forked child has none of the pool's threads: it starts its own.
+    global _POOL
+    _POOL = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
 
 
 _BLAS = None

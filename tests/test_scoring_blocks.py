@@ -5,6 +5,8 @@ thread pool behind it keeps order, errors and nesting right.
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import threading
 import warnings
 
@@ -155,3 +157,27 @@ def test_gaussian_bad_values_are_errors_on_every_backend(backend, priors):
         Xb[150, 3] = value
         with pytest.raises(ValueError, match=words):
             model.predict_proba(backend.asarray(Xb))
+
+
+def _map_in_child(queue):
+    queue.put(_backend.parallel_map(lambda i: 2 * i, range(50)))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_parallel_map_works_in_a_forked_child(monkeypatch):
+    """A child forked after the pool started has none of its threads: it must
+    not wait for them (multiprocessing's fork start method)."""
+    monkeypatch.setenv("NBGPU_NUM_THREADS", "2")
+    assert _backend.parallel_map(lambda i: i, range(10)) == list(range(10))  # the pool is running
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_map_in_child, args=(queue,))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # Python >= 3.12 warns of fork with threads
+        child.start()
+    child.join(60)
+    if child.is_alive():
+        child.kill()
+        pytest.fail("parallel_map hung in a forked child")
+    assert child.exitcode == 0
+    assert queue.get(timeout=5) == [2 * i for i in range(50)]

@@ -32,7 +32,7 @@ class _BaseMeasureMixin:
     @dask_blockwise
     def predict_joint_log_proba(self, X):
         jll, _, _ = self._jll(X)
-        X, xp, device = self._validated_for_scoring(X)
+        X, xp, device = self._validated_for_scoring(X, values=False)  # _jll checked the values
         return jll + self._log_base_measure(self._transform(X, xp), xp=xp, device=device, dtype=jll.dtype)
 
 

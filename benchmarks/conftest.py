@@ -1,7 +1,7 @@
 """pytest-benchmark set-up: data built once outside the timers, GPU synchronised.
 
 Run with ``pytest benchmarks/`` (the unit-test run only collects ``tests/``).
-Options: ``--bench-sizes tiny,small`` (sizes of ``nbgpu._bench.SIZES``, default
+Options: ``--bench-sizes tiny,small`` (sizes of ``nbgpu._app.bench.SIZES``, default
 tiny,small; ``full`` is the speed issue's CPU targets) and
 ``--bench-backends sklearn,nbgpu-cpu,nbgpu-gpu`` (default: all this machine
 has; a requested backend that cannot run fails the session).
@@ -13,7 +13,8 @@ import functools
 
 import pytest
 
-from nbgpu import _bench
+from nbgpu._app import bench as _bench
+from nbgpu._array.devices import synchronize
 
 
 def pytest_addoption(parser):
@@ -67,12 +68,13 @@ def run_bench(benchmark):
     def run(model, op, backend, kind, size, variant=1.0):
         X, y = _data(kind, size, variant)
         Xb, yb = _bench._on_backend(backend, X, y)
+        like = _bench.backend_like(backend)
         est = _bench._estimator(backend, model).fit(Xb, yb)
-        _bench._sync(backend)
+        synchronize(like)
 
         def call():
             out = est.fit(Xb, yb) if op == "fit" else est.predict(Xb)
-            _bench._sync(backend)
+            synchronize(like)
             return out
 
         benchmark.group = f"{model} {op} size={size}" + (f" density x{variant:g}" if variant != 1.0 else "")

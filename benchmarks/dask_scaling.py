@@ -25,7 +25,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from nbgpu import _bench
+from nbgpu._app import bench as _bench
 
 DEFAULTS = {"blocks": 64, "docs": 50_000, "features": 2**16, "tokens": 100, "classes": 20, "distinct": 4}
 

@@ -14,7 +14,7 @@
 #   gpu-tests-<stamp>.log                  the test suite with cupy and torch_cuda required
 #   gpu-pytest-benchmark-<stamp>.json      pytest-benchmark, every model, cupy vs sklearn
 #   gpu-<device>-<stamp>.json / .png       `nbgpu bench --size gpu` table data and chart
-#   gpu-targets-<device>-<stamp>.json      the issue's GPU targets (nbgpu._bench_gpu)
+#   gpu-targets-<device>-<stamp>.json      the issue's GPU targets (nbgpu._app.bench_gpu)
 # The exit status is that of the test suite, or of the first benchmark that failed.
 #
 #   NBGPU_GPU_BENCH_SIZE   size preset of the bench table (default: gpu)
@@ -41,7 +41,7 @@ props = cupy.cuda.runtime.getDeviceProperties(0)
 print(f"{n} GPU(s); using {props['name'].decode() if isinstance(props['name'], bytes) else props['name']}")
 PY
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv || true
-device="$(python3 -c 'from nbgpu import _bench; print(_bench.device_name("nbgpu-gpu"))' | tr -c 'A-Za-z0-9_.-' '-' | sed 's/-*$//')"
+device="$(python3 -c 'from nbgpu._app import bench; print(bench.device_name("nbgpu-gpu"))' | tr -c 'A-Za-z0-9_.-' '-' | sed 's/-*$//')"
 
 stages=",${NBGPU_GPU_STAGES:-tests,pytest-benchmark,bench,targets},"
 stage() { [[ "$stages" == *",$1,"* ]]; }
@@ -59,7 +59,7 @@ stage pytest-benchmark && { python3 -m pytest -q benchmarks/ --ignore=benchmarks
     --benchmark-columns=median,min --benchmark-group-by=group || { rc=$?; [ "$status" -eq 0 ] && status=$rc; }; }
 
 # 3. The bench table at the GPU size (>= 1e8 stored values), with scikit-learn on this CPU.
-stage bench && { python3 -m nbgpu._bench --size "${NBGPU_GPU_BENCH_SIZE:-gpu}" --backends sklearn,nbgpu-gpu --repeats 3 \
+stage bench && { python3 -m nbgpu._app.bench --size "${NBGPU_GPU_BENCH_SIZE:-gpu}" --backends sklearn,nbgpu-gpu --repeats 3 \
     --json "$out/gpu-$device-$stamp.json" || { rc=$?; [ "$status" -eq 0 ] && status=$rc; }; }
 
 # 4. The issue's GPU targets: copy and host-to-device bandwidth, multinomial
@@ -67,7 +67,7 @@ stage bench && { python3 -m nbgpu._bench --size "${NBGPU_GPU_BENCH_SIZE:-gpu}" -
 #    streaming twice the GPU memory through fit_stream.
 skip=()
 [ "${NBGPU_GPU_SKIP_STREAM:-0}" = "1" ] && skip=(--skip-streaming)
-stage targets && { python3 -m nbgpu._bench_gpu --json "$out/gpu-targets-$device-$stamp.json" "${skip[@]}" \
+stage targets && { python3 -m nbgpu._app.bench_gpu --json "$out/gpu-targets-$device-$stamp.json" "${skip[@]}" \
     || { rc=$?; [ "$status" -eq 0 ] && status=$rc; }; }
 
 echo "results in $out"

@@ -5,16 +5,20 @@ scipy or cupyx sparse matrices, and returns results in the namespace and on
 the device of its input.
 """
 
-from ._categorical import CategoricalNB
-from ._columnwise import ColumnwiseNB
-from ._discrete import BernoulliNB, ComplementNB, MultinomialNB
-from ._gaussian import GaussianNB
-from ._normal import NormalBayesClassifier
-from ._persistence import load, save
-from ._poisson import PoissonNB
-from ._streaming import fit_stream, svmlight_chunks
-
-__version__ = "0.1.0"
+from ._interop import dask as _dask  # noqa: F401  (registers the Dask adapter)
+from ._interop.model_files import load, save
+from ._interop.streaming import fit_stream, svmlight_chunks
+from ._models import (
+    BernoulliNB,
+    CategoricalNB,
+    ColumnwiseNB,
+    ComplementNB,
+    GaussianNB,
+    MultinomialNB,
+    NormalBayesClassifier,
+    PoissonNB,
+)
+from ._version import __version__
 
 __all__ = [
     "BernoulliNB",

@@ -15,16 +15,8 @@ import numpy as np
 from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.multiclass import type_of_target
 
-from ._backend import (
-    get_device,
-    get_namespace,
-    is_array,
-    is_sparse,
-    result_dtype,
-    sparse_canonical,
-    sparse_values,
-    to_numpy,
-)
+from ._array.namespace import get_device, get_namespace, is_array, is_sparse, result_dtype, to_namespace, to_numpy
+from ._array.sparse import sparse_canonical, sparse_values
 
 
 def _host_array(X, name):
@@ -356,8 +348,6 @@ def check_sample_weight(sample_weight, n_samples, *, xp, device, dtype):
                 f"row of X; got shape {tuple(sw.shape)}."
             )
             raise ValueError(msg)
-        from ._backend import to_namespace
-
         sw = to_namespace(sw, xp, device)
         sw = xp.astype(sw, dtype)
     if not bool(xp.all(xp.isfinite(sw))):

@@ -163,7 +163,7 @@ def dtype(request):
 
 def to_numpy(a):
     """Any array (or sparse matrix) as numpy, for comparisons."""
-    from nbgpu._backend import to_numpy as tn
+    from nbgpu._array.namespace import to_numpy as tn
 
     if sp.issparse(a):
         return a.toarray()

@@ -11,7 +11,7 @@ import scipy.sparse as sp
 from sklearn import naive_bayes as sk
 
 import nbgpu
-from nbgpu import _categorical
+from nbgpu._models import categorical as _categorical
 from conftest import assert_namespace, to_numpy
 
 

@@ -13,7 +13,7 @@ from sklearn.datasets import dump_svmlight_file, load_digits
 from sklearn.feature_extraction.text import HashingVectorizer
 from sklearn.metrics import accuracy_score, confusion_matrix, log_loss, precision_recall_fscore_support
 
-from nbgpu._cli import main
+from nbgpu._app.cli import main
 
 import nbgpu
 
@@ -178,7 +178,7 @@ def test_compare_matches_scikit_learn(tmp_path):
         assert r["agreement"] == 1.0, r
         assert r["nbgpu"]["accuracy"] == r["sklearn"]["accuracy"]
         assert r["nbgpu"]["fit_s"] > 0 and r["sklearn"]["predict_s"] > 0
-    from nbgpu._compare import format_table
+    from nbgpu._app.compare import format_table
 
     table = format_table(rows).splitlines()
     assert "acc nbgpu" in table[0] and len(table) == 2 + len(rows)

@@ -216,7 +216,7 @@ def test_in_memory_X_with_dask_labels(client):
 @pytest.mark.parametrize("merge_bytes", [1, 2**40], ids=["pairs", "eights"])
 def test_deep_merge_trees(client, monkeypatch, merge_bytes):
     """Many blocks merge through several levels, in pairs or eight at a time: still one fit."""
-    from nbgpu import _dask
+    from nbgpu._interop import dask as _dask
 
     monkeypatch.setattr(_dask, "MERGE_BYTES", merge_bytes)
     X, y = _data("GaussianNB", n=300)
@@ -226,7 +226,7 @@ def test_deep_merge_trees(client, monkeypatch, merge_bytes):
 
 def test_blocks_ship_statistics_only():
     """A block task returns the statistics a fit would keep, not a fitted model."""
-    from nbgpu import _dask
+    from nbgpu._interop import dask as _dask
 
     X, y = _data("MultinomialNB", n=60)
     stats = _dask._fit_block(nbgpu.MultinomialNB(alpha=0.5), X, y, None, np.arange(3))

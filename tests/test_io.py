@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from sklearn.datasets import dump_svmlight_file, load_svmlight_file
 from sklearn.feature_extraction.text import HashingVectorizer
 
-from nbgpu._io import align_labels, detect_format, open_reader, typed_labels
+from nbgpu._app.readers import align_labels, detect_format, open_reader, typed_labels
 
 
 def _concat(batches):
@@ -178,7 +178,7 @@ def test_progress_bar_only_on_a_terminal(monkeypatch):
 
     from tqdm import tqdm
 
-    from nbgpu._io import progress
+    from nbgpu._interop.progress import progress
 
     class Terminal(io.StringIO):
         def isatty(self):

@@ -13,7 +13,7 @@ from sklearn.feature_extraction.text import HashingVectorizer
 
 import nbgpu
 from conftest import to_numpy
-from nbgpu._io import atomic_output
+from nbgpu._interop.atomic_files import atomic_output
 
 MODELS = ["GaussianNB", "MultinomialNB", "ComplementNB", "BernoulliNB", "CategoricalNB"]
 
@@ -372,7 +372,7 @@ def test_tampered_array(saved, tmp_path):
 
 
 def test_inconsistent_but_checksummed_file(saved, tmp_path):
-    from nbgpu._persistence import _digest
+    from nbgpu._interop.model_files import _digest
 
     members = _members(saved)
     header = _header(members)

@@ -15,7 +15,7 @@ import pytest
 
 import nbgpu
 from _data import MODELS, PREDICT_METHODS, ours, random_data
-from nbgpu import _backend
+from nbgpu._array import blocks, threads
 
 N_ROWS = 3000
 
@@ -24,7 +24,7 @@ N_ROWS = 3000
 def many_blocks(monkeypatch):
     """Two threads and scoring blocks of a few rows: the last row is in the last block."""
     monkeypatch.setenv("NBGPU_NUM_THREADS", "2")
-    monkeypatch.setattr(_backend, "HOST_BLOCK_BYTES", 4096)
+    monkeypatch.setattr(blocks, "HOST_BLOCK_BYTES", 4096)
 
 
 # The value that breaks each model's contract, and the words of its error.
@@ -94,7 +94,7 @@ def test_scores_do_not_depend_on_the_blocks(monkeypatch, name):
     monkeypatch.setenv("NBGPU_NUM_THREADS", "1")
     whole = model.predict_joint_log_proba(X)
     monkeypatch.setenv("NBGPU_NUM_THREADS", "2")
-    monkeypatch.setattr(_backend, "HOST_BLOCK_BYTES", 4096)
+    monkeypatch.setattr(blocks, "HOST_BLOCK_BYTES", 4096)
     np.testing.assert_allclose(model.predict_joint_log_proba(X), whole, rtol=1e-12)
     np.testing.assert_array_equal(model.predict(X), np.asarray(model.classes_)[np.argmax(whole, axis=1)])
 
@@ -110,7 +110,7 @@ def test_parallel_map_keeps_order_and_uses_the_caller(monkeypatch):
         seen.add(threading.current_thread().name)
         return i * i
 
-    assert _backend.parallel_map(work, range(200)) == [i * i for i in range(200)]
+    assert threads.parallel_map(work, range(200)) == [i * i for i in range(200)]
     assert threading.current_thread().name in seen  # the caller took items too
 
 
@@ -127,10 +127,10 @@ def test_parallel_map_raises_the_error_of_an_item_after_all_threads_stop(monkeyp
         return i
 
     with pytest.raises(KeyError, match="item five"):
-        _backend.parallel_map(work, range(50))
+        threads.parallel_map(work, range(50))
     count = len(running)
     assert count < 50  # the threads stopped taking items
-    assert _backend.parallel_map(lambda i: i, range(10)) == list(range(10))  # the pool still works
+    assert threads.parallel_map(lambda i: i, range(10)) == list(range(10))  # the pool still works
     assert len(running) == count  # nothing of the failed call ran on afterwards
 
 
@@ -139,11 +139,11 @@ def test_parallel_map_inside_an_item_runs_serially(monkeypatch):
 
     def outer(i):
         me = threading.current_thread().name
-        inner = _backend.parallel_map(lambda j: (j, threading.current_thread().name), range(5))
+        inner = threads.parallel_map(lambda j: (j, threading.current_thread().name), range(5))
         assert all(name == me for _, name in inner)
         return [j for j, _ in inner]
 
-    assert _backend.parallel_map(outer, range(6)) == [list(range(5))] * 6
+    assert threads.parallel_map(outer, range(6)) == [list(range(5))] * 6
 
 
 @pytest.mark.parametrize("priors", [None, [0.0, 0.5, 0.5]], ids=["fitted_priors", "zero_prior"])
@@ -160,7 +160,7 @@ def test_gaussian_bad_values_are_errors_on_every_backend(backend, priors):
 
 
 def _map_in_child(queue):
-    queue.put(_backend.parallel_map(lambda i: 2 * i, range(50)))
+    queue.put(threads.parallel_map(lambda i: 2 * i, range(50)))
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
@@ -168,7 +168,7 @@ def test_parallel_map_works_in_a_forked_child(monkeypatch):
     """A child forked after the pool started has none of its threads: it must
     not wait for them (multiprocessing's fork start method)."""
     monkeypatch.setenv("NBGPU_NUM_THREADS", "2")
-    assert _backend.parallel_map(lambda i: i, range(10)) == list(range(10))  # the pool is running
+    assert threads.parallel_map(lambda i: i, range(10)) == list(range(10))  # the pool is running
     context = multiprocessing.get_context("fork")
     queue = context.Queue()
     child = context.Process(target=_map_in_child, args=(queue,))

@@ -10,7 +10,8 @@ import scipy.sparse as sp
 from sklearn import naive_bayes as sk
 
 import nbgpu
-from nbgpu import _backend
+from nbgpu._array import blocks, class_sums, numerics, sparse
+from nbgpu._array.namespace import get_namespace
 
 
 @pytest.fixture(params=["serial", "threaded", "blocked"])
@@ -20,9 +21,9 @@ def kernel_mode(request, monkeypatch):
         monkeypatch.setenv("NBGPU_NUM_THREADS", "1")
     else:
         monkeypatch.setenv("NBGPU_NUM_THREADS", "2")
-        monkeypatch.setattr(_backend, "_PARALLEL_NNZ", 1)
+        monkeypatch.setattr(blocks, "PARALLEL_NNZ", 1)
     if request.param == "blocked":
-        monkeypatch.setattr(_backend, "BLOCK_BYTES", 256)
+        monkeypatch.setattr(blocks, "BLOCK_BYTES", 256)
     return request.param
 
 
@@ -41,7 +42,7 @@ def test_sparse_class_sums_matches_onehot_product(kernel_mode, fmt, power, weigh
     rng = np.random.default_rng(1)
     codes = rng.integers(0, 4, 300)
     weights = rng.random(300) if weighted else None
-    got = _backend.sparse_class_sums(X, codes, weights, 4, power=power)
+    got = class_sums.sparse_class_sums(X, codes, weights, 4, power=power)
     Y = np.eye(4)[codes] * (1.0 if weights is None else weights[:, None])
     values = X.toarray().astype(np.float64) ** power
     np.testing.assert_allclose(got, Y.T @ values, rtol=1e-12)
@@ -62,7 +63,7 @@ def test_sparse_class_sums_with_empty_rows_and_classes(kernel_mode, fmt, dtype, 
     codes = rng.integers(0, n_classes, 500)
     codes[codes == 1] = 0
     weights = rng.random(500) if weighted else None
-    got = _backend.sparse_class_sums(X.asformat(fmt), codes, weights, n_classes)
+    got = class_sums.sparse_class_sums(X.asformat(fmt), codes, weights, n_classes)
     Y = np.eye(n_classes)[codes] * (1.0 if weights is None else weights[:, None])
     np.testing.assert_allclose(got, Y.T @ X.toarray().astype(np.float64), rtol=1e-12)
     assert got.dtype == np.float64 and got.shape == (n_classes, 30)
@@ -72,14 +73,14 @@ def test_sparse_class_sums_with_empty_rows_and_classes(kernel_mode, fmt, dtype, 
 
 def test_sparse_class_sums_of_empty_matrix(kernel_mode):
     X = sp.csr_matrix((5, 3), dtype=np.float32)
-    got = _backend.sparse_class_sums(X, np.zeros(5, dtype=np.int64), None, 2)
+    got = class_sums.sparse_class_sums(X, np.zeros(5, dtype=np.int64), None, 2)
     np.testing.assert_array_equal(got, np.zeros((2, 3)))
 
 
 def test_sparse_class_sums_counts_are_exact_past_float32(kernel_mode):
     # 2**24 + 1 is not a float32: the sums must be accumulated in float64.
     X = sp.csr_matrix(np.array([[2.0**24], [1.0]], dtype=np.float32))
-    got = _backend.sparse_class_sums(X, np.array([0, 0]), None, 1)
+    got = class_sums.sparse_class_sums(X, np.array([0, 0]), None, 1)
     assert got[0, 0] == 2.0**24 + 1
 
 
@@ -87,17 +88,17 @@ def test_sparse_class_sums_counts_are_exact_past_float32(kernel_mode):
 def test_sparse_matmul_matches_scipy(kernel_mode, dtype):
     X = _random_csr(500, 60, 0.1, 2, dtype)
     W = np.random.default_rng(3).standard_normal((60, 7)).astype(dtype)
-    got = _backend.sparse_matmul(X, W)
+    got = sparse.sparse_matmul(X, W)
     np.testing.assert_allclose(got, X @ W, rtol=1e-6)
     assert got.dtype == dtype and got.flags.c_contiguous
 
 
 def test_sparse_binarize_shares_structure_only_when_nothing_drops():
     X = _random_csr(50, 20, 0.3, 4)
-    kept = _backend.sparse_binarize(X, 0.0)
+    kept = sparse.sparse_binarize(X, 0.0)
     assert np.shares_memory(kept.indices, X.indices)
     np.testing.assert_array_equal(kept.toarray(), (X.toarray() > 0).astype(np.float32))
-    dropped = _backend.sparse_binarize(X, 2.5)
+    dropped = sparse.sparse_binarize(X, 2.5)
     np.testing.assert_array_equal(dropped.toarray(), (X.toarray() > 2.5).astype(np.float32))
     assert dropped.nnz == int((X.data > 2.5).sum())
     assert X.data.min() > 0  # the input was not written into
@@ -118,9 +119,9 @@ def test_fast_paths_match_scikit_learn(kernel_mode, name):
 
 
 def test_log_ratio_keeps_zero_counts_finite():
-    from nbgpu._base import log_ratio, safe_log
+    from nbgpu._array.numerics import log_ratio, safe_log
 
-    xp = _backend.get_namespace(np.empty(0))
+    xp = get_namespace(np.empty(0))
     num = np.array([[0.0, 1.0, 3.0], [0.0, 0.0, 0.0]])
     den = np.sum(num, axis=1, keepdims=True)
     expected = safe_log(num, xp=xp) - safe_log(den, xp=xp)
@@ -129,7 +130,7 @@ def test_log_ratio_keeps_zero_counts_finite():
 
 @pytest.mark.parametrize("weighted", [False, True])
 def test_gaussian_fast_paths_match_scikit_learn(kernel_mode, weighted, monkeypatch):
-    monkeypatch.setattr(_backend, "HOST_BLOCK_BYTES", 4096)  # many scoring blocks
+    monkeypatch.setattr(blocks, "HOST_BLOCK_BYTES", 4096)  # many scoring blocks
     rng = np.random.default_rng(7)
     y = rng.integers(0, 4, 3000)
     X = (rng.standard_normal((3000, 12)) + 3.0 * y[:, None] + 100.0).astype(np.float32)
@@ -151,14 +152,14 @@ def test_gaussian_fast_paths_match_scikit_learn(kernel_mode, weighted, monkeypat
     np.testing.assert_array_equal(ours.predict(X), ref.predict(X))
 
 
-def test_dense_class_sums_matches_onehot_product():
+def test_dense_class_sums_match_onehot_product(kernel_mode):
     rng = np.random.default_rng(8)
     X = rng.standard_normal((50, 6))
     codes = rng.integers(0, 3, 50)
     w = rng.random(50)
-    xp = _backend.get_namespace(X)
+    xp = get_namespace(X)
     np.testing.assert_allclose(
-        _backend.dense_class_sums(X, codes, w, 3, xp=xp), (np.eye(3)[codes] * w[:, None]).T @ X, rtol=1e-12
+        class_sums.class_sums(X, codes, w, 3, xp=xp, dtype=np.float64), (np.eye(3)[codes] * w[:, None]).T @ X, rtol=1e-12
     )
 
 
@@ -170,11 +171,11 @@ def test_gathered_row_sums_matches_loop(namespace, dtype):
     index = rng.integers(0, 12, (40, 5)).astype(np.int32)
     expected = sum(table[index[:, j]] for j in range(index.shape[1]))
     if namespace == "numpy":
-        xp = _backend.get_namespace(table)
-        got = _backend.gathered_row_sums(table, index, xp=xp)
+        xp = get_namespace(table)
+        got = sparse.gathered_row_sums(table, index, xp=xp)
     else:
         xp = pytest.importorskip("array_api_strict")
-        got = np.asarray(_backend.gathered_row_sums(xp.asarray(table), xp.asarray(index), xp=xp))
+        got = np.asarray(sparse.gathered_row_sums(xp.asarray(table), xp.asarray(index), xp=xp))
     np.testing.assert_allclose(got, expected, rtol=1e-6)
     assert got.dtype == dtype and got.shape == (40, 3)
 
@@ -182,7 +183,7 @@ def test_gathered_row_sums_matches_loop(namespace, dtype):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("missing", ["error", "ignore"])
 def test_categorical_scoring_blocks_match_scikit_learn(kernel_mode, dtype, missing, monkeypatch):
-    monkeypatch.setattr(_backend, "HOST_BLOCK_BYTES", 4096)  # many scoring blocks
+    monkeypatch.setattr(blocks, "HOST_BLOCK_BYTES", 4096)  # many scoring blocks
     rng = np.random.default_rng(10)
     y = rng.integers(0, 4, 2000)
     X = ((rng.integers(0, 6, (2000, 7)) + y[:, None]) % 6).astype(dtype)
@@ -209,7 +210,7 @@ def test_gaussian_fit_blocks_match_one_block(kernel_mode, dtype, monkeypatch):
     X[rng.random(X.shape) < 0.05] = np.nan
     w = rng.random(1500)
     ours = nbgpu.GaussianNB(missing="ignore").fit(X, y, sample_weight=w)
-    monkeypatch.setattr(_backend, "BLOCK_BYTES", 2**30)
+    monkeypatch.setattr(blocks, "BLOCK_BYTES", 2**30)
     monkeypatch.setenv("NBGPU_NUM_THREADS", "1")
     one = nbgpu.GaussianNB(missing="ignore").fit(X, y, sample_weight=w)
     for name in ("theta_", "var_", "class_count_"):
@@ -218,9 +219,9 @@ def test_gaussian_fit_blocks_match_one_block(kernel_mode, dtype, monkeypatch):
 
 
 def test_log_ratio_without_zero_counts_skips_nothing():
-    from nbgpu._base import log_ratio
+    from nbgpu._array.numerics import log_ratio
 
-    xp = _backend.get_namespace(np.empty(0))
+    xp = get_namespace(np.empty(0))
     num = np.array([[0.5, 1.0, 3.0], [2.0, 7.0, 1e-3]])
     den = np.sum(num, axis=1, keepdims=True)
     np.testing.assert_allclose(log_ratio(num, den, xp=xp), np.log(num) - np.log(den), rtol=1e-15)
@@ -229,10 +230,10 @@ def test_log_ratio_without_zero_counts_skips_nothing():
 @pytest.mark.parametrize("columns", [7, 5000], ids=["one_chunk", "column_chunks"])
 @pytest.mark.parametrize("namespace", ["numpy", "array_api_strict"])
 def test_transposed_as_casts_and_transposes(kernel_mode, namespace, columns, monkeypatch):
-    monkeypatch.setattr(_backend, "HOST_BLOCK_BYTES", 512)  # chunks of 1024 columns
+    monkeypatch.setattr(blocks, "HOST_BLOCK_BYTES", 512)  # chunks of 1024 columns
     a = np.random.default_rng(13).standard_normal((3, columns))
-    xp = pytest.importorskip(namespace) if namespace != "numpy" else _backend.get_namespace(a)
-    got = _backend.transposed_as(xp.asarray(a), xp.float32, xp=xp)
+    xp = pytest.importorskip(namespace) if namespace != "numpy" else get_namespace(a)
+    got = numerics.transposed_as(xp.asarray(a), xp.float32, xp=xp)
     assert got.dtype == xp.float32 and got.shape == (columns, 3)
     np.testing.assert_array_equal(np.asarray(got), a.T.astype(np.float32))
     if namespace == "numpy":
@@ -242,10 +243,10 @@ def test_transposed_as_casts_and_transposes(kernel_mode, namespace, columns, mon
 @pytest.mark.parametrize("columns", [9, 5000], ids=["one_chunk", "column_chunks"])
 @pytest.mark.parametrize("zeros", [False, True])
 def test_overwriting_logs_give_the_same_values(kernel_mode, zeros, columns, monkeypatch):
-    from nbgpu._base import log_ratio, safe_log
+    from nbgpu._array.numerics import log_ratio, safe_log
 
-    monkeypatch.setattr(_backend, "HOST_BLOCK_BYTES", 512)  # chunks of 1024 columns
-    xp = _backend.get_namespace(np.empty(0))
+    monkeypatch.setattr(blocks, "HOST_BLOCK_BYTES", 512)  # chunks of 1024 columns
+    xp = get_namespace(np.empty(0))
     num = np.random.default_rng(14).random((4, columns)) + 0.5
     if zeros:
         num[1, 2] = 0.0
@@ -255,25 +256,25 @@ def test_overwriting_logs_give_the_same_values(kernel_mode, zeros, columns, monk
     np.testing.assert_array_equal(safe_log(num.copy(), xp=xp, overwrite=True), expected_log)
     readonly = num + 1.0
     readonly.flags.writeable = False
-    np.testing.assert_array_equal(_backend.log_in_place(readonly, xp=xp), np.log(num + 1.0))
+    np.testing.assert_array_equal(numerics.log_in_place(readonly, xp=xp), np.log(num + 1.0))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_host_category_counts_match_onehot_product(kernel_mode, dtype, weighted, monkeypatch):
-    monkeypatch.setattr(_backend, "HOST_BLOCK_BYTES", 512)  # many blocks per thread
+def test_category_counts_match_onehot_product(kernel_mode, dtype, weighted, monkeypatch):
+    monkeypatch.setattr(blocks, "HOST_BLOCK_BYTES", 512)  # many blocks per thread
     rng = np.random.default_rng(13)
     X = rng.integers(0, 4, (300, 5)).astype(dtype)
     codes = rng.integers(0, 3, 300)
     weights = rng.random(300) if weighted else None
-    start = np.arange(5) * 4
+    offsets = np.arange(6) * 4
     if weighted:  # a row of zero weight may hold an unseen category
         weights[7] = 0.0
         X[7] = 1e12
-    got = _backend.host_category_counts(X, codes, weights, start, 3, 20, dtype=np.float64)
+    got = class_sums.category_counts(X, codes, weights, offsets, 3, xp=get_namespace(X), dtype=np.float64)
     X[7] = np.minimum(X[7], 3)  # where it counts (with weight 0)
     onehot = np.zeros((300, 20))
-    np.put_along_axis(onehot, X.astype(np.int64) + start, 1.0, axis=1)
+    np.put_along_axis(onehot, X.astype(np.int64) + offsets[:-1], 1.0, axis=1)
     Y = np.eye(3)[codes] * (1.0 if weights is None else weights[:, None])
     np.testing.assert_allclose(got, Y.T @ onehot, rtol=1e-12)
     assert got.dtype == np.float64 and got.shape == (3, 20)
@@ -282,7 +283,7 @@ def test_host_category_counts_match_onehot_product(kernel_mode, dtype, weighted,
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("weighted", [False, True])
 def test_categorical_fit_counts_match_scikit_learn(kernel_mode, dtype, weighted, monkeypatch):
-    monkeypatch.setattr(_backend, "HOST_BLOCK_BYTES", 4096)
+    monkeypatch.setattr(blocks, "HOST_BLOCK_BYTES", 4096)
     rng = np.random.default_rng(14)
     y = rng.integers(0, 4, 1500)
     X = ((rng.integers(0, 5, (1500, 6)) + y[:, None]) % 5).astype(dtype)

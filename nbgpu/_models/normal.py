@@ -1,7 +1,8 @@
 """The normal Bayes classifier: one full covariance matrix per class.
 
-Statistics are per-class weight, mean and scatter matrix ``Σᵢ wᵢ (xᵢ−μ)(xᵢ−μ)ᵀ``,
-merged exactly by the matrix form of Chan, Golub & LeVeque's update. Scoring
+Statistics are per-class weight, mean and scatter matrix ``Σᵢ wᵢ (xᵢ−μ)(xᵢ−μ)ᵀ``
+(a flat dict of arrays), merged exactly by the matrix form of Chan, Golub &
+LeVeque's update. Scoring
 whitens with the inverse Cholesky factor of every class: all classes at once
 are one matrix product ``X · [U₁ … U_k]`` (``Uₖ = Lₖ⁻ᵀ``), then squared norms.
 """
@@ -14,52 +15,16 @@ from numbers import Real
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from ._backend import contiguous, is_sparse, to_numpy
-from ._base import _BaseNB, onehot, row_blocks
-from ._docs import shared_parameters_doc
-from ._validation import check_prior
+from .._array.blocks import row_blocks
+from .._array.class_sums import class_scatter
+from .._array.namespace import is_sparse, to_numpy
+from .._array.numerics import chan_merge, contiguous
+from .._estimator.base import _BaseNB
+from .._estimator.docs import shared_parameters_doc
+from .._validation import check_prior
 
 
 STATS = ("class_count", "mean", "scatter")
-
-
-def scatter_merge(a, b, *, xp):
-    """Merge (weight, mean, scatter matrix) of two disjoint sets of rows.
-
-    The matrix form of Chan, Golub & LeVeque's pairwise update:
-    ``S = Sₐ + S_b + (nₐ n_b / n) δ δᵀ`` with ``δ = μ_b − μₐ``; exact, and no
-    large sums of products are subtracted. Shapes (k,), (k, d), (k, d, d).
-    """
-    n_a, mu_a, s_a = a
-    n_b, mu_b, s_b = b
-    n = n_a + n_b
-    safe = xp.where(n > 0, n, xp.ones_like(n))
-    frac_b = xp.where(n > 0, n_b / safe, xp.zeros_like(n))
-    delta = mu_b - mu_a
-    mu = mu_a + delta * frac_b[:, None]
-    outer = delta[:, :, None] * delta[:, None, :]
-    s = s_a + s_b + outer * (n_a * frac_b)[:, None, None]
-    return n, mu, s
-
-
-def block_scatter(X, codes, weights, n_classes, *, xp, dtype):
-    """(weight, mean, scatter matrix) per class of one block of rows.
-
-    The scatter matrices of all classes are one matrix product
-    ``Zᵀ · R`` with ``Z = [Y[:, 1] ⊙ R, …, Y[:, k] ⊙ R]`` (n × k·d), ``R`` the
-    rows centred on their class mean: no loop over classes, and a single
-    GEMM (a batched product over a (k, d, n) stack is several times slower
-    on the CPU).
-    """
-    Y = onehot(codes, n_classes, dtype=dtype, xp=xp, weights=weights)
-    count = xp.sum(Y, axis=0)
-    safe = xp.where(count > 0, count, xp.ones_like(count))
-    mean = (Y.T @ X) / safe[:, None]
-    resid = X - xp.take(mean, codes, axis=0)
-    n, d = resid.shape
-    wide = xp.reshape(xp.reshape(Y, (n, n_classes, 1)) * xp.reshape(resid, (n, 1, d)), (n, n_classes * d))
-    scatter = xp.reshape(wide.T @ resid, (n_classes, d, d))
-    return count, mean, scatter
 
 
 @shared_parameters_doc("prior_smoothing", "loss_matrix")
@@ -177,18 +142,21 @@ class NormalBayesClassifier(_BaseNB):
         stats = None
         for start, stop in row_blocks(n, 8 * (n_classes * d + 3 * d + n_classes)):
             wb = None if weights is None else weights[start:stop]
-            block = block_scatter(
-                xp.astype(X[start:stop, :], dtype), codes[start:stop], wb, n_classes, xp=xp, dtype=dtype
+            block = dict(
+                zip(STATS, class_scatter(xp.astype(X[start:stop, :], dtype), codes[start:stop], wb, n_classes, xp=xp, dtype=dtype))
             )
-            stats = block if stats is None else scatter_merge(stats, block, xp=xp)
-        # A flat dict of arrays: moved between devices like any model's statistics.
-        return dict(zip(STATS, stats))
+            stats = block if stats is None else self._merge(stats, block, xp=xp)
+        return stats
 
     def _merge(self, a, b, *, xp):
-        merged = scatter_merge(tuple(a[k] for k in STATS), tuple(b[k] for k in STATS), xp=xp)
-        return dict(zip(STATS, merged))
+        # Chan's update of scatter matrices; the class weight (k,) broadcasts as (k, 1).
+        n, mean, scatter = chan_merge(
+            *(((xp.reshape(s["class_count"], (-1, 1)), s["mean"], s["scatter"])) for s in (a, b)), xp=xp
+        )
+        return {"class_count": xp.reshape(n, (-1,)), "mean": mean, "scatter": scatter}
 
-    def _finalize(self, stats, n_classes, *, xp, dtype):
+    def _finalize(self, stats, classes, *, xp, dtype):
+        n_classes = classes.shape[0]
         count, mean, scatter = (stats[k] for k in STATS)
         total = xp.sum(count)  # > 0: check_sample_weight refuses all-zero weights
         d = mean.shape[1]
@@ -250,7 +218,7 @@ class NormalBayesClassifier(_BaseNB):
         return 8 * (2 * n_classes * n_features + n_features)
 
     def _joint_log_likelihood(self, X, *, xp, device, dtype):
-        shift, weight, offset, const = self._params(
+        shift, weight, offset, const = self._fitted_arrays(
             ("_shift_", "_weight_", "_offset_", "_const_"), xp=xp, device=device, dtype=dtype
         )
         n, d = X.shape

@@ -9,12 +9,13 @@ best of ``repeats`` runs.
 
 from __future__ import annotations
 
-import time
 import warnings
 
 import numpy as np
 
-from ._backend import host_to_like, synchronize, to_numpy
+from .._array.devices import host_to_like
+from .._array.namespace import to_numpy
+from .timing import timed_runs
 
 DATASETS = ("iris", "wine", "breast_cancer", "digits")
 MODELS = ("GaussianNB", "MultinomialNB", "ComplementNB", "BernoulliNB", "CategoricalNB")
@@ -38,14 +39,8 @@ def _datasets():
 
 
 def _best_time(fn, repeats, like):
-    best, result = float("inf"), None
-    for _ in range(repeats):
-        synchronize(like)
-        start = time.perf_counter()
-        result = fn()
-        synchronize(like)
-        best = min(best, time.perf_counter() - start)
-    return best, result
+    times, result = timed_runs(fn, repeats, like)
+    return min(times), result
 
 
 def _run(make, Xtr, ytr, Xte, repeats, like):

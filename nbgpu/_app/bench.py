@@ -21,10 +21,11 @@ import json
 import os
 import platform
 import sys
-import time
 
 import numpy as np
 import scipy.sparse as sp
+
+from .timing import timed_runs
 
 # ---- sizes ------------------------------------------------------------- #
 # text: (documents, features, tokens per document, classes)
@@ -178,17 +179,14 @@ def _on_backend(backend, X, y):
     return cupy.asarray(X), cupy.asarray(y)
 
 
-def _sync(backend):
-    if backend == "nbgpu-gpu":
-        _cupy().cuda.Device().synchronize()
+def backend_like(backend):
+    """An empty array on the device of ``backend`` (None for the host): what
+    timings synchronise on."""
+    return _cupy().empty(0) if backend == "nbgpu-gpu" else None
 
 
 def _timed(fn, backend):
-    _sync(backend)
-    start = time.perf_counter()
-    fn()
-    _sync(backend)
-    return time.perf_counter() - start
+    return timed_runs(fn, 1, backend_like(backend))[0][0]
 
 
 def device_name(backend):
@@ -231,9 +229,8 @@ def bench_model(model, X, y, backends, *, repeats, ops=("fit", "predict")):
     times = {(op, b): [] for op in ops for b in backends}
     for b in backends:  # warm-up: first calls pay imports, allocations, kernel compiles
         Xb, yb = data[b]
+        _timed(lambda: _estimator(b, model).fit(Xb, yb).predict(Xb), b)
         fitted[b] = _estimator(b, model).fit(Xb, yb)
-        fitted[b].predict(Xb)
-        _sync(b)
     for _ in range(repeats):
         for op in ops:
             for b in backends:
@@ -334,7 +331,7 @@ def run_benchmarks(*, size, models, backends, repeats, log=print):
 
 
 def _threads():
-    from ._backend import n_threads
+    from .._array.threads import n_threads
 
     return n_threads()
 

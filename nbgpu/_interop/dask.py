@@ -10,7 +10,9 @@ finalizes the merged statistics, once.
 Prediction maps the fitted model over the row blocks and returns a lazy
 Dask array.
 
-This module is imported only when an input is a Dask array, so users who do
+The estimators reach this module through the adapter registry
+(``nbgpu/_estimator/adapters.py``): importing it registers :data:`ADAPTER`.
+Dask itself is imported only when an input is a Dask array, so users who do
 not use Dask never import it.
 """
 
@@ -21,10 +23,9 @@ import numbers
 import numpy as np
 from sklearn.base import clone
 
-from ._backend import get_device, get_namespace, is_dask_array, result_dtype, to_numpy
-from ._base import to_namespace_tree
-from ._interchange import first_array
-from ._validation import check_classes, check_classes_unchanged, check_n_features, check_y, unique_labels
+from .._array.namespace import first_array, get_device, get_namespace, is_dask_array, to_namespace_tree, to_numpy
+from .._estimator import adapters
+from .._validation import check_classes, check_classes_unchanged, check_n_features, check_y, unique_labels
 
 # A merge task holds its children's statistics at once: at most this many
 # bytes of them (and at least two children, at most eight).
@@ -177,24 +178,9 @@ def dask_fit(estimator, X, y, sample_weight, classes, *, reset):
         raise ValueError(msg)
     if not reset:
         stats = _merge_stats(estimator, estimator._stats, stats)
-    like = first_array(stats)
-    xp, device = get_namespace(like), get_device(like)
-    fitted = clone(estimator)
-    fitted._become_fitted(
-        stats,
-        classes,
-        n_features=X.shape[1],
-        feature_names=None if reset else getattr(estimator, "feature_names_in_", None),
-        xp=xp,
-        dtype=result_dtype(X.dtype, xp, device),
-    )
-
-    # Commit: nothing above touched the estimator.
-    params = estimator.get_params(deep=False)
-    for name in [n for n in vars(estimator) if n not in params]:
-        del estimator.__dict__[name]
-    estimator.__dict__.update({k: v for k, v in vars(fitted).items() if k not in params})
-    return estimator
+    score_dtype = "float32" if X.dtype in (np.float16, np.float32) else "float64"  # as result_dtype
+    names = None if reset else getattr(estimator, "feature_names_in_", None)
+    return estimator._become_fitted(stats, classes, n_features=X.shape[1], feature_names=names, score_dtype=score_dtype)
 
 
 def dask_map(estimator, X, name):
@@ -264,3 +250,19 @@ def _as_dask_rows(values, pred, name):
     if not any(c != c for c in pred.chunks[0] + values.chunks[0]):
         values = values.rechunk((pred.chunks[0],))
     return values
+
+
+class _DaskAdapter:
+    """What the estimators call for a Dask array (see ``_estimator/adapters.py``)."""
+
+    accepts = staticmethod(is_dask_array)
+    fit = staticmethod(dask_fit)
+    map = staticmethod(dask_map)
+    score = staticmethod(dask_score)
+
+    @staticmethod
+    def compute(values):
+        return values.compute()
+
+
+ADAPTER = adapters.register(_DaskAdapter())

@@ -23,8 +23,9 @@ A model opts in with three small steps (GaussianNB and CategoricalNB do):
 
 from __future__ import annotations
 
-from ._backend import get_namespace, is_sparse, sparse_matmul, sparse_values, sparse_with_values
-from ._discrete import class_feature_sums
+from .._array.class_sums import class_sums
+from .._array.namespace import get_namespace, is_sparse
+from .._array.sparse import sparse_matmul, sparse_values, sparse_with_values
 
 
 def split_missing(X, *, xp, fill=0.0):
@@ -75,7 +76,7 @@ def observed_weights(class_count, indicator, codes, weights, n_classes, *, xp, d
     """
     if indicator is None:
         return xp.reshape(class_count, (-1, 1))
-    missing = class_feature_sums(indicator, codes, weights, n_classes, xp=xp, dtype=dtype)
+    missing = class_sums(indicator, codes, weights, n_classes, xp=xp, dtype=dtype)
     return xp.reshape(class_count, (-1, 1)) - missing
 
 

@@ -15,26 +15,14 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from ._backend import (
-    contiguous,
-    gathered_row_sums,
-    has_sparse,
-    host_category_counts,
-    is_host,
-    is_sparse,
-    onehot_csr,
-    sparse_class_sums,
-    sparse_column_max,
-    sparse_host_array,
-    sparse_matmul,
-    sparse_onehot_nonzero,
-    to_numpy,
-)
-from ._base import class_totals, onehot, row_blocks, safe_log
-from ._discrete import _DiscreteNB, class_feature_sums
-from ._docs import shared_parameters_doc
-from ._missing import split_missing
-from ._validation import check_categories
+from .._array.class_sums import category_counts, class_sums, class_totals, feature_block_sums
+from .._array.namespace import has_sparse, is_sparse, to_numpy
+from .._array.numerics import contiguous, safe_log
+from .._array.sparse import gathered_row_sums, sparse_column_max, sparse_host_array, sparse_matmul, sparse_onehot_nonzero
+from .._estimator.docs import shared_parameters_doc
+from .._estimator.missing import split_missing
+from .discrete import _DiscreteNB
+from .._validation import check_categories
 
 
 def _offsets(n_categories):
@@ -119,16 +107,6 @@ def _table_rows(n_categories):
     return a, b
 
 
-def _block_sums(flat, n_categories, *, xp):
-    """Sum of every feature's block of columns: (k, M) -> (k, d)."""
-    off = _offsets(n_categories)
-    zero = xp.zeros((flat.shape[0], 1), dtype=flat.dtype, device=flat.device)
-    cum = xp.concat([zero, xp.cumulative_sum(flat, axis=1)], axis=1)
-    hi = xp.asarray(off[1:], device=flat.device)
-    lo = xp.asarray(off[:-1], device=flat.device)
-    return xp.take(cum, hi, axis=1) - xp.take(cum, lo, axis=1)
-
-
 def _spread(per_feature, n_categories, *, xp):
     """Repeat a (k, d) per-feature array over each feature's columns: (k, M)."""
     idx = xp.asarray(_column_feature(n_categories), device=per_feature.device)
@@ -202,6 +180,10 @@ class CategoricalNB(_DiscreteNB):
         "min_categories": [None, "array-like", Interval(Integral, 1, None, closed="left")],
         "alpha": [Interval(Real, 0, None, closed="left"), "array-like"],
     }
+    _sklearn_counterpart = (
+        "CategoricalNB",
+        ("class_count_", "class_log_prior_", "category_count_", "feature_log_prob_", "n_categories_"),
+    )
 
     def __init__(
         self,
@@ -264,48 +246,13 @@ class CategoricalNB(_DiscreteNB):
         if previous is not None:
             n_cat = np.maximum(n_cat, to_numpy(previous["n_categories"]))
         count = class_totals(codes, weights, n_classes, dtype=dtype, xp=xp)
-        counts = self._category_counts(X, codes, weights, count, n_cat, xp=xp, dtype=dtype)
+        counts = category_counts(X, codes, weights, _offsets(n_cat), n_classes, xp=xp, dtype=dtype)
         if miss is not None:
-            missing = class_feature_sums(miss, codes, weights, n_classes, xp=xp, dtype=dtype)
+            missing = class_sums(miss, codes, weights, n_classes, xp=xp, dtype=dtype)
             off = _offsets(n_cat)
             first = xp.asarray(np.arange(off[-1]) == off[_column_feature(n_cat)], dtype=dtype, device=counts.device)
             counts = counts - _spread(missing, n_cat, xp=xp) * first
         return {"class_count": count, "counts": counts, "n_categories": n_cat}
-
-    def _category_counts(self, X, codes, weights, class_count, n_cat, *, xp, dtype):
-        n, d = X.shape
-        off = _offsets(n_cat)
-        n_columns = int(off[-1])
-        device = codes.device
-        if is_sparse(X):
-            # Count the stored values, then category 0 is what remains of
-            # every class's total in that feature.
-            nz = sparse_onehot_nonzero(X, sparse_host_array(X, off), dtype=dtype)
-            counts = sparse_class_sums(nz, codes, weights, class_count.shape[0], dtype=dtype)[:, :n_columns]
-            zeros = xp.reshape(class_count, (-1, 1)) - _block_sums(counts, n_cat, xp=xp)
-            first = np.full(n_columns, d, dtype=np.int64)
-            first[off[:-1]] = np.arange(d)
-            pad = xp.zeros((zeros.shape[0], 1), dtype=dtype, device=device)
-            return counts + xp.take(xp.concat([zeros, pad], axis=1), xp.asarray(first, device=device), axis=1)
-        if is_host(xp):
-            return host_category_counts(X, codes, weights, off[:-1], class_count.shape[0], n_columns, dtype=dtype)
-        start_col = xp.asarray(off[:-1], device=device)
-        out = xp.zeros((class_count.shape[0], n_columns), dtype=dtype, device=device)
-        if has_sparse(xp):
-            for start, stop in row_blocks(n, 32 * d):
-                idx = xp.astype(X[start:stop, :], xp.int64) + start_col
-                w = None if weights is None else weights[start:stop]
-                oh = onehot_csr(idx, n_columns, dtype=dtype)
-                out = out + sparse_class_sums(oh, codes[start:stop], w, class_count.shape[0], dtype=dtype)
-            return out
-        feature = xp.asarray(_column_feature(n_cat), device=device)
-        value = xp.asarray(np.arange(n_columns) - off[_column_feature(n_cat)], dtype=X.dtype, device=device)
-        for start, stop in row_blocks(n, 8 * (n_columns + class_count.shape[0])):
-            w = None if weights is None else weights[start:stop]
-            Y = onehot(codes[start:stop], class_count.shape[0], dtype=dtype, xp=xp, weights=w)
-            oh = xp.astype(xp.take(X[start:stop, :], feature, axis=1) == value, dtype)
-            out = out + Y.T @ oh
-        return out
 
     def _merge(self, a, b, *, xp):
         # The category numbers are host metadata, even where a fitted model
@@ -315,14 +262,15 @@ class CategoricalNB(_DiscreteNB):
         counts = _relayout(a["counts"], n_a, n_cat, xp=xp) + _relayout(b["counts"], n_b, n_cat, xp=xp)
         return {"class_count": a["class_count"] + b["class_count"], "counts": counts, "n_categories": n_cat}
 
-    def _finalize(self, stats, n_classes, *, xp, dtype):
+    def _finalize(self, stats, classes, *, xp, dtype):
+        n_classes = classes.shape[0]
         count, counts, n_cat = stats["class_count"], stats["counts"], to_numpy(stats["n_categories"])
         n_features = n_cat.shape[0]
         alpha = self._alpha(n_features, xp=xp, device=counts.device, dtype=counts.dtype)
         if alpha.ndim == 1:
             alpha = _spread(xp.reshape(alpha, (1, -1)), n_cat, xp=xp)
         smoothed = counts + alpha
-        totals = _spread(_block_sums(smoothed, n_cat, xp=xp), n_cat, xp=xp)
+        totals = _spread(feature_block_sums(smoothed, _offsets(n_cat), xp=xp), n_cat, xp=xp)
         flp = safe_log(smoothed, xp=xp) - safe_log(totals, xp=xp)
         log_prior = self._class_log_prior(count, n_classes, xp=xp)
         return {
@@ -347,6 +295,15 @@ class CategoricalNB(_DiscreteNB):
         rows = [xp.asarray(i, device=weight.device) for i in (a, b)]
         return contiguous(xp.take(padded, rows[0], axis=0) + xp.take(padded, rows[1], axis=0), xp=xp)
 
+    @classmethod
+    def _stats_from_sklearn(cls, est):
+        """Statistics rebuilt from a fitted scikit-learn CategoricalNB."""
+        return {
+            "class_count": np.asarray(est.class_count_, dtype=np.float64),
+            "counts": np.concatenate([np.asarray(c, dtype=np.float64) for c in est.category_count_], axis=1),
+            "n_categories": np.asarray(est.n_categories_, dtype=np.int64),
+        }
+
     # ---- the scikit-learn attributes as per-feature lists --------------- #
     def _split(self, flat):
         off = _offsets(to_numpy(self.n_categories_))
@@ -369,7 +326,7 @@ class CategoricalNB(_DiscreteNB):
         return 8 * n_features * (n_classes + 3)  # the gathered rows (n × d × k)
 
     def _joint_log_likelihood(self, X, *, xp, device, dtype):
-        weight, bias = self._params(("_weight_", "_bias_"), xp=xp, device=device, dtype=dtype)
+        weight, bias = self._fitted_arrays(("_weight_", "_bias_"), xp=xp, device=device, dtype=dtype)
         n_cat = to_numpy(self.n_categories_)
         if self._ignore_missing:
             # An unseen category has the same factor (1) in every class, which
@@ -386,7 +343,7 @@ class CategoricalNB(_DiscreteNB):
             return sparse_matmul(nz, delta) + xp.sum(base, axis=0) + bias
         # Codes are clipped to each feature's zero row, so an unseen category
         # (or a missing value, filled as one) adds nothing to any class.
-        (table,) = self._params(("_table_",), xp=xp, device=device, dtype=dtype)
+        (table,) = self._fitted_arrays(("_table_",), xp=xp, device=device, dtype=dtype)
         index_dtype = xp.int32 if table.shape[0] < 2**31 else xp.int64
         codes = xp.minimum(X, xp.asarray(n_cat, dtype=X.dtype, device=device))
         if _paired(n_cat):

@@ -6,42 +6,18 @@ import functools
 import math
 from numbers import Real
 
+import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from ._backend import (
-    contiguous,
-    dense_class_sums,
-    is_sparse,
-    host_fit_block_bytes,
-    map_row_blocks,
-    sparse_class_sums,
-    sparse_matmul,
-    sparse_with_values,
-)
-from ._base import _BaseNB, class_totals
-from ._docs import shared_parameters_doc
-from ._missing import drop_missing, observed_weights, split_missing, zero_missing
-from ._validation import check_prior
-
-
-def chan_merge(a, b, *, xp):
-    """Merge (weight, mean, sum of squared deviations) of two disjoint sets.
-
-    Chan, Golub & LeVeque's pairwise update: exact, and stable because it
-    never subtracts large sums of squares. Works elementwise on any shapes
-    that broadcast; the weight ``n`` has the rank of ``mean``, with a
-    length-1 last axis when all features share it (no missing values) or
-    one weight per feature (values missing in some features).
-    """
-    n_a, mu_a, m2_a = a
-    n_b, mu_b, m2_b = b
-    n = n_a + n_b
-    safe = xp.where(n > 0, n, xp.ones_like(n))
-    frac_b = xp.where(n > 0, n_b / safe, xp.zeros_like(n))
-    delta = mu_b - mu_a
-    mu = mu_a + delta * frac_b
-    m2 = m2_a + m2_b + delta * delta * (n_a * frac_b)
-    return n, mu, m2
+from .._array.blocks import host_fit_block_bytes, map_row_blocks
+from .._array.class_sums import class_sums, class_totals
+from .._array.namespace import is_sparse
+from .._array.numerics import chan_merge, contiguous, nonzero
+from .._array.sparse import sparse_matmul, sparse_with_values
+from .._estimator.base import _BaseNB
+from .._estimator.docs import shared_parameters_doc
+from .._estimator.missing import drop_missing, observed_weights, split_missing, zero_missing
+from .._validation import check_prior
 
 
 def _pooled(count, mean, m2, *, xp):
@@ -51,14 +27,9 @@ def _pooled(count, mean, m2, *, xp):
     weight is (1,) or (d,) accordingly.
     """
     n = xp.sum(count, axis=0)
-    mu = xp.sum(count * mean, axis=0) / _nonzero(n, xp=xp)
+    mu = xp.sum(count * mean, axis=0) / nonzero(n, xp=xp)
     delta = mean - mu
     return n, mu, xp.sum(m2, axis=0) + xp.sum(count * delta * delta, axis=0)
-
-
-def _nonzero(n, *, xp):
-    """``n`` with zeros replaced by ones (a safe divisor for empty sums)."""
-    return xp.where(n > 0, n, xp.ones_like(n))
 
 
 @shared_parameters_doc("prior_smoothing", "loss_matrix", "missing")
@@ -132,6 +103,8 @@ class GaussianNB(_BaseNB):
         "var_smoothing": [Interval(Real, 0, None, closed="left")],
     }
 
+    _sklearn_counterpart = ("GaussianNB", ("class_count_", "class_prior_", "theta_", "var_", "epsilon_"))
+
     # x enters the scores as x² times -1/(2σ²) and x times a finite weight;
     # NaN·w, ±inf·w and inf·0 are all non-finite, so a NaN or infinity in a
     # row leaves every class's score of that row non-finite.
@@ -169,10 +142,10 @@ class GaussianNB(_BaseNB):
             Xb, miss = split_missing(Xb, xp=xp)
         rows = class_totals(codes, weights, n_classes, dtype=dtype, xp=xp)
         count = observed_weights(rows, miss, codes, weights, n_classes, xp=xp, dtype=dtype)
-        mean = dense_class_sums(Xb, codes, weights, n_classes, xp=xp) / _nonzero(count, xp=xp)
+        mean = class_sums(Xb, codes, weights, n_classes, xp=xp, dtype=dtype) / nonzero(count, xp=xp)
         resid = zero_missing(Xb - xp.take(mean, codes, axis=0), miss)
         resid *= resid
-        m2 = dense_class_sums(resid, codes, weights, n_classes, xp=xp)
+        m2 = class_sums(resid, codes, weights, n_classes, xp=xp, dtype=dtype)
         # Weighted moments of all rows (epsilon_ and the scoring shift),
         # pooled from the classes': an integer weight acts as repeated rows.
         total = _pooled(count, mean, m2, xp=xp)
@@ -183,9 +156,9 @@ class GaussianNB(_BaseNB):
         X, miss = split_missing(X, xp=xp) if self._ignore_missing else (X, None)
         rows = class_totals(codes, weights, n_classes, dtype=dtype, xp=xp)
         count = observed_weights(rows, miss, codes, weights, n_classes, xp=xp, dtype=dtype)
-        s1 = sparse_class_sums(X, codes, weights, n_classes, dtype=dtype)
-        s2 = sparse_class_sums(X, codes, weights, n_classes, power=2, dtype=dtype)
-        mean = s1 / _nonzero(count, xp=xp)
+        s1 = class_sums(X, codes, weights, n_classes, xp=xp, dtype=dtype)
+        s2 = class_sums(X, codes, weights, n_classes, xp=xp, dtype=dtype, power=2)
+        mean = s1 / nonzero(count, xp=xp)
         m2 = xp.clip(s2 - mean * s1, min=0.0)
         total = _pooled(count, mean, m2, xp=xp)
         return {"class_count": rows, "per_class": (count, mean, m2), "total": total}
@@ -196,12 +169,12 @@ class GaussianNB(_BaseNB):
             **{key: chan_merge(a[key], b[key], xp=xp) for key in ("per_class", "total")},
         }
 
-    def _finalize(self, stats, n_classes, *, xp, dtype):
+    def _finalize(self, stats, classes, *, xp, dtype):
         rows = stats["class_count"]
         count, mean, m2 = stats["per_class"]
         n_all, mean_all, m2_all = stats["total"]
-        epsilon = self.var_smoothing * xp.max(m2_all / _nonzero(n_all, xp=xp))
-        var = m2 / _nonzero(count, xp=xp) + epsilon
+        epsilon = self.var_smoothing * xp.max(m2_all / nonzero(n_all, xp=xp))
+        var = m2 / nonzero(count, xp=xp) + epsilon
         # A zero variance (every row seen so far identical, or var_smoothing=0
         # on a feature constant in a class) would make the likelihood
         # infinite: floor it at an ulp of the feature's magnitude.
@@ -218,7 +191,7 @@ class GaussianNB(_BaseNB):
         # so the shift is zero and scoring skips that pass over X. Otherwise
         # expand around the shift exactly as scoring will subtract it (rounded
         # to the score dtype), or float32 loses the offset of large means.
-        centred = bool(xp.any(mean_all * mean_all > m2_all / _nonzero(n_all, xp=xp)))
+        centred = bool(xp.any(mean_all * mean_all > m2_all / nonzero(n_all, xp=xp)))
         shift = xp.astype(xp.astype(mean_all, dtype), mean_all.dtype)
         if not centred:
             shift = xp.zeros_like(shift)
@@ -239,13 +212,34 @@ class GaussianNB(_BaseNB):
             "_terms_": xp.astype(terms.T, dtype),
         }
 
+    @classmethod
+    def _stats_from_sklearn(cls, est):
+        """Statistics rebuilt from a fitted scikit-learn GaussianNB."""
+        count = np.asarray(est.class_count_, dtype=np.float64)
+        mean = np.asarray(est.theta_, dtype=np.float64)
+        m2 = (np.asarray(est.var_, dtype=np.float64) - est.epsilon_) * count[:, None]
+        # scikit-learn keeps no moments of all rows: pool the classes (exact for
+        # an unweighted fit), then scale so that var_smoothing reproduces its
+        # epsilon_ exactly (it may come from a first partial_fit batch only).
+        n = count.sum()
+        mean_all = count @ mean / n
+        m2_all = m2.sum(axis=0) + (count[:, None] * (mean - mean_all) ** 2).sum(axis=0)
+        implied = est.var_smoothing * np.max(m2_all / n)
+        if implied > 0 and est.epsilon_ > 0:
+            m2_all = m2_all * (est.epsilon_ / implied)
+        return {
+            "class_count": count,
+            "per_class": (count[:, None], mean, m2),
+            "total": (np.asarray([n]), mean_all, m2_all),
+        }
+
     # ---- scoring ------------------------------------------------------- #
     def _score_row_bytes(self, n_features, n_classes, *, xp):
         per_feature = 3 if self._ignore_missing else 2  # + the missing-value indicator
         return 8 * (per_feature * n_features + n_classes)
 
     def _joint_log_likelihood(self, X, *, xp, device, dtype):
-        shift, weight, const, terms = self._params(
+        shift, weight, const, terms = self._fitted_arrays(
             ("_shift_", "_weight_", "_const_", "_terms_"), xp=xp, device=device, dtype=dtype
         )
         miss = None

@@ -22,7 +22,8 @@ import threading
 
 import numpy as np
 
-from ._backend import is_sparse
+from .._array.devices import device_sparse_values
+from .._array.namespace import is_sparse
 
 __all__ = ["fit_stream", "svmlight_chunks"]
 
@@ -138,11 +139,13 @@ class _GpuUploader:
 
         with self.device, self.stream:
             if is_sparse(X) and not type(X).__module__.startswith("cupyx"):
-                X = X.tocsr()
+                X = device_sparse_values(X.tocsr())  # cupyx stores no integers
                 X = self.csp.csr_matrix((put(X.data), put(X.indices), put(X.indptr)), shape=X.shape)
             elif not is_sparse(X):
                 X = put(X)
-            y, weight = put(y), put(weight)
+            # Labels stay on the host (any dtype, strings too): partial_fit
+            # sends only their class codes to the device.
+            weight = put(weight)
             event = self.stream.record()
         return X, y, weight, event, keep
 
@@ -267,17 +270,37 @@ def svmlight_chunks(path, *, n_features, chunk_bytes=256 * 2**20, dtype=np.float
     >>> chunks = svmlight_chunks("train.svm", n_features=2**18, chunk_bytes=2**28)  # doctest: +SKIP
     >>> fit_stream(MultinomialNB(), chunks, classes=range(20))  # doctest: +SKIP
     """
-    from sklearn.datasets import load_svmlight_file
-
     if not isinstance(chunk_bytes, (int, np.integer)) or chunk_bytes < 1:
         msg = f"`chunk_bytes` must be a positive int; got {chunk_bytes!r}."
         raise ValueError(msg)
+    for X, y in svmlight_byte_ranges(
+        path, n_features=n_features, chunk_bytes=int(chunk_bytes), dtype=dtype, zero_based=zero_based, query_id=query_id
+    ):
+        yield X, y
+
+
+def svmlight_byte_ranges(path, *, n_features, chunk_bytes, dtype, zero_based, query_id=False):
+    """``(X, y)`` of every byte range of ``chunk_bytes`` of an svmlight file
+    that holds rows (scikit-learn's loader with ``offset`` and ``length``).
+
+    A malformed range raises a ValueError naming the file and the byte
+    offset (or the number of features, when a row has more).
+    """
+    from sklearn.datasets import load_svmlight_file
+
     size = os.path.getsize(path)
-    for offset in range(0, size, int(chunk_bytes)):
-        loaded = load_svmlight_file(
-            path, n_features=n_features, dtype=dtype, zero_based=zero_based, query_id=query_id,
-            offset=offset, length=int(chunk_bytes),
-        )
+    for offset in range(0, size, chunk_bytes):
+        try:
+            loaded = load_svmlight_file(
+                str(path), n_features=n_features, dtype=dtype, zero_based=zero_based, query_id=query_id,
+                offset=offset, length=chunk_bytes,
+            )
+        except ValueError as exc:
+            if "n_features was set" in str(exc):
+                msg = f"{path} has more features than the {n_features} the model was trained on ({exc})"
+            else:
+                msg = f"{path} is not a valid svmlight/libsvm file near byte {offset} ({exc})"
+            raise ValueError(msg) from exc
         X, y = loaded[0], loaded[1]
         if X.shape[0]:
             yield X, y

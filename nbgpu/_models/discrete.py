@@ -10,36 +10,21 @@ from __future__ import annotations
 
 from numbers import Real
 
+import numpy as np
+
 from sklearn.utils._param_validation import Interval
 
-from ._backend import (
-    is_sparse,
-    sparse_binarize,
-    sparse_class_sums,
-    sparse_matmul,
-    transposed_as,
-)
-from ._base import _BaseNB, class_totals, log_ratio, onehot, row_blocks, safe_log
-from ._docs import shared_parameters_doc
-from ._validation import check_alpha, check_non_negative, check_prior
+from .._array.class_sums import class_sums, class_totals
+from .._array.namespace import is_sparse
+from .._array.numerics import log_ratio, safe_log, transposed_as
+from .._array.sparse import sparse_binarize, sparse_matmul
+from .._estimator.base import _BaseNB
+from .._estimator.docs import shared_parameters_doc
+from .._validation import check_alpha, check_non_negative, check_prior
 
 
-def class_feature_sums(X, codes, weights, n_classes, *, xp, dtype):
-    """``Yᵀ·X``: per-class sums of the rows of ``X``, in ``dtype``.
-
-    Sparse input is scattered by (class, column) in one pass over its
-    nonzeros; dense input is a matrix product per row block, upcast block by
-    block so no full float64 copy of ``X`` is made.
-    """
-    if is_sparse(X):
-        return sparse_class_sums(X, codes, weights, n_classes, dtype=dtype)
-    n, d = X.shape
-    out = xp.zeros((n_classes, d), dtype=dtype, device=codes.device)
-    for start, stop in row_blocks(n, 8 * (d + n_classes)):
-        w = None if weights is None else weights[start:stop]
-        Y = onehot(codes[start:stop], n_classes, dtype=dtype, xp=xp, weights=w)
-        out = out + Y.T @ xp.astype(X[start:stop, :], dtype)
-    return out
+# The fitted attributes scikit-learn's count models read.
+_COUNT_ATTRIBUTES = ("class_count_", "feature_count_", "class_log_prior_", "feature_log_prob_")
 
 
 class _DiscreteNB(_BaseNB):
@@ -68,7 +53,7 @@ class _DiscreteNB(_BaseNB):
         return 8 * n_classes
 
     def _joint_log_likelihood(self, X, *, xp, device, dtype):
-        weight, bias = self._params(("_weight_", "_bias_"), xp=xp, device=device, dtype=dtype)
+        weight, bias = self._fitted_arrays(("_weight_", "_bias_"), xp=xp, device=device, dtype=dtype)
         scores = sparse_matmul(X, weight) if is_sparse(X) else X @ weight
         return scores + bias
 
@@ -84,13 +69,14 @@ class _CountNB(_DiscreteNB):
     def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
         return {
             "class_count": class_totals(codes, weights, n_classes, dtype=dtype, xp=xp),
-            "feature_count": class_feature_sums(X, codes, weights, n_classes, xp=xp, dtype=dtype),
+            "feature_count": class_sums(X, codes, weights, n_classes, xp=xp, dtype=dtype),
         }
 
     def _merge(self, a, b, *, xp):
         return {key: a[key] + b[key] for key in a}
 
-    def _finalize(self, stats, n_classes, *, xp, dtype):
+    def _finalize(self, stats, classes, *, xp, dtype):
+        n_classes = classes.shape[0]
         cc, fc = stats["class_count"], stats["feature_count"]
         alpha = self._alpha(fc.shape[1], xp=xp, device=fc.device, dtype=fc.dtype)
         log_prior = self._class_log_prior(cc, n_classes, xp=xp)
@@ -113,8 +99,17 @@ class _CountNB(_DiscreteNB):
         return {}
 
     def _feature_params(self, class_count, feature_count, alpha, log_prior, *, xp):
-        """(feature_log_prob_, scoring weight k × d, scoring bias k)."""
+        """(feature_log_prob_, scoring weight k × d, scoring bias k) of the
+        multinomial-type models (PoissonNB finalizes on its own)."""
         raise NotImplementedError
+
+    @classmethod
+    def _stats_from_sklearn(cls, estimator):
+        """Statistics rebuilt from a fitted scikit-learn counterpart."""
+        return {
+            "class_count": np.asarray(estimator.class_count_, dtype=np.float64),
+            "feature_count": np.asarray(estimator.feature_count_, dtype=np.float64),
+        }
 
 
 @shared_parameters_doc("prior_smoothing", "loss_matrix")
@@ -173,6 +168,8 @@ class MultinomialNB(_CountNB):
     >>> MultinomialNB().fit(X, y).predict(X[2:3])
     array([3])
     """
+
+    _sklearn_counterpart = ("MultinomialNB", _COUNT_ATTRIBUTES)
 
     def __init__(
         self, *, alpha=1.0, force_alpha=True, fit_prior=True, class_prior=None, prior_smoothing=0.0, loss_matrix=None
@@ -250,6 +247,8 @@ class ComplementNB(_CountNB):
     """
 
     _parameter_constraints: dict = {**_DiscreteNB._parameter_constraints, "norm": ["boolean"]}
+    _sklearn_counterpart = ("ComplementNB", (*_COUNT_ATTRIBUTES, "feature_all_"))
+    _scores_are_log_likelihoods = False  # weights of class complements
 
     def __init__(
         self,
@@ -351,6 +350,7 @@ class BernoulliNB(_CountNB):
         **_DiscreteNB._parameter_constraints,
         "binarize": [None, Interval(Real, 0, None, closed="left")],
     }
+    _sklearn_counterpart = ("BernoulliNB", _COUNT_ATTRIBUTES)
 
     def __init__(
         self,
@@ -371,7 +371,7 @@ class BernoulliNB(_CountNB):
         self.prior_smoothing = prior_smoothing
         self.loss_matrix = loss_matrix
 
-    def _transform(self, X, xp):
+    def _model_input(self, X, xp):
         if self.binarize is None:
             return X
         if is_sparse(X):

@@ -10,33 +10,18 @@ cost of the product) is added only where it matters:
 
 from __future__ import annotations
 
-from ._backend import contiguous, get_namespace, is_sparse, lgamma, sparse_matmul, sparse_values, sparse_with_values
-from ._base import _BaseNB, dask_blockwise, safe_log
-from ._discrete import _CountNB
-from ._docs import shared_parameters_doc
-from ._missing import drop_missing, observed_weights, split_missing
-from ._validation import check_non_negative
+from .._array.namespace import get_namespace, is_sparse
+from .._array.numerics import contiguous, lgamma, safe_log
+from .._array.sparse import sparse_matmul, sparse_values, sparse_with_values
+from .._estimator.base_measure import _BaseMeasureMixin
+from .._estimator.docs import shared_parameters_doc
+from .._estimator.missing import drop_missing, observed_weights, split_missing
+from .discrete import _CountNB
+from .._validation import check_non_negative
 
 
-class _BaseMeasureMixin:
-    """``predict_joint_log_proba`` = scores + a class-independent ``log h(x)``.
-
-    A model whose density is ``h(x) · g_c(x)`` scores ``log g_c(x) + log P(c)``
-    in ``_joint_log_likelihood`` (enough for posteriors and decisions) and
-    adds ``_log_base_measure`` (n × 1) only for the joint log-probability.
-    """
-
-    def _log_base_measure(self, X, *, xp, device, dtype):
-        raise NotImplementedError
-
-    @dask_blockwise
-    def predict_joint_log_proba(self, X):
-        jll, _, _ = self._jll(X)
-        X, xp, device = self._validated_for_scoring(X, values=False)  # _jll checked the values
-        return jll + self._log_base_measure(self._transform(X, xp), xp=xp, device=device, dtype=jll.dtype)
 
 
-_BaseMeasureMixin.predict_joint_log_proba.__doc__ = _BaseNB.predict_joint_log_proba.__doc__
 
 
 def log_factorial_rows(X, *, xp, device, dtype):
@@ -188,7 +173,8 @@ class PoissonNB(_BaseMeasureMixin, _CountNB):
             merged["observed_count"] = _observed_count(a, xp=xp) + _observed_count(b, xp=xp)
         return merged
 
-    def _finalize(self, stats, n_classes, *, xp, dtype):
+    def _finalize(self, stats, classes, *, xp, dtype):
+        n_classes = classes.shape[0]
         cc, fc = stats["class_count"], stats["feature_count"]
         alpha = self._alpha(fc.shape[1], xp=xp, device=fc.device, dtype=fc.dtype)
         observed = _observed_count(stats, xp=xp)  # N_cj
@@ -214,7 +200,7 @@ class PoissonNB(_BaseMeasureMixin, _CountNB):
         # Scored as 0, a missing entry still has its −λ_cj in the bias: drop it.
         X, miss = split_missing(X, xp=xp)
         jll = super()._joint_log_likelihood(X, xp=xp, device=device, dtype=dtype)
-        (rate,) = self._params(("rate_",), xp=xp, device=device, dtype=dtype)
+        (rate,) = self._fitted_arrays(("rate_",), xp=xp, device=device, dtype=dtype)
         return drop_missing(jll, miss, -rate.T, xp=xp)
 
     def _score_row_bytes(self, n_features, n_classes, *, xp):

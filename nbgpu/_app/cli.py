@@ -1,6 +1,6 @@
 """The ``nbgpu`` command: train, predict, evaluate, info, compare and bench.
 
-Every subcommand reads its data in chunks (see ``_io``), runs on the device
+Every subcommand reads its data in chunks (see ``readers.py``), runs on the device
 named by ``--device`` and reports a bad input as one line on stderr with a
 non-zero exit status. Files it writes appear whole or not at all.
 """
@@ -19,8 +19,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ._backend import gpu_array_like, host_to_like, to_numpy
-from ._io import CHUNK_BYTES, FORMATS, TEXT_DEFAULTS, align_labels, atomic_output, open_reader, progress, typed_labels
+from .._array.devices import gpu_array_like, host_to_like
+from .._array.namespace import to_numpy
+from .._interop.atomic_files import atomic_output
+from .._interop.progress import progress
+from .readers import CHUNK_BYTES, FORMATS, TEXT_DEFAULTS, align_labels, open_reader, typed_labels
 
 MODELS = {
     "gaussian": "GaussianNB",
@@ -151,7 +154,7 @@ def _reader_options(args, stored=None):
 
 
 def _load_model(args):
-    from ._persistence import read_model_file
+    from .._interop.model_files import read_model_file
 
     loaded = read_model_file(args.model_file)
     like = _device(args.device)
@@ -161,17 +164,24 @@ def _load_model(args):
 
 
 def _scored_batches(args, loaded, like, *, labels):
-    """(X on the device, y, probabilities on the host) for every chunk of args.data."""
+    """(y, probabilities on the host, the model's decisions as class indices)
+    for every chunk of args.data.
+
+    The decisions are the model's own (``predict``'s rule: least risk under
+    its ``loss_matrix``), made from the same probabilities.
+    """
     model = loaded.model
+    classes = np.asarray(to_numpy(model.classes_))
     stored = loaded.header.get("metadata", {}).get("reader", {})
     reader = open_reader(args.data, args.format, vectorizer=loaded.vectorizer, **_reader_options(args, stored))
     bar = progress(f"scoring {Path(args.data).name}", quiet=args.quiet)
     rows = 0
     for X, y in reader.batches(n_features=model.n_features_in_, labels=labels):
-        proba = np.asarray(to_numpy(model.predict_proba(host_to_like(X, like))), dtype=np.float64)
+        proba = model.predict_proba(host_to_like(X, like))
+        decided = np.searchsorted(classes, np.asarray(to_numpy(model._decide(proba))))
         rows += X.shape[0]
         bar.update(X.shape[0])
-        yield y, proba
+        yield y, np.asarray(to_numpy(proba), dtype=np.float64), decided
     bar.close()
     if rows == 0:
         raise ValueError(f"{args.data} holds no data rows")
@@ -193,8 +203,8 @@ def _vectorizer(args, fmt):
 
 
 def cmd_train(args):
-    from ._io import detect_format
-    from ._persistence import save
+    from .._interop.model_files import save
+    from .readers import detect_format
 
     model = _estimator(args)
     like = _device(args.device)
@@ -246,8 +256,8 @@ def cmd_predict(args):
     with target as out:
         if args.proba:
             out.write(_csv_row(["prediction", *(f"proba_{c}" for c in _label_text(classes))]))
-        for _, proba in _scored_batches(args, loaded, like, labels=False):
-            predicted = _label_text(classes[np.argmax(proba, axis=1)])
+        for _, proba, decided in _scored_batches(args, loaded, like, labels=False):
+            predicted = _label_text(classes[decided])
             if args.proba:
                 buf = io.StringIO()
                 np.savetxt(buf, proba, fmt="%.6g", delimiter=",")
@@ -332,11 +342,11 @@ def cmd_evaluate(args):
     classes = np.asarray(to_numpy(loaded.model.classes_))
     k = classes.shape[0]
     true, pred, loss = [], [], 0.0
-    for y, proba in _scored_batches(args, loaded, like, labels=True):
+    for y, proba, decided in _scored_batches(args, loaded, like, labels=True):
         y = align_labels(y, classes, where=args.data)
         codes = np.searchsorted(classes, y)
         true.append(codes)
-        pred.append(np.argmax(proba, axis=1))
+        pred.append(decided)
         if k > 1:
             # Rows of float32 probabilities sum to 1 only to float32 precision.
             proba = proba / np.sum(proba, axis=1, keepdims=True)
@@ -390,7 +400,7 @@ def cmd_info(args):
     if args.model_file is None:
         info = environment()
     else:
-        from ._persistence import read_model_file
+        from .._interop.model_files import read_model_file
 
         loaded = read_model_file(args.model_file)
         model, header = loaded.model, loaded.header
@@ -423,7 +433,7 @@ def cmd_info(args):
 # compare, bench
 # --------------------------------------------------------------------------- #
 def cmd_compare(args):
-    from ._compare import compare, format_table
+    from .compare import compare, format_table
 
     like = _device(args.device)
     rows = compare(like=like, repeats=args.repeats)
@@ -436,11 +446,11 @@ def cmd_compare(args):
 
 
 def cmd_bench(args):
-    from . import _bench  # the speed benchmark lives in its own module
+    from . import bench  # the speed benchmark lives in its own module
 
     parser = argparse.ArgumentParser(prog="nbgpu bench", description="Time nbgpu against scikit-learn.")
-    _bench.configure_parser(parser)
-    return _bench.run(parser.parse_args(args.bench_args))
+    bench.configure_parser(parser)
+    return bench.run(parser.parse_args(args.bench_args))
 
 
 # --------------------------------------------------------------------------- #

@@ -28,9 +28,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._backend import get_namespace, is_array, to_numpy
-from ._base import _BaseNB
-from ._io import atomic_output
+from .._array.namespace import get_namespace, is_array, to_numpy
+from .._estimator.base import _BaseNB
+from .._models import MODELS
+from .._version import __version__
+from .atomic_files import atomic_output
 
 FORMAT = "nbgpu-model"
 FORMAT_VERSION = 1
@@ -180,10 +182,8 @@ def _vectorizer_from(settings, where):
 # Saving
 # --------------------------------------------------------------------------- #
 def _estimator_class(name, where):
-    import nbgpu
-
-    cls = getattr(nbgpu, name, None) if name in nbgpu.__all__ else None
-    if not (isinstance(cls, type) and issubclass(cls, _BaseNB)):
+    cls = MODELS.get(name) if isinstance(name, str) else None
+    if cls is None:
         msg = f"{where}: estimator {name!r} is not an nbgpu naive Bayes model"
         raise ValueError(msg)
     return cls
@@ -258,8 +258,6 @@ def save(model, path, *, vectorizer=None, metadata=None):
     >>> nbgpu.load(path).predict(X).tolist()
     ['spam', 'ham', 'spam']
     """
-    import nbgpu
-
     if not isinstance(model, _BaseNB):
         msg = f"`model` must be an nbgpu estimator; got {type(model).__name__}."
         raise TypeError(msg)
@@ -278,7 +276,7 @@ def save(model, path, *, vectorizer=None, metadata=None):
     header = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
-        "nbgpu_version": nbgpu.__version__,
+        "nbgpu_version": __version__,
         **spec,  # "estimator" and "params"
         "n_features_in": int(model.n_features_in_),
         "dtype": _result_dtype_name(model),
@@ -347,8 +345,6 @@ def _member(archive, key, where):
 
 
 def _parse_header(raw, where):
-    import nbgpu
-
     foreign = f"{where} is not an nbgpu model file"
     if raw is None or raw.dtype != np.uint8 or raw.ndim != 1:
         raise ValueError(f"{foreign} (no nbgpu header)")
@@ -364,7 +360,7 @@ def _parse_header(raw, where):
     if version > FORMAT_VERSION:
         msg = (
             f"{where} uses model format version {version} (written by nbgpu "
-            f"{header.get('nbgpu_version', '?')}); this nbgpu {nbgpu.__version__} reads "
+            f"{header.get('nbgpu_version', '?')}); this nbgpu {__version__} reads "
             f"versions up to {FORMAT_VERSION}: upgrade nbgpu to load it"
         )
         raise ValueError(msg)
@@ -414,12 +410,11 @@ def read_model_file(path):
     _check_stats_arrays(stats, where)
     names = arrays["feature_names_in"].astype(object) if "feature_names_in" in arrays else None
     try:
-        xp = get_namespace(np.empty(0))
-        dtype = getattr(xp, dtype_name)
-        model._become_fitted(stats, classes, n_features=n_features, feature_names=names, xp=xp, dtype=dtype)
+        model._become_fitted(stats, classes, n_features=n_features, feature_names=names, score_dtype=dtype_name)
         # Score one row: the statistics must fit the classes and features.
-        probe = model._transform(np.zeros((1, n_features), dtype=dtype_name), xp)
-        jll = model._joint_log_likelihood(probe, xp=xp, device="cpu", dtype=dtype)
+        xp = get_namespace(np.empty(0))
+        probe = model._model_input(np.zeros((1, n_features), dtype=dtype_name), xp)
+        jll = model._joint_log_likelihood(probe, xp=xp, device="cpu", dtype=getattr(xp, dtype_name))
         if tuple(jll.shape) != (1, classes.shape[0]):
             raise ValueError(f"scores of shape {tuple(jll.shape)} for {classes.shape[0]} classes")
     except Exception as exc:  # any failure here means the file contradicts itself

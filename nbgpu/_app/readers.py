@@ -1,4 +1,4 @@
-"""Reading training and scoring data from files, in chunks, and writing safely.
+"""Reading training and scoring data from files, in chunks.
 
 Every reader yields ``(X, y)`` chunks of about ``chunk_bytes`` of file, so a
 file larger than memory streams through ``partial_fit``:
@@ -17,17 +17,16 @@ there is one), for the command line to print as one line.
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import json
 import os
-import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
-from ._backend import host_sparse
+from .._array.sparse import host_sparse
+from .._interop.progress import progress
+from .._interop.streaming import svmlight_byte_ranges
 
 FORMATS = ("svmlight", "npz", "csv", "jsonl")
 _SUFFIXES = {
@@ -37,67 +36,6 @@ _SUFFIXES = {
 CHUNK_BYTES = 64 * 2**20
 # Text vectorizer defaults for naive Bayes: raw counts, no sign flipping.
 TEXT_DEFAULTS = {"n_features": 2**20, "alternate_sign": False, "norm": None}
-
-
-# --------------------------------------------------------------------------- #
-# Output files: never half-written
-# --------------------------------------------------------------------------- #
-@contextlib.contextmanager
-def atomic_output(path, mode="w"):
-    """Open a temporary file next to ``path``; rename it to ``path`` on success.
-
-    If the block raises, the temporary file is removed and ``path`` is left as
-    it was, so a reader never sees a half-written file.
-    """
-    path = Path(path)
-    directory = path.parent if str(path.parent) else Path(".")
-    if not directory.is_dir():
-        msg = f"cannot write {path}: directory {directory} does not exist"
-        raise ValueError(msg)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    try:
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual permissions
-        with os.fdopen(fd, mode) as f:
-            yield f
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def _umask():
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-# --------------------------------------------------------------------------- #
-# Progress bars
-# --------------------------------------------------------------------------- #
-class _NoProgress:
-    def update(self, n=1):
-        pass
-
-    def close(self):
-        pass
-
-
-def progress(desc, *, total=None, quiet=False):
-    """A tqdm bar counting rows (rows/s), or a no-op one.
-
-    Silent with ``quiet``, when stderr is not a terminal, or without tqdm;
-    shown only for passes that take more than half a second.
-    """
-    if quiet or not sys.stderr.isatty():
-        return _NoProgress()
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:
-        return _NoProgress()
-    return tqdm(desc=desc, total=total, unit=" rows", unit_scale=True, delay=0.5, file=sys.stderr)
 
 
 # --------------------------------------------------------------------------- #
@@ -180,23 +118,9 @@ class SvmlightReader:
         return {"format": self.format, "zero_based": True if self.zero_based is None else self.zero_based}
 
     def _ranges(self, n_features, zero_based):
-        from sklearn.datasets import load_svmlight_file
-
-        size = os.path.getsize(self.path)
-        for offset in range(0, size, self.chunk_bytes):
-            try:
-                X, y = load_svmlight_file(
-                    str(self.path), n_features=n_features, dtype=self.dtype, zero_based=zero_based,
-                    offset=offset, length=self.chunk_bytes,
-                )
-            except ValueError as exc:
-                if "n_features was set" in str(exc):
-                    msg = f"{self.path} has more features than the {n_features} the model was trained on ({exc})"
-                else:
-                    msg = f"{self.path} is not a valid svmlight/libsvm file near byte {offset} ({exc})"
-                raise ValueError(msg) from exc
-            if X.shape[0]:
-                yield X, y
+        return svmlight_byte_ranges(
+            self.path, n_features=n_features, chunk_bytes=self.chunk_bytes, dtype=self.dtype, zero_based=zero_based
+        )
 
     def scan(self, *, quiet=False):
         bar = progress(f"scanning {Path(self.path).name}", quiet=quiet)

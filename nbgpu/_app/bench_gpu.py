@@ -29,7 +29,8 @@ import time
 
 import numpy as np
 
-from . import _bench
+from . import bench as _bench
+from .timing import timed_runs
 
 
 def _cp():
@@ -39,14 +40,7 @@ def _cp():
 
 
 def _best(fn, repeats):
-    cp = _cp()
-    times = []
-    for _ in range(repeats):
-        cp.cuda.Device().synchronize()
-        start = time.perf_counter()
-        fn()
-        cp.cuda.Device().synchronize()
-        times.append(time.perf_counter() - start)
+    times, _ = timed_runs(fn, repeats, _cp().empty(0))
     return float(np.median(times)), float(np.min(times))
 
 

@@ -4,45 +4,40 @@ Each part is an nbgpu estimator on its own columns. Under the naive Bayes
 assumption the parts are independent given the class, so the joint
 log-likelihood is the sum of the parts' log-likelihoods plus one log prior:
 every part's own log prior is subtracted out and the ColumnwiseNB's prior is
-added once, ``Σₚ (jllₚ − log Pₚ(c)) + log P(c)``, which is the issue's
+added once, ``Σₚ (jllₚ − log Pₚ(c)) + log P(c)``, which is
 ``Σₚ jllₚ − (m − 1) log P(c)`` when all parts share the prior, and stays
 right when they do not (``fit_prior=False``, ``class_prior=...``).
 
 The model is built on the same pieces as every other: its statistics are the
 class weights plus every part's statistics (computed by the part's own
-``_accumulate`` on its columns), merged part by part; ``_finalize`` returns
-new fitted part estimators, so fitting stays transactional.
+``_accumulate`` on its columns), merged part by part; ``_finalize`` makes
+new fitted part estimators (each through its own ``_become_fitted``), so
+fitting stays transactional. What a fit works with, its parts (fresh clones
+of the parameters) and their columns, is one explicit ``_Plan``, held in
+``_fit_plan`` for the length of the fit; a fitted model's plan is its
+fitted parts.
 """
 
 from __future__ import annotations
 
+import contextlib
 import numbers
+from typing import NamedTuple
 
 import numpy as np
 from sklearn.base import clone
 from sklearn.utils import Bunch, get_tags
 from sklearn.utils.metaestimators import _BaseComposition
-from sklearn.utils.validation import _get_feature_names
+from sklearn.utils.validation import _get_feature_names, _num_features
 
-from ._backend import get_namespace, is_array, is_sparse, sparse_columns, to_namespace, to_numpy
-from ._base import _BaseNB, class_totals, log_or_neg_inf
-from ._discrete import ComplementNB
-from ._docs import shared_parameters_doc
-from ._poisson import _BaseMeasureMixin
-from ._validation import check_finite, check_prior
-
-
-def _tree_to_namespace(value, xp, device):
-    """Arrays inside nested dicts/tuples/lists, moved to ``xp`` on ``device``."""
-    if isinstance(value, dict):
-        return {k: _tree_to_namespace(v, xp, device) for k, v in value.items()}
-    if isinstance(value, (tuple, list)):
-        return type(value)(_tree_to_namespace(v, xp, device) for v in value)
-    if is_array(value) and not (isinstance(value, np.ndarray) and value.dtype.kind not in "biuf"):
-        if isinstance(value, np.ndarray) and value.dtype.kind in "iu":
-            return value  # host bookkeeping (e.g. category numbers) stays on the host
-        return to_namespace(value, xp, device)
-    return value
+from .._array.class_sums import class_totals
+from .._array.namespace import get_namespace, is_array, is_sparse, to_namespace, to_namespace_tree, to_numpy
+from .._array.numerics import log_or_neg_inf
+from .._array.sparse import sparse_columns
+from .._estimator.base import _BaseNB
+from .._estimator.base_measure import _BaseMeasureMixin
+from .._estimator.docs import shared_parameters_doc
+from .._validation import check_finite, check_prior
 
 
 def resolve_columns(spec, n_features, feature_names, *, part):
@@ -115,6 +110,15 @@ def part_log_prior(est, *, xp, device, dtype):
 
 
 @shared_parameters_doc("prior_smoothing", "loss_matrix")
+class _Plan(NamedTuple):
+    """What a ColumnwiseNB fits or scores with."""
+
+    names: list  # of the parts
+    parts: list  # fresh clones of the parameters during a fit; the fitted parts after
+    columns: list  # host int64 column indices of every part (None until X's width is known)
+    feature_names: object  # of the whole (an array), or None
+
+
 class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, _BaseComposition):
     """Naive Bayes on mixed feature types: one nbgpu estimator per group of columns.
 
@@ -287,7 +291,7 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, _BaseComposition):
             msg = f"The part names in `estimators` are not usable: {exc}"
             raise ValueError(msg) from exc
         for name, est, _ in specs:
-            if not isinstance(est, _BaseNB) or isinstance(est, ComplementNB):
+            if not isinstance(est, _BaseNB) or not est._scores_are_log_likelihoods:
                 msg = (
                     f"Part {name!r} of `estimators` must be an nbgpu naive Bayes estimator "
                     "whose scores are joint log-likelihoods (GaussianNB, MultinomialNB, "
@@ -298,101 +302,86 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, _BaseComposition):
         return specs
 
     def _fit_batch(self, X, y, classes, sample_weight, *, reset, commit=True):
-        names = _get_feature_names(X) if reset else None
-        # What this call works with, until the base class commits the result.
-        self._pending = self._new_context(reset=reset, names=names)
+        # The plan is made from the parameters before the base class validates
+        # X (its NaN policy depends on the parts), with the columns resolved
+        # against X's own shape and column names.
         try:
-            result = super()._fit_batch(X, y, classes, sample_weight, reset=reset, commit=commit)
-        finally:
-            del self._pending
-        if commit:
-            self._adopt_parts()
-        return result
+            n_features = _num_features(X) or None  # of any array-like; check_X reports a bad one
+        except TypeError:
+            n_features = None
+        names = _get_feature_names(X) if reset else getattr(self, "feature_names_in_", None)
+        with self._fitting(n_features, names, reset=reset):
+            return super()._fit_batch(X, y, classes, sample_weight, reset=reset, commit=commit)
 
-    def _new_context(self, *, reset, names):
-        specs = self._check_estimators()
-        if not reset and [name for name, _, _ in specs] != self._part_names_:
-            msg = (
-                f"`estimators` names {[n for n, _, _ in specs]} differ from those "
-                f"of the fitted model {self._part_names_}; call fit to start over."
+    def _become_fitted(self, stats, classes, *, n_features, feature_names, score_dtype):
+        with self._fitting(n_features, feature_names, reset=True):
+            return super()._become_fitted(
+                stats, classes, n_features=n_features, feature_names=feature_names, score_dtype=score_dtype
             )
-            raise ValueError(msg)
+
+    @contextlib.contextmanager
+    def _fitting(self, n_features, feature_names, *, reset):
+        """Hold the plan of a fit (``_fit_plan``) for the length of the block.
+
+        Re-entrant: a fit that becomes fitted keeps the plan it accumulated
+        with.
+        """
+        if "_fit_plan" in self.__dict__:
+            yield
+            return
+        self._fit_plan = self._make_plan(n_features, feature_names, reset=reset)
+        try:
+            yield
+        finally:
+            del self._fit_plan
+
+    def _make_plan(self, n_features, feature_names, *, reset):
+        """The parts (fresh clones of the parameters) and their columns.
+
+        ``reset=False`` (a ``partial_fit`` that continues) keeps the fitted
+        columns. A nested ColumnwiseNB part gets its own plan, its columns
+        resolved among its parent's (names too).
+        """
+        specs = self._check_estimators()
+        names = [name for name, _, _ in specs]
+        if reset:
+            columns = None
+            if n_features is not None:
+                columns = [resolve_columns(cols, n_features, feature_names, part=name) for name, _, cols in specs]
+        else:
+            if names != self._part_names_:
+                msg = (
+                    f"`estimators` names {names} differ from those of the fitted model "
+                    f"{self._part_names_}; call fit to start over."
+                )
+                raise ValueError(msg)
+            columns = self._columns_
         parts = []
-        for _, est, _ in specs:
+        for i, (_, est, _) in enumerate(specs):
             part = clone(est)
             part._validate_params()
+            if isinstance(part, ColumnwiseNB) and columns is not None:
+                cols = to_numpy(columns[i])
+                sub_names = None if feature_names is None else feature_names[cols]
+                part._fit_plan = part._make_plan(cols.shape[0], sub_names, reset=True)
             parts.append(part)
-        return {"reset": reset, "names": names, "parts": parts, "columns": None, "specs": specs}
+        return _Plan(names, parts, columns, feature_names)
 
-    def _context(self):
-        pending = self.__dict__.get("_pending")
-        if pending is None:
-            # Fitted as a part of another ColumnwiseNB, which calls the hooks of
-            # a fresh clone directly: every call starts from the parameters.
-            pending = self._pending = self._new_context(reset=True, names=None)
-        return pending
-
-    def _become_fitted(self, stats, classes, *, n_features, feature_names, xp, dtype):
-        # As in _fit_batch, with the parts' columns resolved against the
-        # stored features instead of those of X.
-        self._pending = self._new_context(reset=True, names=feature_names)
-        try:
-            self._resolve_columns(n_features)
-            super()._become_fitted(
-                stats, classes, n_features=n_features, feature_names=feature_names, xp=xp, dtype=dtype
-            )
-        finally:
-            del self._pending
-        self._adopt_parts()
-
-    def _resolve_columns(self, n_features):
-        """Resolve the columns of every part, nested parts' too, as fit's checks of X do."""
-        for part, cols in zip(self._parts(), self._columns(n_features)):
-            if isinstance(part, ColumnwiseNB):
-                part._resolve_columns(cols.shape[0])
-
-    def _adopt_parts(self):
-        """Give the fitted parts the labels and column names of the whole."""
-        for est, cols in zip(self.estimators_, self._columns_):
-            est.classes_ = self.classes_
-            est.__dict__.pop("feature_names_in_", None)
-            if hasattr(self, "feature_names_in_"):
-                est.feature_names_in_ = self.feature_names_in_[cols]
-            if isinstance(est, ColumnwiseNB):
-                est._adopt_parts()
-
-    def _in_fit(self):
-        return "_pending" in self.__dict__ or not hasattr(self, "estimators_")
-
-    def _parts(self):
-        return self._context()["parts"] if self._in_fit() else self.estimators_
-
-    def _columns(self, n_features):
-        context = self._context() if self._in_fit() else None
-        if context is None:
-            return self._columns_
-        if context["columns"] is None:
-            if context["reset"]:
-                names = context["names"]
-                context["columns"] = [
-                    resolve_columns(cols, n_features, names, part=name) for name, _, cols in context["specs"]
-                ]
-            else:
-                names = getattr(self, "feature_names_in_", None)
-                context["columns"] = self._columns_
-            if names is not None:  # a nested ColumnwiseNB may name its columns too
-                for part, cols in zip(context["parts"], context["columns"]):
-                    if isinstance(part, ColumnwiseNB):
-                        part._context()["names"] = names[cols]
-        return context["columns"]
-
-    def _part_names(self):
-        return [name for name, _, _ in self._context()["specs"]] if self._in_fit() else self._part_names_
+    def _plan(self):
+        """The plan of the fit in progress, else that of the fitted model."""
+        plan = self.__dict__.get("_fit_plan")
+        if plan is not None:
+            return plan
+        if "estimators_" in self.__dict__:
+            return _Plan(self._part_names_, self.estimators_, self._columns_, getattr(self, "feature_names_in_", None))
+        # An unfitted template (a Dask merge task) merges with the parts of its parameters.
+        return self._make_plan(None, None, reset=True)
 
     def _part_inputs(self, X, xp):
         """(part, its columns' view of X as the part sees it) for every part."""
-        for part, cols in zip(self._parts(), self._columns(X.shape[1])):
-            yield part, part._transform(select_columns(X, cols, xp=xp), xp)
+        plan = self._plan()
+        for part, cols in zip(plan.parts, plan.columns):
+            yield part, part._model_input(select_columns(X, cols, xp=xp), xp)
 
     # ---- statistics ---------------------------------------------------- #
     @property
@@ -400,19 +389,26 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, _BaseComposition):
         """True when some part takes NaN as missing: NaN then passes ``check_X``
         and ``_check_values`` refuses it in the columns of the other parts.
 
-        A fitted model scores with its fitted parts (a later ``set_params``
-        of a part takes effect at the next fit); a fit asks the parameters.
+        A fit asks the parts of its plan (the parameters); a fitted model its
+        fitted parts (a later ``set_params`` of a part takes effect at the
+        next fit).
         """
-        if not self._in_fit():
-            return any(est._ignore_missing for est in self.estimators_)
-        try:
-            return any(isinstance(est, _BaseNB) and est._ignore_missing for _, est, _ in self.estimators)
-        except (TypeError, ValueError):  # malformed `estimators`: fit says what is wrong
-            return False
+        plan = self.__dict__.get("_fit_plan")
+        if plan is not None:
+            parts = plan.parts
+        elif "estimators_" in self.__dict__:
+            parts = self.estimators_
+        else:
+            try:
+                parts = [est for _, est, _ in self.estimators]
+            except (TypeError, ValueError):  # malformed `estimators`: fit says what is wrong
+                return False
+        return any(isinstance(part, _BaseNB) and part._ignore_missing for part in parts)
 
     def _check_values(self, X):
         ignore = self._ignore_missing
-        for name, part, cols in zip(self._part_names(), self._parts(), self._columns(X.shape[1])):
+        plan = self._plan()
+        for name, part, cols in zip(plan.names, plan.parts, plan.columns):
             Xp = select_columns(X, cols, xp=get_namespace(X))
             if ignore and not part._ignore_missing:
                 check_finite(Xp, estimator=part, name=f"X[:, <columns of part {name!r}>]")
@@ -420,37 +416,37 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, _BaseComposition):
 
     def _check_params_for_fit(self, n_classes, n_features):
         check_prior(self.priors, n_classes, name="priors")
-        for part, cols in zip(self._parts(), self._columns(n_features)):
+        plan = self._plan()
+        for part, cols in zip(plan.parts, plan.columns):
             part._check_params_for_fit(n_classes, cols.shape[0])
 
     def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
         if previous is not None:
-            previous = _tree_to_namespace(previous, xp, codes.device)
-        names = self._part_names()
+            previous = to_namespace_tree(previous, xp, codes.device)
         parts = {}
-        for name, (part, Xp) in zip(names, self._part_inputs(X, xp)):
+        for name, (part, Xp) in zip(self._plan().names, self._part_inputs(X, xp)):
             prev = None if previous is None else previous["parts"][name]
             parts[name] = part._accumulate(Xp, codes, weights, n_classes, xp=xp, dtype=dtype, previous=prev)
         return {"class_count": class_totals(codes, weights, n_classes, dtype=dtype, xp=xp), "parts": parts}
 
     def _merge(self, a, b, *, xp):
         # Nested statistics of an earlier fit may still be on another device.
-        a = _tree_to_namespace(a, xp, b["class_count"].device)
-        parts = {name: part._merge(a["parts"][name], b["parts"][name], xp=xp) for name, part in zip(a["parts"], self._parts())}
+        a = to_namespace_tree(a, xp, b["class_count"].device)
+        plan = self._plan()
+        parts = {name: part._merge(a["parts"][name], b["parts"][name], xp=xp) for name, part in zip(plan.names, plan.parts)}
         return {"class_count": a["class_count"] + b["class_count"], "parts": parts}
 
-    def _finalize(self, stats, n_classes, *, xp, dtype):
+    def _finalize(self, stats, classes, *, xp, dtype):
         count = stats["class_count"]
         prior, log_prior = self._class_prior(count, xp=xp, fixed=self.priors, name="priors")
-        names = self._part_names()
-        columns = self._columns(None)
+        plan = self._plan()
+        score_dtype = "float32" if dtype == xp.float32 else "float64"
         fitted = []
-        for name, part, cols in zip(names, self._parts(), columns):
-            est = clone(part)
-            est.__dict__.update(part._finalize(stats["parts"][name], n_classes, xp=xp, dtype=dtype))
-            est._stats = stats["parts"][name]
-            est._fit_dtype_ = "float32" if dtype == xp.float32 else "float64"
-            est.n_features_in_ = int(cols.shape[0])
+        for name, part, cols in zip(plan.names, plan.parts, plan.columns):
+            names = None if plan.feature_names is None else plan.feature_names[to_numpy(cols)]
+            est = clone(part)._become_fitted(
+                stats["parts"][name], classes, n_features=int(cols.shape[0]), feature_names=names, score_dtype=score_dtype
+            )
             own = to_numpy(part_log_prior(est, xp=xp, device=count.device, dtype=count.dtype))
             lost = np.isneginf(own) & ~np.isneginf(to_numpy(log_prior))
             if np.any(lost):
@@ -467,18 +463,19 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, _BaseComposition):
             "class_prior_": xp.astype(prior, dtype),
             "class_log_prior_": log_prior,
             "estimators_": fitted,
-            "_part_names_": names,
-            "_columns_": columns,
+            "_part_names_": plan.names,
+            "_columns_": plan.columns,
         }
 
     # ---- scoring ------------------------------------------------------- #
     def _score_row_bytes(self, n_features, n_classes, *, xp):
+        plan = self._plan()
         return 8 * n_classes * 3 + sum(
-            part._score_row_bytes(cols.shape[0], n_classes, xp=xp) for part, cols in zip(self._parts(), self._columns_)
+            part._score_row_bytes(cols.shape[0], n_classes, xp=xp) for part, cols in zip(plan.parts, plan.columns)
         )
 
     def _joint_log_likelihood(self, X, *, xp, device, dtype):
-        (total,) = self._params(("class_log_prior_",), xp=xp, device=device, dtype=dtype)
+        (total,) = self._fitted_arrays(("class_log_prior_",), xp=xp, device=device, dtype=dtype)
         for part, Xp in self._part_inputs(X, xp):
             jll = part._joint_log_likelihood(Xp, xp=xp, device=device, dtype=dtype)
             own = part_log_prior(part, xp=xp, device=device, dtype=dtype)

@@ -1,0 +1,1 @@
+"""The application: the ``nbgpu`` command, its file readers, comparisons and benchmarks."""

@@ -1,0 +1,97 @@
+"""The one block planner: how rows, nonzeros and columns are cut into blocks.
+
+Every kernel that works in pieces asks here how big the pieces are. The
+budgets are module attributes read at every call (never copied at import),
+so a test or a user can change them for a run.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .namespace import on_host
+from .threads import n_threads, parallel_map
+
+# Row or nonzero blocks are sized so their temporaries stay near this many
+# bytes (device blocks: large, to amortise kernel launches).
+BLOCK_BYTES = 64 * 2**20
+
+# Host row blocks are sized to stay in cache (and small enough that BLAS
+# runs each product on one thread).
+HOST_BLOCK_BYTES = 4 * 2**20
+
+# Below this many nonzeros a sparse kernel runs on one thread: a pool hop
+# costs more than it saves.
+PARALLEL_NNZ = 1 << 18
+
+
+def row_blocks(n_rows, bytes_per_row, budget=None, *, min_blocks=1):
+    """``[(start, stop), ...]`` row ranges whose temporaries fit ``budget`` bytes.
+
+    ``budget`` defaults to ``BLOCK_BYTES``; ``min_blocks`` cuts small inputs
+    finer (e.g. one block per thread at least).
+    """
+    budget = BLOCK_BYTES if budget is None else budget
+    step = max(1, int(budget // max(bytes_per_row, 1)))
+    step = max(1, min(step, -(-n_rows // max(min_blocks, 1))))
+    return [(start, min(start + step, n_rows)) for start in range(0, n_rows, step)]
+
+
+def map_row_blocks(fn, n_rows, bytes_per_row, *, xp, host_budget=None):
+    """``[fn(start, stop) for each row block]``: on all cores on the host.
+
+    Host blocks hold about ``host_budget`` (default ``HOST_BLOCK_BYTES``) of
+    temporaries and are mapped over the thread pool; device blocks about
+    ``BLOCK_BYTES``, one after the other (the device is already parallel).
+    """
+    host = on_host(xp)
+    budget = (host_budget or HOST_BLOCK_BYTES) if host else BLOCK_BYTES
+    blocks = row_blocks(n_rows, bytes_per_row, budget)
+    if not host:
+        return [fn(a, b) for a, b in blocks]
+    return parallel_map(lambda ab: fn(*ab), blocks)
+
+
+def host_fit_block_bytes():
+    """Temporaries of one row block of a fit on the host: the blocks of all
+    threads together stay within ``BLOCK_BYTES``."""
+    return max(BLOCK_BYTES // n_threads(), 1)
+
+
+def nnz_blocks(indptr, budget_nnz):
+    """``[(start, stop, lo, hi), ...]`` over the major axis of a CSR/CSC matrix.
+
+    ``indptr`` is the host (numpy) index pointer; each block holds at most
+    ``budget_nnz`` nonzeros ``lo:hi`` (at least one major index).
+    """
+    n_major = indptr.shape[0] - 1
+    out, start = [], 0
+    while start < n_major:
+        # The last major index whose nonzeros still fit the budget (at least one).
+        limit = indptr[start] + budget_nnz
+        stop = int(np.searchsorted(indptr, limit, side="right")) - 1
+        stop = min(max(stop, start + 1), n_major)
+        out.append((start, stop, int(indptr[start]), int(indptr[stop])))
+        start = stop
+    return out
+
+
+def even_nnz_splits(indptr, parts):
+    """Cut points that split a host ``indptr`` into ``parts`` ranges of equal nonzeros."""
+    targets = np.linspace(0, int(indptr[-1]), parts + 1)[1:-1]
+    cuts = np.searchsorted(indptr, targets, side="left")
+    return np.unique(np.concatenate([[0], cuts, [indptr.shape[0] - 1]]))
+
+
+def column_chunks(shape, itemsize):
+    """Column slices of a 2-D host array of ``shape``, about ``HOST_BLOCK_BYTES``
+    each (finalize's k × d passes go over the cores in such chunks)."""
+    rows, columns = shape
+    step = max(1024, HOST_BLOCK_BYTES // max(rows * itemsize, 1))
+    return [slice(j, min(j + step, columns)) for j in range(0, columns, step)]
+
+
+def round_robin(blocks, parts):
+    """``blocks`` dealt into at most ``parts`` groups, one per thread."""
+    parts = max(1, min(parts, len(blocks)))
+    return [blocks[i::parts] for i in range(parts)]

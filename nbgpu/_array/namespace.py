@@ -1,0 +1,172 @@
+"""Namespaces, devices and dtypes, and the one switch between host and device code.
+
+The array layer is the only part of nbgpu that names array libraries. Model
+code asks it for a namespace and calls only functions of the Array API
+standard; ``cupyx`` is only looked at once ``cupy`` has been imported, so CPU
+users pay nothing for it.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import array_api_compat
+import numpy as np
+import scipy.sparse as sp
+from array_api_compat import is_cupy_namespace, is_numpy_namespace, is_torch_namespace
+
+
+def cupyx_sparse():
+    """``cupyx.scipy.sparse`` once cupy is imported, else None.
+
+    cupy imports ``cupyx`` lazily, so a caller that only ran ``import cupy``
+    has no ``cupyx.scipy.sparse`` in ``sys.modules`` yet: import it then
+    (cheap once cupy is loaded) instead of taking its absence for "no GPU".
+    """
+    if "cupy" not in sys.modules:
+        return None
+    import cupyx.scipy.sparse
+
+    return cupyx.scipy.sparse
+
+
+def is_sparse(X) -> bool:
+    """True for a scipy.sparse or (already imported) cupyx.scipy.sparse matrix."""
+    if sp.issparse(X):
+        return True
+    mod = cupyx_sparse()
+    return mod is not None and mod.issparse(X)
+
+
+def is_dask_array(X) -> bool:
+    """True for a Dask array (only looked for when Dask is already imported)."""
+    mod = sys.modules.get("dask.array")
+    return mod is not None and isinstance(X, mod.Array)
+
+
+def sparse_lib(X):
+    """The dense library (numpy or cupy) behind a sparse matrix."""
+    if sp.issparse(X):
+        return np
+    import cupy
+
+    return cupy
+
+
+def is_array(x) -> bool:
+    """True for an array of any Array API library (not lists, not sparse)."""
+    return array_api_compat.is_array_api_obj(x) and not is_sparse(x)
+
+
+def get_namespace(*arrays):
+    """The Array API namespace shared by ``arrays``.
+
+    Sparse matrices map to the namespace of their dense library; ``None`` is
+    ignored.
+    """
+    dense = []
+    for a in arrays:
+        if a is None:
+            continue
+        dense.append(sparse_lib(a).empty(0) if is_sparse(a) else a)
+    return array_api_compat.array_namespace(*dense)
+
+
+def get_device(X):
+    """The device of a dense array or of a sparse matrix's stored values."""
+    if is_sparse(X):
+        return array_api_compat.device(X.data)
+    return array_api_compat.device(X)
+
+
+def has_sparse(xp) -> bool:
+    """Whether the namespace has a sparse matrix library this module drives."""
+    return is_numpy_namespace(xp) or is_cupy_namespace(xp)
+
+
+def has_float64(xp, device) -> bool:
+    """Whether ``device`` computes in float64 (not every GPU backend does)."""
+    try:
+        info = xp.__array_namespace_info__()
+        return "float64" in info.dtypes(device=device, kind="real floating")
+    except Exception:  # a namespace without the inspection API
+        return True
+
+
+def accumulation_dtype(xp, device):
+    """float64 where the device has it: counts stay exact up to 2**53."""
+    return xp.float64 if has_float64(xp, device) else xp.float32
+
+
+def result_dtype(dtype, xp, device):
+    """The float dtype of parameters and scores for inputs of ``dtype``.
+
+    float32 (and float16) inputs give float32; everything else gives float64
+    where the device has it.
+    """
+    if dtype in (xp.float32, getattr(xp, "float16", None)):
+        return xp.float32
+    return accumulation_dtype(xp, device)
+
+
+def to_numpy(x):
+    """A host numpy copy (or view) of any dense array."""
+    if isinstance(x, np.ndarray):
+        return x
+    if isinstance(x, np.generic):  # numpy's 0-d reductions
+        return np.asarray(x)
+    xp = array_api_compat.array_namespace(x)
+    if is_cupy_namespace(xp):
+        return x.get()
+    if is_torch_namespace(xp):
+        return x.detach().cpu().numpy()
+    return np.from_dlpack(x)
+
+
+def to_namespace(x, xp, device):
+    """``x`` as an array of namespace ``xp`` on ``device``."""
+    if x is None:
+        return None
+    if type(x) is np.ndarray and xp is array_api_compat.numpy:
+        return x  # the common case, cheaply: scoring asks per row block
+    if is_array(x) and array_api_compat.array_namespace(x) is xp:
+        if array_api_compat.device(x) == device:
+            return x
+        return array_api_compat.to_device(x, device)
+    host = to_numpy(x) if is_array(x) else np.asarray(x)
+    return xp.asarray(host, device=device)
+
+
+def to_namespace_tree(value, xp, device):
+    """Every array inside nested dicts/tuples/lists moved to ``xp`` on ``device``."""
+    if is_array(value):
+        if isinstance(value, np.ndarray) and value.dtype.kind not in "biuf":
+            return value  # string/object labels stay on the host
+        return to_namespace(value, xp, device)
+    if isinstance(value, dict):
+        return {k: to_namespace_tree(v, xp, device) for k, v in value.items()}
+    if isinstance(value, (tuple, list)):
+        return type(value)(to_namespace_tree(v, xp, device) for v in value)
+    return value
+
+
+def first_array(tree):
+    if is_array(tree) and not (isinstance(tree, np.ndarray) and tree.dtype.kind not in "biuf"):
+        return tree
+    values = tree.values() if isinstance(tree, dict) else tree if isinstance(tree, (tuple, list)) else ()
+    for v in values:
+        found = first_array(v)
+        if found is not None:
+            return found
+    return None
+
+
+def on_host(xp) -> bool:
+    """Whether arrays of ``xp`` take the host code paths.
+
+    The one switch between host and device code: host paths split work over
+    the CPU cores in cache-sized blocks and synchronise freely (a "sync" is
+    free there); device paths hand whole blocks to the library and keep
+    synchronisations to a constant per call.
+    """
+    return is_numpy_namespace(xp)

@@ -1,0 +1,184 @@
+"""Numerics that every model shares: logs that keep products finite, the
+log-sum-exp normalisation, the Chan–Golub–LeVeque merge of moments, and the
+few functions the Array API standard lacks (log Γ).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from array_api_compat import is_cupy_namespace, is_numpy_namespace, is_torch_namespace
+
+from .blocks import column_chunks
+from .namespace import to_numpy
+from .threads import parallel_map
+
+
+def safe_log(x, *, xp, overwrite=False):
+    """log(x) with zeros mapped to the log of the smallest normal number.
+
+    Keeps ``0 · log p`` finite in the matrix products (``0 · -inf`` is NaN).
+    ``overwrite=True`` lets the result reuse the memory of ``x``, a
+    temporary, when a read-only pass finds nothing to map.
+    """
+    if overwrite and float(xp.min(x)) > 0:
+        return log_in_place(x, xp=xp)
+    tiny = xp.finfo(x.dtype).smallest_normal
+    return xp.log(xp.where(x > 0, x, xp.asarray(tiny, dtype=x.dtype, device=x.device)))
+
+
+def log_ratio(num, den, *, xp, overwrite_num=False):
+    """``safe_log(num) - safe_log(den)`` for counts ``num >= 0``.
+
+    ``den`` is small (it broadcasts, e.g. k × 1 row totals), so the k × d work
+    (finalize time on wide data) is one maximum, one log and one in-place
+    subtraction: no division, which costs as much as the log.
+    ``overwrite_num=True`` lets the result reuse the memory of ``num``, a
+    temporary.
+    """
+    tiny = xp.finfo(num.dtype).smallest_normal
+    if float(xp.min(num)) < tiny:  # a zero count (alpha=0): a read-only pass decides
+        num = xp.maximum(num, xp.asarray(tiny, dtype=num.dtype, device=num.device))
+        overwrite_num = True
+    out = log_in_place(num, xp=xp) if overwrite_num else xp.log(num)
+    out -= safe_log(den, xp=xp)
+    return out
+
+
+def log_or_neg_inf(x, *, xp):
+    """log(x) with zeros mapped to -inf, without a divide-by-zero warning."""
+    one = xp.ones_like(x)
+    return xp.where(x > 0, xp.log(xp.where(x > 0, x, one)), -math.inf * one)
+
+
+def log_posterior(jll, *, xp):
+    """Normalise a joint log-likelihood (n × k) over the classes.
+
+    The row maximum is subtracted first, so the best class is exactly 0 and
+    the sum of exponentials lies in [1, k]: ``jll - logsumexp(jll)`` would
+    lose the normalisation to rounding once ``|jll|`` reaches 1/ulp (about
+    1e7 in float32). The log of that sum is taken in the working dtype, so a
+    class whose probability rounds to 1 gets a log-probability of exactly 0
+    (``predict_log_proba`` stays the log of ``predict_proba``).
+    """
+    top = xp.max(jll, axis=1, keepdims=True)
+    shifted = jll - xp.where(xp.isfinite(top), top, xp.zeros_like(top))
+    return shifted - xp.log(xp.sum(xp.exp(shifted), axis=1, keepdims=True))
+
+
+def best_scores_finite(jll, *, xp, cheap_sync):
+    """Whether every row's best score is finite (a 0-d array or a bool).
+
+    Where a synchronisation is cheap (host blocks), one sum settles the
+    common case; only scores with a -inf (a class of zero prior) or bad
+    input pay for the row maxima.
+    """
+    if cheap_sync and bool(xp.isfinite(xp.sum(jll))):
+        return True
+    return xp.all(xp.isfinite(xp.max(jll, axis=1)))
+
+
+def lgamma(a, *, xp):
+    """log Γ(a) elementwise (not in the Array API standard), same namespace and device."""
+    if is_numpy_namespace(xp):
+        from scipy.special import gammaln
+
+        return xp.asarray(gammaln(a))
+    if is_torch_namespace(xp):
+        import torch
+
+        return torch.lgamma(a)
+    if is_cupy_namespace(xp):
+        from cupyx.scipy.special import gammaln
+
+        return gammaln(a)
+    # Other namespaces (array-api-strict): through the host and back.
+    from scipy.special import gammaln
+
+    host = np.asarray(gammaln(to_numpy(a)), dtype=to_numpy(a).dtype)
+    return xp.asarray(host, device=a.device)
+
+
+def contiguous(a, *, xp):
+    """``a`` laid out row-major where the library lets us say so.
+
+    Sparse-times-dense products stream the dense operand row by row, so its
+    layout decides their speed.
+    """
+    if is_numpy_namespace(xp):
+        return np.ascontiguousarray(a)
+    if is_cupy_namespace(xp):
+        import cupy
+
+        return cupy.ascontiguousarray(a)
+    if is_torch_namespace(xp):
+        return a.contiguous()
+    return a
+
+
+def log_in_place(x, *, xp):
+    """``log(x)``, written over ``x`` (a temporary) where the library allows.
+
+    Finalize works on k × d arrays of tens of MB: a fresh one costs its page
+    faults on top of the pass.
+    """
+    if is_numpy_namespace(xp) and isinstance(x, np.ndarray) and x.flags.writeable:
+        if x.ndim != 2:
+            return np.log(x, out=x)
+        parallel_map(lambda cols: np.log(x[:, cols], out=x[:, cols]), column_chunks(x.shape, x.itemsize))
+        return x
+    return xp.log(x)
+
+
+def transposed_as(a, dtype, *, xp):
+    """``a.T`` as a row-major array of ``dtype``.
+
+    On numpy the cast and the transpose are one pass into one new array,
+    in column chunks on all cores.
+    """
+    if is_numpy_namespace(xp):
+        out = np.empty(a.shape[::-1], dtype=dtype)
+
+        def chunk(cols):
+            out[cols].T[...] = a[:, cols]
+
+        parallel_map(chunk, column_chunks(a.shape, a.itemsize))
+        return out
+    return contiguous(xp.astype(a, dtype).T, xp=xp)
+
+
+def float_warnings_off():
+    """A context in which invalid or overflowing float operations (numpy's
+    RuntimeWarnings) pass silently, for code that checks its results itself."""
+    return np.errstate(invalid="ignore", over="ignore")
+
+
+def nonzero(n, *, xp):
+    """``n`` with zeros replaced by ones: a safe divisor for empty sums."""
+    return xp.where(n > 0, n, xp.ones_like(n))
+
+
+def chan_merge(a, b, *, xp):
+    """Merge (weight, mean, M2) of two disjoint sets of rows.
+
+    Chan, Golub & LeVeque's pairwise update: exact, and stable because it
+    never subtracts large sums of squares. ``M2`` is either elementwise
+    sums of squared deviations (the shape of ``mean``) or scatter matrices
+    ``Σ (x−μ)(x−μ)ᵀ`` (one more axis), updated with ``δ δᵀ``. The weight
+    ``n`` broadcasts against ``mean`` (e.g. (k, 1) for (k, d) means, or one
+    weight per feature where values are missing).
+    """
+    n_a, mu_a, m2_a = a
+    n_b, mu_b, m2_b = b
+    n = n_a + n_b
+    frac_b = xp.where(n > 0, n_b / nonzero(n, xp=xp), xp.zeros_like(n))
+    delta = mu_b - mu_a
+    mu = mu_a + delta * frac_b
+    gain = n_a * frac_b
+    if m2_a.ndim > mu_a.ndim:  # scatter matrices
+        spread = xp.expand_dims(delta, axis=-1) * xp.expand_dims(delta, axis=-2)
+        gain = xp.expand_dims(gain, axis=-1)
+    else:
+        spread = delta * delta
+    return n, mu, m2_a + m2_b + spread * gain

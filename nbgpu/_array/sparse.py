@@ -1,0 +1,193 @@
+"""Sparse matrices: ``scipy.sparse`` on the host, ``cupyx.scipy.sparse`` on a GPU.
+
+Sparse matrices are not in the Array API standard, so every operation on
+them lives here; model code calls these and never a sparse library.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import blocks
+from .namespace import cupyx_sparse, has_sparse, is_numpy_namespace, sparse_lib
+from .threads import n_threads, parallel_map
+
+
+def sparse_module(lib):
+    """The sparse matrix library of dense library ``lib`` (numpy or cupy)."""
+    return sp if lib is np else cupyx_sparse()
+
+
+def sparse_canonical(X):
+    """CSR or CSC (matrix or array class) kept as is; other formats become CSR.
+
+    Duplicate entries are summed (in a copy: the input is left alone), so
+    every stored value is one matrix element; binarizing, squaring and
+    one-hot encoding act on elements, not on the parts of a sum.
+    """
+    if X.format not in ("csr", "csc"):
+        return X.tocsr()
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    return X
+
+
+def sparse_values(X):
+    """The stored values of a sparse matrix (a dense 1-D array)."""
+    return X.data
+
+
+def sparse_with_values(X, data):
+    """A matrix with ``X``'s sparsity structure and new stored values."""
+    out = X.copy()
+    out.data = data
+    return out
+
+
+def sparse_binarize(X, threshold):
+    """``X > threshold`` as a sparse matrix of ones (threshold >= 0 keeps zeros zero)."""
+    keep = X.data > threshold
+    if bool(keep.all()):
+        # Nothing drops out (counts with threshold 0): share X's index arrays.
+        return type(X)((keep.astype(X.dtype), X.indices, X.indptr), shape=X.shape, copy=False)
+    out = sparse_with_values(X, keep.astype(X.dtype))
+    out.eliminate_zeros()
+    return out
+
+
+def sparse_host_array(X, a):
+    """A host numpy array moved to the library (numpy or cupy) of sparse ``X``."""
+    return sparse_lib(X).asarray(a)
+
+
+def sparse_column_max(X, rows=None):
+    """Per-column maximum as a dense 1-D array, implicit zeros included.
+
+    ``rows`` (a boolean array, one per row) restricts it to the rows marked
+    True; the others count as zeros.
+    """
+    lib = sparse_lib(X)
+    if rows is not None:
+        sparse = sparse_module(lib)
+        X = sparse.diags(rows.astype(X.dtype)) @ X
+    return lib.asarray(X.max(axis=0).toarray()).reshape(-1)
+
+
+def sparse_matmul(X, W):
+    """``X @ W`` for sparse ``X`` (n × d) and dense ``W`` (d × k): dense n × k.
+
+    On the CPU a large CSR ``X`` is cut into row ranges of equal nonzeros,
+    multiplied on all cores (scipy's kernel releases the GIL) without
+    copying ``X``.
+    """
+    lib = sparse_lib(X)
+    threads = n_threads()
+    if lib is not np or X.format != "csr" or threads == 1 or X.nnz < blocks.PARALLEL_NNZ:
+        return lib.asarray(X @ W)
+    out_dtype = np.result_type(X.dtype, W.dtype)
+    out = np.empty((X.shape[0], W.shape[1]), dtype=out_dtype)
+    cuts = blocks.even_nnz_splits(X.indptr, threads)
+
+    def part(bounds):
+        a, b = bounds
+        lo, hi = X.indptr[a], X.indptr[b]
+        view = sp.csr_matrix(
+            (X.data[lo:hi], X.indices[lo:hi], X.indptr[a : b + 1] - lo), shape=(b - a, X.shape[1])
+        )
+        out[a:b] = view @ W
+
+    parallel_map(part, zip(cuts[:-1], cuts[1:]))
+    return out
+
+
+def sparse_rows(X, start, stop):
+    """Rows ``start:stop`` of a sparse matrix (CSR slicing is cheap)."""
+    return X[start:stop]
+
+
+def sparse_columns(X, index):
+    """Columns ``index`` (host int array) of a sparse matrix, still sparse."""
+    if index.shape[0] and np.array_equal(index, np.arange(index[0], index[0] + index.shape[0])):
+        return X[:, int(index[0]) : int(index[0]) + index.shape[0]]
+    return X[:, sparse_lib(X).asarray(index)]
+
+
+def onehot_csr(index, n_columns, *, dtype):
+    """A CSR matrix with one stored 1 per entry of the integer matrix ``index``.
+
+    Row ``i`` holds ones at columns ``index[i, :]``: the one-hot encoding of a
+    categorical matrix whose per-feature column offsets are already added.
+    Entries ``>= n_columns`` (categories unseen in training) are dropped.
+    """
+    lib = np if isinstance(index, np.ndarray) else _cupy()
+    sparse = sparse_module(lib)
+    n, d = index.shape
+    keep = index < n_columns
+    if bool(keep.all()):
+        indptr = lib.arange(0, n * d + 1, d, dtype=lib.int64)
+        cols = index.reshape(-1)
+    else:
+        indptr = lib.concatenate(
+            [lib.zeros(1, dtype=lib.int64), lib.cumsum(keep.sum(axis=1))]
+        )
+        cols = index[keep]
+    data = lib.ones(cols.shape[0], dtype=dtype)
+    return sparse.csr_matrix((data, cols, indptr), shape=(n, n_columns))
+
+
+def gathered_row_sums(table, index, *, xp):
+    """``Σ_j table[index[:, j], :]`` for every row of the integer matrix ``index``.
+
+    That is ``OneHot(index) @ table``: on numpy and cupy a sparse product
+    with one stored 1 per entry (scipy's kernel adds each gathered row of
+    ``table`` in place, with no n × d × k temporary); elsewhere a gather and
+    a sum over the middle axis.
+    """
+    n, d = index.shape
+    if has_sparse(xp):
+        lib = np if is_numpy_namespace(xp) else _cupy()
+        sparse = sparse_module(lib)
+        flat = lib.reshape(index, (-1,))
+        indptr = lib.arange(0, n * d + 1, d, dtype=flat.dtype)
+        ones = lib.ones(n * d, dtype=table.dtype)
+        return sparse.csr_matrix((ones, flat, indptr), shape=(n, table.shape[0])) @ table
+    rows = xp.take(table, xp.astype(xp.reshape(index, (-1,)), xp.int64), axis=0)
+    return xp.sum(xp.reshape(rows, (n, d, -1)), axis=1)
+
+
+def sparse_onehot_nonzero(X, offsets, *, dtype):
+    """One-hot encoding of the stored values of an integer-valued sparse ``X``.
+
+    Stored value ``v`` in column ``j`` becomes a 1 at column ``offsets[j] + v``;
+    implicit zeros are not encoded (callers account for category 0 from the
+    row totals). A value whose column would reach the next feature's block (a
+    category unseen in training) goes to the extra column ``offsets[-1] + j``,
+    so the result has ``offsets[-1] + n_features`` columns and ``X.nnz``
+    stored ones.
+    """
+    lib = sparse_lib(X)
+    sparse = sparse_module(lib)
+    X = X.tocsr()
+    n_columns = int(offsets[-1])
+    feature = X.indices.astype(lib.int64)
+    cols = offsets[feature] + X.data.astype(lib.int64)
+    cols = lib.where(cols < offsets[feature + 1], cols, n_columns + feature)
+    data = lib.ones(cols.shape[0], dtype=dtype)
+    shape = (X.shape[0], n_columns + X.shape[1])
+    return sparse.csr_matrix((data, cols, X.indptr.copy()), shape=shape)
+
+
+def host_sparse(fmt, data, indices, indptr, shape):
+    """A scipy.sparse CSR/CSC matrix from its arrays (files store these)."""
+    if fmt not in ("csr", "csc"):
+        msg = f"sparse format must be 'csr' or 'csc'; got {fmt!r}."
+        raise ValueError(msg)
+    return getattr(sp, f"{fmt}_matrix")((data, indices, indptr), shape=tuple(int(s) for s in shape))
+
+
+def _cupy():
+    import cupy
+
+    return cupy

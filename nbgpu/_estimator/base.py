@@ -1,0 +1,424 @@
+"""The estimator protocol every naive Bayes model implements.
+
+A model is three pure pieces (DESIGN.md §1), abstract methods here:
+``_accumulate`` turns one batch into per-class statistics, ``_merge`` adds
+two sets of statistics, and ``_finalize`` turns statistics into the fitted
+attributes; ``_joint_log_likelihood`` scores a block of rows (see
+``scoring.py``). ``fit`` is ``partial_fit`` from empty statistics.
+
+:meth:`_BaseNB._become_fitted` is the one way a model becomes fitted: from
+statistics, whether they come from ``fit``/``partial_fit``, ``merge``, a
+Dask tree of merges, a model file, scikit-learn's attributes or a
+ColumnwiseNB's parts. It finalizes before it stores anything, so a call
+that raises leaves a fitted model exactly as it was.
+"""
+
+from __future__ import annotations
+
+import abc
+import math
+from numbers import Real
+
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import _check_feature_names, _get_feature_names
+
+from .._array.namespace import (
+    accumulation_dtype,
+    first_array,
+    get_device,
+    get_namespace,
+    result_dtype,
+    to_namespace,
+    to_namespace_tree,
+)
+from .._array.numerics import log_or_neg_inf
+from .._validation import (
+    check_classes,
+    check_classes_unchanged,
+    check_loss_matrix,
+    check_n_features,
+    check_prior,
+    check_sample_weight,
+    check_X,
+    check_y,
+    encode_labels,
+    unique_labels,
+)
+from .adapters import adapter_for, computed
+from .merging import merge_models
+from .scoring import _ScoringMixin
+from .sklearn_interchange import from_sklearn, to_sklearn
+
+
+def score_dtype_of(stats, name):
+    """The float dtype, in the namespace of ``stats``, that ``name``
+    ("float32" or "float64") stands for (float64 only where the device has it)."""
+    like = first_array(stats)
+    xp = get_namespace(like)
+    if name == "float32":
+        return xp.float32
+    return result_dtype(xp.float64, xp, get_device(like))
+
+
+class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
+    """Base class: fitting protocol, scoring and the ``predict*`` family.
+
+    It also owns what every model shares whatever its likelihood:
+    minimum-risk decisions (``loss_matrix``, read at predict time), the
+    smoothed class prior (``prior_smoothing``, :meth:`_class_prior`), the
+    switch that lets NaN through validation (``missing``; the model then
+    handles NaN, see ``nbgpu/_missing.py``), merging of fitted models and
+    conversion to and from scikit-learn. A subclass opts in to a parameter
+    by naming it in its ``__init__``; the base reads it with a default so a
+    model without it keeps the plain behaviour.
+    """
+
+    # Subclasses merge these into their own constraints ({**_BaseNB._parameter_constraints, ...}).
+    _parameter_constraints: dict = {
+        "loss_matrix": ["array-like", None],
+        "prior_smoothing": [Interval(Real, 0, None, closed="left")],
+        "missing": [StrOptions({"error", "ignore"})],
+    }
+
+    # False for a model whose scores are not joint log-likelihoods
+    # (ComplementNB): it cannot be a part of a ColumnwiseNB.
+    _scores_are_log_likelihoods = True
+
+    # ---- hooks a model implements ------------------------------------- #
+    def _check_values(self, X):
+        """Model-specific checks of the values of ``X`` (fit and predict)."""
+
+    def _model_input(self, X, xp):
+        """What the model's statistics and scores are computed on: ``X``
+        itself by default, ``X > binarize`` for BernoulliNB, the parts'
+        columns for ColumnwiseNB."""
+        return X
+
+    def _check_params_for_fit(self, n_classes, n_features):
+        """Validate data-dependent parameters before any statistic is computed."""
+
+    @property
+    def _ignore_missing(self):
+        """True when NaN means "missing" (``missing="ignore"``) instead of an error."""
+        return getattr(self, "missing", "error") == "ignore"
+
+    def _loss_matrix(self, n_classes):
+        """The validated ``loss_matrix`` (float64 numpy, k × k) or None."""
+        return check_loss_matrix(getattr(self, "loss_matrix", None), n_classes)
+
+    def _class_prior(self, class_count, *, xp, fixed=None, name="priors", fit_prior=True):
+        """``(prior, log_prior)`` of the classes, from counts or parameters.
+
+        A fixed prior (``fixed``, the model's ``priors``/``class_prior``) is
+        used as given; ``fit_prior=False`` gives the uniform prior; otherwise
+        the counts are smoothed by ``prior_smoothing`` (λ):
+        ``P(c) = (N_c + λ) / (N + Kλ)``, λ = 0 being the maximum-likelihood
+        estimate scikit-learn uses and λ = 1 Laplace's rule of succession.
+        """
+        k = class_count.shape[0]
+        smoothing = float(getattr(self, "prior_smoothing", 0.0))
+        if not math.isfinite(smoothing):
+            msg = f"`prior_smoothing` must be a finite number >= 0; got {smoothing}."
+            raise ValueError(msg)
+        if fixed is not None:
+            if smoothing != 0.0:
+                msg = (
+                    f"`prior_smoothing={smoothing:g}` cannot be combined with a fixed "
+                    f"`{name}`: a fixed prior is not estimated from counts, so there "
+                    f"is nothing to smooth. Set prior_smoothing=0 or {name}=None."
+                )
+                raise ValueError(msg)
+            prior = to_namespace(check_prior(fixed, k, name=name), xp, class_count.device)
+            return prior, log_or_neg_inf(prior, xp=xp)
+        if not fit_prior:
+            return xp.full_like(class_count, 1.0 / k), xp.full_like(class_count, -math.log(k))
+        smoothed = class_count + smoothing
+        total = xp.sum(class_count) + k * smoothing
+        return smoothed / total, log_or_neg_inf(smoothed, xp=xp) - xp.log(total)
+
+    @abc.abstractmethod
+    def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
+        """Statistics (a dict of arrays, nested for composite models) of one
+        validated batch: ``codes`` are class indices, ``weights`` sample
+        weights or None, sums in ``dtype``. ``previous`` (the statistics so
+        far, or None) is only for models whose layout depends on the data
+        seen (CategoricalNB's number of categories)."""
+
+    @abc.abstractmethod
+    def _merge(self, a, b, *, xp):
+        """The statistics of the union of two disjoint sets of rows."""
+
+    @abc.abstractmethod
+    def _finalize(self, stats, classes, *, xp, dtype):
+        """The fitted attributes (a dict) that ``stats`` define; parameters
+        and scores in ``dtype``. May raise (e.g. a singular covariance)."""
+
+    @abc.abstractmethod
+    def _joint_log_likelihood(self, X, *, xp, device, dtype):
+        """``log P(x, c)`` (n × k) of a block of validated rows (up to a
+        class-independent term, see ``base_measure.py``)."""
+
+    def _score_row_bytes(self, n_features, n_classes, *, xp):
+        """Bytes of temporaries per row while scoring (sizes the row blocks)."""
+        return 8 * n_classes
+
+    # ---- fitting ------------------------------------------------------ #
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model on ``X``, ``y``, discarding what an earlier fit learned.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training vectors: any Array API array (numpy, cupy, torch,
+            array-api-strict), a scipy or cupyx sparse CSR/CSC matrix, a list
+            or a pandas DataFrame.
+        y : array-like of shape (n_samples,)
+            Class labels (numbers or strings).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weight of every row (1 for unweighted).
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        adapter = adapter_for(X)
+        if adapter is not None:
+            return adapter.fit(self, X, y, sample_weight, None, reset=True)
+        y, sample_weight = computed(y, sample_weight)
+        return self._fit_batch(X, y, None, sample_weight, reset=True)
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """Update the model with one batch of samples (out-of-core learning).
+
+        Calling it on consecutive chunks of a data set gives the same model
+        as one ``fit`` on their concatenation.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training vectors of this batch.
+        y : array-like of shape (n_samples,)
+            Class labels of this batch; each must be one of ``classes``.
+        classes : array-like of shape (n_classes,), default=None
+            Every class that can appear in ``y``. Required on the first call;
+            if given later it must equal ``classes_``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weight of every row.
+
+        Returns
+        -------
+        self : object
+            The updated estimator.
+        """
+        first = not hasattr(self, "classes_")
+        if first and classes is None:
+            msg = "classes must be passed on the first call to partial_fit."
+            raise ValueError(msg)
+        adapter = adapter_for(X)
+        if adapter is not None:
+            return adapter.fit(self, X, y, sample_weight, classes, reset=first)
+        y, sample_weight = computed(y, sample_weight)
+        return self._fit_batch(X, y, classes, sample_weight, reset=first)
+
+    def _fit_batch(self, X, y, classes, sample_weight, *, reset, commit=True):
+        """Fit one batch; with ``commit=False`` only return its statistics.
+
+        ``commit=False`` (a row block fitted on a Dask worker) validates and
+        accumulates exactly as a fit does, then returns the statistics
+        without finalizing them or changing the estimator.
+        """
+        self._validate_params()
+        # Column names are read before check_X turns a DataFrame into an array.
+        feature_names = _get_feature_names(X) if reset else _check_feature_names(self, X, reset=False)
+        X, xp, device = check_X(X, estimator=self, allow_nan=self._ignore_missing)
+        n_samples, n_features = X.shape
+        if not reset:
+            check_n_features(self, n_features, reset=False)
+        self._check_values(X)
+        y = check_y(y, n_samples)
+        if reset:
+            classes = check_classes(classes) if classes is not None else unique_labels(y)
+        else:
+            if classes is not None:
+                check_classes_unchanged(classes, self.classes_)
+            classes = self.classes_
+        n_classes = classes.shape[0]
+        self._check_params_for_fit(n_classes, n_features)
+        self._loss_matrix(n_classes)
+        codes = encode_labels(y, classes, xp=xp, device=device)
+        acc = accumulation_dtype(xp, device)
+        weights = check_sample_weight(sample_weight, n_samples, xp=xp, device=device, dtype=acc)
+        dtype = result_dtype(X.dtype, xp, device)
+
+        previous = None
+        if not reset:
+            previous = to_namespace_tree(self._stats, xp, device)
+        Xt = self._model_input(X, xp)
+        batch = self._accumulate(Xt, codes, weights, n_classes, xp=xp, dtype=acc, previous=previous)
+        stats = batch if previous is None else self._merge(previous, batch, xp=xp)
+        if not commit:
+            return stats
+        if not reset:
+            feature_names = getattr(self, "feature_names_in_", None)
+        score_dtype = "float32" if dtype == xp.float32 else "float64"
+        return self._become_fitted(stats, classes, n_features=n_features, feature_names=feature_names, score_dtype=score_dtype)
+
+    def _become_fitted(self, stats, classes, *, n_features, feature_names, score_dtype):
+        """Become the fitted model that ``stats`` define; returns ``self``.
+
+        The one way to become fitted (see the module docstring). The fitted
+        arrays are in the namespace and on the device of ``stats``;
+        ``score_dtype`` ("float32" or "float64") is the dtype of parameters
+        and scores. Everything is computed before anything is stored.
+        """
+        xp = get_namespace(first_array(stats))
+        attrs = self._finalize(stats, classes, xp=xp, dtype=score_dtype_of(stats, score_dtype))
+        self.__dict__.pop("feature_names_in_", None)
+        if feature_names is not None:
+            self.feature_names_in_ = feature_names
+        self.n_features_in_ = n_features
+        self.classes_ = classes
+        self._stats = stats
+        self._fit_dtype_ = score_dtype
+        self.__dict__.update(attrs)
+        return self
+
+
+    # ---- moving a fitted model ------------------------------------------ #
+    def to_device(self, like=None, *, xp=None, device=None):
+        """Move every fitted array to another namespace and/or device, in place.
+
+        Parameters
+        ----------
+        like : array, optional
+            Take namespace and device from this array (e.g. ``cupy.empty(0)``
+            to move to the GPU, ``numpy.empty(0)`` to move back).
+        xp : Array API namespace, optional
+        device : device, optional
+
+        Returns
+        -------
+        self : object
+        """
+        self._check_is_fitted()
+        if like is not None:
+            xp = get_namespace(like)
+            device = like.device if device is None else device
+        if xp is None:
+            msg = "to_device needs `like` (an array) or `xp` (a namespace)."
+            raise ValueError(msg)
+
+        params = self.get_params(deep=False)
+        for name, value in list(vars(self).items()):
+            if name not in params:
+                self.__dict__[name] = to_namespace_tree(value, xp, device)
+        return self
+
+    # ---- merging and exchange ------------------------------------------ #
+
+    def merge(self, other):
+        """The model fitted on the union of the data of ``self`` and ``other``.
+
+        Both models must be of the same class, with the same parameters,
+        classes and features, fitted on disjoint data (a row seen by both
+        would count twice). Their statistics are merged exactly as
+        ``partial_fit`` merges batches, so ``a.merge(b)`` equals one fit on
+        the concatenated data (up to floating-point rounding of the Gaussian
+        moments).
+
+        Parameters
+        ----------
+        other : estimator
+            A fitted estimator of the same class and parameters; it may live
+            in another namespace or on another device.
+
+        Returns
+        -------
+        merged : estimator
+            A new fitted estimator in the namespace, on the device and with
+            the score dtype of ``self``; neither ``self`` nor ``other`` is
+            changed.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from nbgpu import MultinomialNB
+        >>> X = np.array([[2, 0], [3, 1], [0, 4], [1, 3]])
+        >>> y = np.array([0, 0, 1, 1])
+        >>> a = MultinomialNB().fit(X[::2], y[::2])
+        >>> b = MultinomialNB().fit(X[1::2], y[1::2])
+        >>> a.merge(b).feature_count_
+        array([[5., 1.],
+               [1., 7.]])
+        """
+        return merge_models(self, other)
+
+    def to_sklearn(self):
+        """An equivalent fitted scikit-learn estimator (numpy, float64).
+
+        For serving a model trained on a GPU where only scikit-learn is
+        installed: its ``predict`` and ``predict_proba`` give this model's
+        results on complete data. A ``prior_smoothing`` model passes its
+        smoothed prior as the fitted prior. Not possible with a
+        ``loss_matrix`` (scikit-learn predicts the most probable class).
+
+        Returns
+        -------
+        estimator : sklearn.naive_bayes estimator
+            GaussianNB, MultinomialNB, ComplementNB, BernoulliNB or
+            CategoricalNB, fitted.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from nbgpu import GaussianNB
+        >>> X = np.array([[0.0, 1.0], [0.5, 1.2], [3.0, 0.1], [3.3, 0.0]])
+        >>> y = np.array([0, 0, 1, 1])
+        >>> sk = GaussianNB().fit(X, y).to_sklearn()
+        >>> type(sk).__module__, sk.predict([[3.1, 0.0]])
+        ('sklearn.naive_bayes', array([1]))
+        """
+        return to_sklearn(self)
+
+    @classmethod
+    def from_sklearn(cls, estimator, **params):
+        """An nbgpu estimator equivalent to a fitted scikit-learn one.
+
+        The statistics are rebuilt from scikit-learn's fitted attributes, so
+        the result predicts the same and can continue with ``partial_fit``.
+
+        Parameters
+        ----------
+        estimator : sklearn.naive_bayes estimator
+            Fitted, of the class this nbgpu class mirrors.
+        **params
+            nbgpu-only parameters (``loss_matrix``, ``prior_smoothing``,
+            ``missing``) for the new estimator.
+
+        Returns
+        -------
+        estimator : nbgpu estimator
+            Fitted, with numpy float64 attributes (move it with
+            :meth:`to_device`).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.naive_bayes import BernoulliNB as SkBernoulliNB
+        >>> from nbgpu import BernoulliNB
+        >>> X = np.array([[1, 0], [1, 1], [0, 1], [0, 1]])
+        >>> sk = SkBernoulliNB().fit(X, [0, 0, 1, 1])
+        >>> BernoulliNB.from_sklearn(sk).predict([[1, 0]])
+        array([0])
+        """
+        return from_sklearn(cls, estimator, **params)
+
+    # ---- scikit-learn integration -------------------------------------- #
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.input_tags.allow_nan = self._ignore_missing
+        tags.array_api_support = True
+        return tags

@@ -1,0 +1,32 @@
+"""Models whose density has a class-independent factor ``h(x)``.
+
+Such a model scores ``log g_c(x) + log P(c)`` in ``_joint_log_likelihood``,
+enough for posteriors and decisions, and adds ``log h(x)`` (e.g. PoissonNB's
+``−Σ log xⱼ!``) only where the true joint log-probability is asked for.
+"""
+
+from __future__ import annotations
+
+from .scoring import _ScoringMixin, blockwise_collections
+
+
+class _BaseMeasureMixin:
+    """``predict_joint_log_proba`` = scores + a class-independent ``log h(x)``.
+
+    A model whose density is ``h(x) · g_c(x)`` scores ``log g_c(x) + log P(c)``
+    in ``_joint_log_likelihood`` (enough for posteriors and decisions) and
+    adds ``_log_base_measure`` (n × 1) only for the joint log-probability.
+    """
+
+    def _log_base_measure(self, X, *, xp, device, dtype):
+        """``log h(x)`` of every row of a validated block (n × 1)."""
+        raise NotImplementedError
+
+    @blockwise_collections
+    def predict_joint_log_proba(self, X):
+        jll, _, _ = self._score_blocks(X)
+        X, xp, device = self._validated_for_scoring(X, values=False)  # _jll checked the values
+        return jll + self._log_base_measure(self._model_input(X, xp), xp=xp, device=device, dtype=jll.dtype)
+
+
+_BaseMeasureMixin.predict_joint_log_proba.__doc__ = _ScoringMixin.predict_joint_log_proba.__doc__

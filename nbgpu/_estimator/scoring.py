@@ -1,0 +1,286 @@
+"""Scoring: one joint log-likelihood, in row blocks, and every ``predict*`` from it.
+
+A model implements ``_joint_log_likelihood`` (the scores of one block of
+validated rows); :meth:`_ScoringMixin._score_blocks` validates ``X``, cuts it
+into row blocks and maps that kernel over them. Posteriors, decisions and
+risks all derive from its result through one log-sum-exp.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import warnings
+
+import numpy as np
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import _check_feature_names
+
+from .._array.blocks import map_row_blocks
+from .._array.namespace import get_namespace, is_array, on_host, result_dtype, to_namespace, to_numpy
+from .._array.numerics import best_scores_finite, float_warnings_off, log_posterior
+from .._validation import check_finite, check_n_features, check_X
+from .adapters import adapter_for, computed
+
+
+def blockwise_collections(method):
+    """Let ``method(X)`` map over the blocks of a collection ``X`` (a Dask
+    array), lazily; any other input goes to ``method`` itself, which is what
+    each block runs."""
+
+    @functools.wraps(method)
+    def wrapper(self, X):
+        adapter = adapter_for(X)
+        if adapter is not None:
+            return adapter.map(self, X, method.__name__)
+        return method(self, X)
+
+    return wrapper
+
+
+class _ScoringMixin:
+    """The ``predict*`` family and ``score`` of every nbgpu estimator."""
+
+    # True where a NaN or infinity anywhere in a row of X always leaves every
+    # class's score of that row non-finite: scoring then checks each row's
+    # best score (n values; a legitimate score is -inf only for a class of
+    # zero prior) instead of the n × d values of X.
+    _nonfinite_reaches_scores = False
+
+    def _check_is_fitted(self):
+        if not hasattr(self, "_stats"):
+            msg = (
+                f"This {type(self).__name__} instance is not fitted yet. Call 'fit' "
+                "with appropriate arguments before using this estimator."
+            )
+            raise NotFittedError(msg)
+
+    def _validated_for_scoring(self, X, *, values=True):
+        """``(X, xp, device)`` checked for scoring; ``values=False`` leaves the
+        passes over the values (finiteness, ``_check_values``) to the caller."""
+        self._check_is_fitted()
+        _check_feature_names(self, X, reset=False)  # before X becomes an array
+        X, xp, device = check_X(X, estimator=self, allow_nan=self._ignore_missing, finite=values)
+        check_n_features(self, X.shape[1], reset=False)
+        if values:
+            self._check_values(X)
+        return X, xp, device
+
+    def _check_block_values(self, X, *, finite=True):
+        if finite:
+            check_finite(X, estimator=self, allow_nan=self._ignore_missing)
+        self._check_values(X)
+
+    def _score_blocks(self, X, *, per_block=None):
+        """``(jll, xp, device)``; ``per_block(jll, xp)``, if given, maps each row
+        block's scores on the worker that made them (e.g. the argmax of
+        ``predict``, which then runs on all cores and concatenates less)."""
+        X, xp, device = self._validated_for_scoring(X, values=False)
+        # The values are checked where it is cheapest: on the host, each row
+        # block on the core that scores it, while it is in cache (one parallel
+        # pass instead of serial passes over X); on a device, all of X at once
+        # (one synchronisation, not one per block). A model whose scores turn
+        # non-finite with X checks its scores instead (see above).
+        in_blocks = on_host(xp)
+        from_scores = self._nonfinite_reaches_scores and not self._ignore_missing
+        if not in_blocks:
+            self._check_block_values(X, finite=not from_scores)
+        dtype = result_dtype(X.dtype, xp, device)
+
+        def block(start, stop):
+            Xb = X[start:stop, ...]
+            if in_blocks:
+                self._check_block_values(Xb, finite=not from_scores)
+            # With from_scores, a NaN in X is reported below, as an error.
+            with float_warnings_off() if from_scores else contextlib.nullcontext():
+                jll = self._joint_log_likelihood(self._model_input(Xb, xp), xp=xp, device=device, dtype=dtype)
+            finite = best_scores_finite(jll, xp=xp, cheap_sync=in_blocks) if from_scores else True
+            return (jll if per_block is None else per_block(jll, xp)), finite
+
+        row_bytes = self._score_row_bytes(X.shape[1], self.classes_.shape[0], xp=xp)
+        results = map_row_blocks(block, X.shape[0], row_bytes, xp=xp)
+        flags = [finite for _, finite in results if finite is not True]
+        if flags and not bool(xp.all(xp.stack(flags))):  # one synchronisation
+            check_finite(X, estimator=self)  # raises on a NaN or infinity in X
+            msg = (
+                f"{type(self).__name__}: the joint log-likelihood is not finite for some "
+                f"samples (values of X too large for {X.dtype})."
+            )
+            warnings.warn(msg, RuntimeWarning, stacklevel=3)
+        parts = [part for part, _ in results]
+        jll = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
+        return jll, xp, device
+
+    def _fitted_arrays(self, names, *, xp, device, dtype):
+        """Fitted arrays as ``dtype`` on the scoring namespace and device."""
+        out = []
+        for name in names:
+            a = to_namespace(getattr(self, name), xp, device)
+            out.append(a if a.dtype == dtype else xp.astype(a, dtype))
+        return out
+
+    @blockwise_collections
+    def predict_joint_log_proba(self, X):
+        """Joint log-probability ``log P(x, c)`` of every sample and class.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        jll : array of shape (n_samples, n_classes)
+            In the namespace and on the device of ``X``; columns follow
+            ``classes_``.
+        """
+        return self._score_blocks(X)[0]
+
+    @blockwise_collections
+    def predict_log_proba(self, X):
+        """Log of the posterior probability of every class.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        log_proba : array of shape (n_samples, n_classes)
+        """
+        jll, xp, _ = self._score_blocks(X)
+        return log_posterior(jll, xp=xp)
+
+    @blockwise_collections
+    def predict_proba(self, X):
+        """Posterior probability of every class.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : array of shape (n_samples, n_classes)
+            Rows sum to one; columns follow ``classes_``.
+        """
+        jll, xp, _ = self._score_blocks(X)
+        return xp.exp(log_posterior(jll, xp=xp))
+
+    @blockwise_collections
+    def predict(self, X):
+        """The class of least expected loss of every sample.
+
+        With ``loss_matrix=None`` (the 0-1 loss) that is the most probable
+        class; otherwise the class ``c_i`` minimising the conditional risk
+        ``R(c_i|x) = Σ_j loss_matrix[i, j] P(c_j|x)`` (see :meth:`predict_risk`).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y : array of shape (n_samples,)
+            Labels from ``classes_``: in the namespace and on the device of
+            ``X`` when labels are numbers, a numpy array otherwise (strings).
+        """
+        if getattr(self, "loss_matrix", None) is None:
+            best, xp, device = self._score_blocks(X, per_block=lambda jll, xp: xp.argmax(jll, axis=1))
+            return self._labels_of(best, xp=xp, device=device)
+        jll, xp, device = self._score_blocks(X)
+        return self._decide(xp.exp(log_posterior(jll, xp=xp)))
+
+    @blockwise_collections
+    def predict_risk(self, X):
+        """Conditional risk (expected loss) of deciding each class.
+
+        ``risk[n, i] = Σ_j loss_matrix[i, j] P(classes_[j] | X[n])``, i.e.
+        ``predict_proba(X) @ loss_matrix.T``; ``predict`` returns the class
+        of least risk. With ``loss_matrix=None`` the 0-1 loss is used, so the
+        risk is ``1 - predict_proba(X)``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        risk : array of shape (n_samples, n_classes)
+            In the namespace, device and float dtype of the scores; columns
+            follow ``classes_``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from nbgpu import GaussianNB
+        >>> X = np.array([[0.0], [1.0], [2.0], [3.0]])
+        >>> y = np.array([0, 0, 1, 1])
+        >>> # Missing class 1 costs ten times more than a false alarm.
+        >>> nb = GaussianNB(loss_matrix=[[0, 10], [1, 0]]).fit(X, y)
+        >>> nb.predict_proba([[1.3]]).round(3)
+        array([[0.832, 0.168]])
+        >>> nb.predict_risk([[1.3]]).round(3)
+        array([[1.68 , 0.832]])
+        >>> nb.predict([[1.3]])
+        array([1])
+        """
+        return self._risk(X)[0]
+
+    def _risk(self, X):
+        jll, xp, device = self._score_blocks(X)
+        return self._risk_of(xp.exp(log_posterior(jll, xp=xp))), xp, device
+
+    def _risk_of(self, proba):
+        """``proba @ loss_matrix.T`` (the 0-1 loss when there is none)."""
+        self._check_is_fitted()
+        k = self.classes_.shape[0]
+        loss = self._loss_matrix(k)
+        if loss is None:
+            loss = 1.0 - np.eye(k)
+        xp = get_namespace(proba)
+        loss = xp.asarray(loss, dtype=proba.dtype, device=proba.device)
+        return proba @ loss.T
+
+    def _decide(self, proba):
+        """The labels ``predict`` gives for posterior probabilities ``proba``
+        (n × k): the class of least risk under ``loss_matrix``, else the most
+        probable one. The one decision rule, for callers that already hold
+        the probabilities (the command line)."""
+        xp = get_namespace(proba)
+        if getattr(self, "loss_matrix", None) is None:
+            index = xp.argmax(proba, axis=1)
+        else:
+            index = xp.argmin(self._risk_of(proba), axis=1)
+        return self._labels_of(index, xp=xp, device=proba.device)
+
+    def _labels_of(self, index, *, xp, device):
+        """``classes_[index]``, in ``xp`` when the labels are numeric."""
+        classes = self.classes_
+        if isinstance(classes, np.ndarray) and classes.dtype.kind not in "biuf":
+            return classes[to_numpy(index)]
+        classes = to_namespace(classes, xp, device)
+        return xp.take(classes, index)
+
+    def score(self, X, y, sample_weight=None):
+        """Mean accuracy of ``predict(X)`` against ``y``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        score : float
+        """
+        from sklearn.metrics import accuracy_score
+
+        adapter = adapter_for(X)
+        if adapter is not None:
+            return adapter.score(self, X, y, sample_weight)
+        y, sample_weight = computed(y, sample_weight)
+        pred = to_numpy(self.predict(X))
+        y = to_numpy(y) if is_array(y) else np.asarray(y)
+        sw = None if sample_weight is None else (to_numpy(sample_weight) if is_array(sample_weight) else sample_weight)
+        return float(accuracy_score(y, pred, sample_weight=sw))

@@ -1,0 +1,26 @@
+"""The models, one small file per family, and the table of them by name.
+
+``MODELS`` maps every public estimator class name to its class: model files
+instantiate only these (never a class named by a file).
+"""
+
+from .categorical import CategoricalNB
+from .columnwise import ColumnwiseNB
+from .discrete import BernoulliNB, ComplementNB, MultinomialNB
+from .gaussian import GaussianNB
+from .normal import NormalBayesClassifier
+from .poisson import PoissonNB
+
+MODELS = {
+    cls.__name__: cls
+    for cls in (
+        BernoulliNB,
+        CategoricalNB,
+        ColumnwiseNB,
+        ComplementNB,
+        GaussianNB,
+        MultinomialNB,
+        NormalBayesClassifier,
+        PoissonNB,
+    )
+}

@@ -25,7 +25,8 @@ import sys
 import numpy as np
 import scipy.sparse as sp
 
-from .timing import timed_runs
+from .._array.devices import device_name as _device_name
+from .._array.devices import gpu_array_like, gpu_versions, host_to_like, timed_runs
 
 # ---- sizes ------------------------------------------------------------- #
 # text: (documents, features, tokens per document, classes)
@@ -142,19 +143,9 @@ def bytes_read(X):
 
 
 # ---- backends ---------------------------------------------------------- #
-def _cupy():
-    try:
-        import cupy
-
-        cupy.cuda.runtime.getDeviceCount()
-        return cupy
-    except Exception:
-        return None
-
-
 def available_backends():
     """The backends this machine can run."""
-    return [b for b in BACKENDS if b != "nbgpu-gpu" or _cupy() is not None]
+    return [b for b in BACKENDS if b != "nbgpu-gpu" or gpu_array_like() is not None]
 
 
 def _estimator(backend, model):
@@ -169,20 +160,16 @@ def _estimator(backend, model):
 
 def _on_backend(backend, X, y):
     """X and y moved to the backend's device (outside the timers)."""
-    if backend != "nbgpu-gpu":
+    like = backend_like(backend)
+    if like is None:
         return X, y
-    cupy = _cupy()
-    if sp.issparse(X):
-        import cupyx.scipy.sparse as csp
-
-        return csp.csr_matrix(X), cupy.asarray(y)
-    return cupy.asarray(X), cupy.asarray(y)
+    return host_to_like(X, like), host_to_like(y, like)
 
 
 def backend_like(backend):
     """An empty array on the device of ``backend`` (None for the host): what
     timings synchronise on."""
-    return _cupy().empty(0) if backend == "nbgpu-gpu" else None
+    return gpu_array_like() if backend == "nbgpu-gpu" else None
 
 
 def _timed(fn, backend):
@@ -191,18 +178,7 @@ def _timed(fn, backend):
 
 def device_name(backend):
     """A readable name of the processor a backend runs on."""
-    if backend == "nbgpu-gpu":
-        props = _cupy().cuda.runtime.getDeviceProperties(0)
-        name = props["name"]
-        return name.decode() if isinstance(name, bytes) else str(name)
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return f"{line.split(':', 1)[1].strip()} ({os.cpu_count()} cores)"
-    except OSError:
-        pass
-    return f"{platform.processor() or platform.machine()} ({os.cpu_count()} cores)"
+    return _device_name(backend_like(backend))
 
 
 def versions():
@@ -214,10 +190,7 @@ def versions():
 
     out = {"python": platform.python_version(), "nbgpu": nbgpu.__version__, "numpy": np.__version__}
     out.update({"scipy": scipy.__version__, "scikit-learn": sklearn.__version__})
-    cupy = _cupy()
-    if cupy is not None:
-        out["cupy"] = cupy.__version__
-        out["cuda_runtime"] = cupy.cuda.runtime.runtimeGetVersion()
+    out.update(gpu_versions())
     return out
 
 

@@ -25,42 +25,31 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 
 import numpy as np
 
 from . import bench as _bench
-from .timing import timed_runs
+from .._array.devices import (
+    copy_bandwidths,
+    device_memory_bytes,
+    gpu_array_like,
+    host_to_like,
+    pinned_copy,
+    timed_runs,
+)
 
 
-def _cp():
-    import cupy
-
-    return cupy
+def _gpu():
+    """An empty array on the GPU: what timings synchronise on."""
+    like = gpu_array_like()
+    if like is None:
+        raise SystemExit("no usable GPU (cupy and a CUDA device are needed)")
+    return like
 
 
 def _best(fn, repeats):
-    times, _ = timed_runs(fn, repeats, _cp().empty(0))
+    times, _ = timed_runs(fn, repeats, _gpu())
     return float(np.median(times)), float(np.min(times))
-
-
-def copy_bandwidths(nbytes=2 * 2**30, repeats=5):
-    """(device copy, host-to-device) bandwidth in bytes/s.
-
-    The device copy counts the bytes read and written (2 × size / time), the
-    traffic a kernel that reads X once competes with.
-    """
-    cp = _cp()
-    import cupyx
-
-    a = cp.empty(nbytes, dtype=cp.uint8)
-    b = cp.empty_like(a)
-    a.fill(1)
-    _, t_copy = _best(lambda: b.__setitem__(Ellipsis, a), repeats)
-    host = cupyx.empty_pinned((nbytes,), dtype=np.uint8)
-    host[...] = 1
-    _, t_h2d = _best(lambda: b.set(host), repeats)
-    return 2 * nbytes / t_copy, nbytes / t_h2d
 
 
 def multinomial_targets(copy_bw, *, size="gpu", repeats=3, sklearn_repeats=1):
@@ -92,22 +81,17 @@ def streaming_target(h2d_bw, *, chunk_docs=1_000_000, n_distinct=2, factor=2.0):
     reading into pinned buffers would) and cycled until the bytes streamed
     reach ``factor`` times the device memory; host memory stays bounded.
     """
-    cp = _cp()
-    import cupyx
     import scipy.sparse as sp
 
     import nbgpu
 
-    free, total = cp.cuda.runtime.memGetInfo()
+    like = _gpu()
+    total = device_memory_bytes(like)
     n, d, tokens, k = _bench.SIZES["gpu"]["text"]
     chunks = []
     for seed in range(n_distinct):
         X, y = _bench.zipf_corpus(chunk_docs, d, tokens, k, seed=seed)
-        parts = []
-        for a in (X.data, X.indices, X.indptr):
-            pinned = cupyx.empty_pinned(a.shape, dtype=a.dtype)
-            pinned[...] = a
-            parts.append(pinned)
+        parts = [pinned_copy(a) for a in (X.data, X.indices, X.indptr)]
         chunks.append((sp.csr_matrix(tuple(parts), shape=X.shape, copy=False), y))
     chunk_bytes = _bench.bytes_read(chunks[0][0])
     n_chunks = int(np.ceil(factor * total / chunk_bytes))
@@ -117,11 +101,10 @@ def streaming_target(h2d_bw, *, chunk_docs=1_000_000, n_distinct=2, factor=2.0):
             yield chunks[i % n_distinct]
 
     model = nbgpu.MultinomialNB()
-    cp.cuda.Device().synchronize()
-    start = time.perf_counter()
-    nbgpu.fit_stream(model, stream(), classes=np.arange(k), device="gpu", prefetch=2)
-    cp.cuda.Device().synchronize()
-    elapsed = time.perf_counter() - start
+    times, _ = timed_runs(
+        lambda: nbgpu.fit_stream(model, stream(), classes=np.arange(k), device="gpu", prefetch=2), 1, like
+    )
+    elapsed = times[0]
     streamed = sum(_bench.bytes_read(chunks[i % n_distinct][0]) for i in range(n_chunks))
     return {
         "device_memory_bytes": int(total),
@@ -136,16 +119,15 @@ def streaming_target(h2d_bw, *, chunk_docs=1_000_000, n_distinct=2, factor=2.0):
 
 def gaussian_targets(copy_bw, *, size="gpu", repeats=3):
     """GaussianNB fit/predict against the memory roofline of its products."""
-    cp = _cp()
-
     import nbgpu
 
+    like = _gpu()
     X, y = _bench.make_data("gaussian", size)
-    Xd, yd = cp.asarray(X), cp.asarray(y)
+    Xd, yd = host_to_like(X, like), host_to_like(y, like)
     model = nbgpu.GaussianNB().fit(Xd, yd)
     roofline = X.nbytes / copy_bw
     out = {"shape": list(X.shape), "roofline_s": roofline}
-    W = cp.asarray(np.random.default_rng(0).standard_normal((X.shape[1], 10)), dtype=cp.float32)
+    W = host_to_like(np.random.default_rng(0).standard_normal((X.shape[1], 10)).astype(np.float32), like)
     out["plain_matmul_s"], _ = _best(lambda: Xd @ W, repeats)
     for op, fn in (("fit", lambda: model.fit(Xd, yd)), ("predict", lambda: model.predict(Xd))):
         median, _ = _best(fn, repeats)
@@ -155,7 +137,7 @@ def gaussian_targets(copy_bw, *, size="gpu", repeats=3):
 
 def main(argv=None) -> int:
     """Measure every GPU target and write them as JSON."""
-    parser = argparse.ArgumentParser(prog="python -m nbgpu._bench_gpu", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m nbgpu._app.bench_gpu", description=__doc__.splitlines()[0])
     parser.add_argument("--json", required=True, help="where to write the results")
     parser.add_argument("--size", default="gpu", choices=tuple(_bench.SIZES), help="data size preset")
     parser.add_argument("--skip-streaming", action="store_true", help="leave out the 2x-memory stream")
@@ -163,7 +145,7 @@ def main(argv=None) -> int:
     if _bench._cupy() is None:
         print("no usable cupy/GPU: the GPU targets cannot be measured here", file=sys.stderr)
         return 2
-    copy_bw, h2d_bw = copy_bandwidths()
+    copy_bw, h2d_bw = copy_bandwidths(_gpu())
     results = {
         "device": _bench.device_name("nbgpu-gpu"),
         "cpu": _bench.device_name("nbgpu-cpu"),

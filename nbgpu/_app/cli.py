@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._array.devices import gpu_array_like, host_to_like
+from .._array.devices import device_name, gpu_array_like, host_to_like
 from .._array.namespace import to_numpy
 from .._interop.atomic_files import atomic_output
 from .._interop.progress import progress
@@ -387,13 +387,7 @@ def environment():
 
 def device_description(like):
     """A readable name of the device of ``like`` (None: this CPU)."""
-    if like is None:
-        return f"CPU ({os.cpu_count()} cores)"
-    import cupy
-
-    props = cupy.cuda.runtime.getDeviceProperties(like.device.id)
-    name = props["name"]
-    return f"GPU {name.decode() if isinstance(name, bytes) else name}"
+    return f"CPU ({os.cpu_count()} cores)" if like is None else f"GPU {device_name(like)}"
 
 
 def cmd_info(args):

@@ -13,9 +13,8 @@ import warnings
 
 import numpy as np
 
-from .._array.devices import host_to_like
+from .._array.devices import host_to_like, timed_runs
 from .._array.namespace import to_numpy
-from .timing import timed_runs
 
 DATASETS = ("iris", "wine", "breast_cancer", "digits")
 MODELS = ("GaussianNB", "MultinomialNB", "ComplementNB", "BernoulliNB", "CategoricalNB")

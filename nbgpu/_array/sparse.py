@@ -10,7 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import blocks
-from .namespace import cupyx_sparse, has_sparse, is_numpy_namespace, sparse_lib
+from .namespace import cupyx_sparse, has_sparse, is_numpy_namespace, sparse_lib, to_numpy
 from .threads import n_threads, parallel_map
 
 
@@ -179,11 +179,58 @@ def sparse_onehot_nonzero(X, offsets, *, dtype):
     return sparse.csr_matrix((data, cols, X.indptr.copy()), shape=shape)
 
 
-def host_sparse(fmt, data, indices, indptr, shape):
-    """A scipy.sparse CSR/CSC matrix from its arrays (files store these)."""
+def structure_problem(fmt, data, indices, indptr, shape):
+    """What is wrong with the index structure of a CSR/CSC matrix, or None.
+
+    The compiled kernels of scipy and cupyx trust ``indptr`` and
+    ``indices``: an index out of range reads or writes out of bounds, a
+    decreasing ``indptr`` corrupts memory. Checked in one vectorised pass
+    each (lengths, ``indptr`` from 0 to nnz and non-decreasing, every index
+    in ``[0, n_minor)``), on the arrays' own library.
+    """
     if fmt not in ("csr", "csc"):
-        msg = f"sparse format must be 'csr' or 'csc'; got {fmt!r}."
-        raise ValueError(msg)
+        return f"sparse format must be 'csr' or 'csc'; got {fmt!r}"
+    try:
+        n_rows, n_cols = (int(s) for s in shape)
+    except (TypeError, ValueError):
+        return f"shape must be two integers; got {shape!r}"
+    if n_rows < 0 or n_cols < 0:
+        return f"shape must be non-negative; got {(n_rows, n_cols)}"
+    n_major, n_minor = (n_rows, n_cols) if fmt == "csr" else (n_cols, n_rows)
+    for name, a in (("data", data), ("indices", indices), ("indptr", indptr)):
+        if getattr(a, "ndim", None) != 1:
+            return f"{name} must be a 1-D array; got {type(a).__name__} of shape {getattr(a, 'shape', None)}"
+    for name, a in (("indices", indices), ("indptr", indptr)):
+        if a.dtype.kind not in "iu":
+            return f"{name} must hold integers; got dtype {a.dtype}"
+    if indptr.shape[0] != n_major + 1:
+        return f"indptr has {indptr.shape[0]} entries; a {fmt.upper()} matrix of shape {(n_rows, n_cols)} needs {n_major + 1}"
+    nnz = indices.shape[0]
+    if data.shape[0] != nnz:
+        return f"data has {data.shape[0]} values but indices has {nnz}"
+    lib = np if isinstance(indptr, np.ndarray) else _cupy()
+    # One synchronisation on a device: every check reduced to a few scalars.
+    first, last = indptr[0], indptr[-1]
+    falls = lib.any(lib.diff(indptr) < 0) if n_major else lib.asarray(False)
+    low = lib.min(indices) if nnz else lib.asarray(0)
+    high = lib.max(indices) if nnz else lib.asarray(0)
+    first, last, falls, low, high = (to_numpy(lib.asarray(v)).item() for v in (first, last, falls, low, high))
+    if first != 0 or last != nnz:
+        return f"indptr must run from 0 to the number of stored values ({nnz}); it runs from {first} to {last}"
+    if falls:
+        return "indptr must be non-decreasing; it decreases somewhere"
+    if nnz and (low < 0 or high >= n_minor):
+        axis = "column" if fmt == "csr" else "row"
+        return f"{axis} indices must lie in [0, {n_minor}); they range from {low} to {high}"
+    return None
+
+
+def host_sparse(fmt, data, indices, indptr, shape):
+    """A scipy.sparse CSR/CSC matrix from its arrays (files store these),
+    after :func:`structure_problem` found nothing wrong (else a ValueError)."""
+    problem = structure_problem(fmt, data, indices, indptr, shape)
+    if problem is not None:
+        raise ValueError(problem)
     return getattr(sp, f"{fmt}_matrix")((data, indices, indptr), shape=tuple(int(s) for s in shape))
 
 

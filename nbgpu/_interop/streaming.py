@@ -22,8 +22,7 @@ import threading
 
 import numpy as np
 
-from .._array.devices import device_sparse_values
-from .._array.namespace import is_sparse
+from .._array.devices import PinnedUploader
 
 __all__ = ["fit_stream", "svmlight_chunks"]
 
@@ -90,71 +89,6 @@ class _Prefetcher:
             self._thread.join()
 
 
-class _GpuUploader:
-    """Copies host chunks to the GPU through pinned memory on its own stream.
-
-    ``upload`` runs in the prefetch thread: it stages the arrays in pinned
-    host memory, queues the asynchronous copies on the copy stream and
-    records an event; the consumer makes the compute stream wait on that
-    event, so the copy of the next chunk overlaps the work on this one.
-    """
-
-    def __init__(self):
-        import cupy
-        import cupyx.scipy.sparse as csp
-
-        self.cupy, self.csp = cupy, csp
-        self.device = cupy.cuda.Device()
-        self.stream = cupy.cuda.Stream(non_blocking=True)
-
-    def _is_pinned(self, host):
-        runtime = self.cupy.cuda.runtime
-        try:
-            return runtime.pointerGetAttributes(host.ctypes.data).type == runtime.memoryTypeHost
-        except Exception:  # pageable memory on older drivers raises
-            return False
-
-    def _array(self, host):
-        import cupyx
-
-        host = np.ascontiguousarray(host)
-        if host.size and self._is_pinned(host):
-            pinned = host  # a loader that reads into pinned buffers: no staging copy
-        else:
-            pinned = cupyx.empty_pinned(host.shape, dtype=host.dtype)
-            pinned[...] = host
-        out = self.cupy.empty(host.shape, dtype=host.dtype)
-        out.set(pinned, stream=self.stream)
-        return out, pinned
-
-    def upload(self, X, y, weight):
-        keep = []  # pinned buffers stay alive until the copy has run
-
-        def put(a):
-            if a is None or type(a).__module__.startswith("cupy"):
-                return a  # nothing to copy, or already on the device
-            dev, pinned = self._array(np.asarray(a))
-            keep.append(pinned)
-            return dev
-
-        with self.device, self.stream:
-            if is_sparse(X) and not type(X).__module__.startswith("cupyx"):
-                X = device_sparse_values(X.tocsr())  # cupyx stores no integers
-                X = self.csp.csr_matrix((put(X.data), put(X.indices), put(X.indptr)), shape=X.shape)
-            elif not is_sparse(X):
-                X = put(X)
-            # Labels stay on the host (any dtype, strings too): partial_fit
-            # sends only their class codes to the device.
-            weight = put(weight)
-            event = self.stream.record()
-        return X, y, weight, event, keep
-
-    def wait(self, event):
-        self.cupy.cuda.get_current_stream().wait_event(event)
-
-    def synchronize(self):
-        self.cupy.cuda.get_current_stream().synchronize()
-
 
 def fit_stream(estimator, chunks, *, classes, device="cpu", prefetch=2, progress=False):
     """Fit ``estimator`` on a stream of chunks through ``partial_fit``.
@@ -209,7 +143,7 @@ def fit_stream(estimator, chunks, *, classes, device="cpu", prefetch=2, progress
     if classes is None:
         msg = "`classes` is required: every label of every chunk, known before the first chunk."
         raise ValueError(msg)
-    uploader = _GpuUploader() if device == "gpu" else None
+    uploader = PinnedUploader() if device == "gpu" else None
 
     def produce(index, chunk):
         X, y, weight = _split_chunk(chunk, index)
@@ -227,6 +161,8 @@ def fit_stream(estimator, chunks, *, classes, device="cpu", prefetch=2, progress
         if event is not None:
             uploader.wait(event)
         estimator.partial_fit(X, y, classes=classes, sample_weight=weight)
+        if uploader is not None:
+            uploader.release((X, weight))
         n += 1
     if uploader is not None:
         uploader.synchronize()

@@ -1,6 +1,7 @@
 """Worker for ``corpora.py``: collect the docstrings of installed Python modules.
 
-Run as a separate process (``python _corpora_docstrings.py OUT.json TOP ...``)
+Run as a separate process (``python _corpora_docstrings.py OUT.json TOP ...``,
+with ``PYTHONHASHSEED`` fixed so that set-ordered texts come out the same)
 so that the imports it makes never reach the caller.  It only uses the standard
 library itself.  For each top-level name (``stdlib`` stands for the standard
 library) it lists the public modules from the files on disk, without importing
@@ -175,6 +176,8 @@ def _rows_for_module(modname: str, module, group: str, stdlib: set[str]) -> list
 
 def main(argv: list[str]) -> int:
     out_path, tops = argv[0], argv[1:]
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) != here]
     warnings.simplefilter("ignore")
     stdlib = set(sys.stdlib_module_names)
     signal.signal(signal.SIGALRM, _alarm)

@@ -20,14 +20,16 @@ Corpora
     left out (``NAME.meta.json`` lists them and every version used), so the
     corpus depends on the environment: compare timings on one build only.
     Extraction runs in child processes (one per package, two at a time) with
-    ``python -I``, stdout/stderr discarded, ``MPLBACKEND=Agg``, HOME and the
-    cache directories pointed at a temporary folder, a 20 s limit per module
+    ``PYTHONHASHSEED=0``, no user site, stdout/stderr discarded,
+    ``MPLBACKEND=Agg``, HOME and the cache directories pointed at a temporary folder, a 20 s limit per module
     and modules that open windows, print or start things never imported
     (tkinter, turtle, antigravity, ``this``, idlelib, test suites, backends).
     Public means no name component starting with ``_``; an object counts for
     a package only if its ``__module__`` belongs to that package (re-exports
     are not counted twice), and inherited members are taken once.
-    Texts are ``inspect.cleandoc``-ed, at least 40 characters and 5 words;
+    Texts are ``inspect.cleandoc``-ed, object addresses (``0x7f...``) masked
+    and example lines marked ``# may vary`` dropped (so that two builds give
+    the same bytes), at least 40 characters and 5 words;
     identical texts are kept once (first in sorted module/name order).
     Labels: the package and its first subpackage taken from where the object
     is defined (``scipy.stats``, ``torch.nn``, ``sklearn.linear_model``; for
@@ -157,9 +159,9 @@ def _merge_small(labels: list[list[str]], minimum: int, other: str = "other") ->
 # pydoc-en: docstrings
 # --------------------------------------------------------------------------
 
-PYDOC_PACKAGES = [
-    "stdlib", "numpy", "scipy", "sklearn", "pandas", "matplotlib", "dask", "distributed",
-    "torch", "sympy", "networkx", "mpmath", "PIL", "fontTools", "jinja2", "tornado",
+PYDOC_PACKAGES = [  # the slowest first: two workers share them
+    "sympy", "torch", "stdlib", "numpy", "scipy", "sklearn", "pandas", "matplotlib", "dask",
+    "distributed", "networkx", "mpmath", "PIL", "fontTools", "jinja2", "tornado",
     "fsspec", "toolz", "dateutil",
 ]
 PYDOC_SMALL = ["stdlib", "numpy"]
@@ -172,13 +174,14 @@ def _extract_docstrings(packages: list[str], python: str = sys.executable) -> di
     worker = HERE / "_corpora_docstrings.py"
     with tempfile.TemporaryDirectory(prefix="nbgpu-corpora-") as tmp:
         env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-        env.update(HOME=tmp, XDG_CACHE_HOME=tmp, XDG_CONFIG_HOME=tmp, MPLCONFIGDIR=tmp,
+        env.update(PYTHONHASHSEED="0", PYTHONNOUSERSITE="1", PYTHONDONTWRITEBYTECODE="1",
+                   HOME=tmp, XDG_CACHE_HOME=tmp, XDG_CONFIG_HOME=tmp, MPLCONFIGDIR=tmp,
                    MPLBACKEND="Agg", DISPLAY="", WAYLAND_DISPLAY="", TQDM_DISABLE="1",
                    OMP_NUM_THREADS="1", PYDEVD_DISABLE_FILE_VALIDATION="1")
 
         def one(pkg: str) -> dict:
             out = os.path.join(tmp, f"{pkg}.json")
-            cmd = [python, "-I", str(worker), out, pkg]
+            cmd = [python, "-s", str(worker), out, pkg]
             try:
                 subprocess.run(cmd, cwd=tmp, env=env, stdin=subprocess.DEVNULL,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -222,6 +225,15 @@ def _pydoc_candidates(found: str, owner: str, group: str) -> list[str]:
     return [group, ".".join(pub[:2])] if len(pub) >= 2 else [group]
 
 
+_ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{6,}\b")
+_MAY_VARY = re.compile(r"^.*#\s*may vary\s*$", re.MULTILINE)
+
+
+def _stable(doc: str) -> str:
+    """Drop what changes from run to run: object addresses, random example output."""
+    return _MAY_VARY.sub("", _ADDRESS.sub("0x...", doc))
+
+
 def _words(text: str) -> int:
     return len(re.findall(r"[A-Za-z]{2,}", text))
 
@@ -233,6 +245,7 @@ def build_pydoc(root: Path, small: bool = False) -> Path:
         raise CorpusUnavailable("no docstrings extracted; skipped: " + "; ".join(data["skipped"]))
     rows = []
     for found, qualname, _kind, owner, doc in data["rows"]:
+        doc = _stable(doc)
         if len(doc) < 40 or _words(doc) < 5:
             continue
         group = found.split(".")[0]
@@ -308,15 +321,19 @@ def _fetch_debs(packages: list[str], dest: Path) -> list[Path]:
     cmd = ["apt-get", "download", *packages]
     _say(f"running: {' '.join(cmd)}  (in {dest})")
     res = subprocess.run(cmd, cwd=dest, capture_output=True, text=True)
-    if res.returncode != 0 and hasattr(os, "geteuid") and os.geteuid() == 0:
+    stale = re.search(r"Unable to locate|Can't select|No candidate|404", res.stderr)
+    if res.returncode != 0 and stale and hasattr(os, "geteuid") and os.geteuid() == 0:
+        # package lists missing or out of date: refresh them once
         _say("apt-get download failed; running: apt-get update")
         subprocess.run(["apt-get", "update"], capture_output=True, text=True)
         _say(f"running: {' '.join(cmd)}  (in {dest})")
         res = subprocess.run(cmd, cwd=dest, capture_output=True, text=True)
     debs = have()
     if res.returncode != 0 or not debs:
+        errors = [ln for ln in res.stderr.splitlines() if ln.startswith("E:")] or [res.stderr]
         raise CorpusUnavailable(
-            f"`{' '.join(cmd)}` failed (exit {res.returncode}): {res.stderr.strip()[-600:]}\n"
+            f"`{' '.join(cmd)}` failed (exit {res.returncode}): "
+            f"{' / '.join(errors).strip()[-600:]}\n"
             f"Run `apt-get update` (as root) and try again, or put the .deb files in {dest}.")
     return debs
 

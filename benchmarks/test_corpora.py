@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import corpora  # noqa: E402
-from _corpora_roff import roff_blocks, unescape  # noqa: E402
+import corpora
+from _corpora_roff import roff_blocks, unescape
 
 
 @pytest.fixture(scope="module")

@@ -5,6 +5,13 @@ scipy or cupyx sparse matrices, and returns results in the namespace and on
 the device of its input.
 """
 
+import numpy as _numpy
+
+if int(_numpy.__version__.split(".")[0]) < 2:
+    # numpy 2 is where ndarray implements the Array API standard (.device,
+    # to_device, astype) that every model here is written against.
+    raise ImportError(f"nbgpu needs numpy >= 2.0; numpy {_numpy.__version__} is installed.")
+
 from ._interop import dask as _dask  # noqa: F401  (registers the Dask adapter)
 from ._interop.model_files import load, save
 from ._interop.streaming import fit_stream, svmlight_chunks

@@ -12,20 +12,25 @@ if int(_numpy.__version__.split(".")[0]) < 2:
     # to_device, astype) that every model here is written against.
     raise ImportError(f"nbgpu needs numpy >= 2.0; numpy {_numpy.__version__} is installed.")
 
-from ._interop import dask as _dask  # noqa: F401  (registers the Dask adapter)
-from ._interop.model_files import load, save
-from ._interop.streaming import fit_stream, svmlight_chunks
-from ._models import (
-    BernoulliNB,
-    CategoricalNB,
-    ColumnwiseNB,
-    ComplementNB,
-    GaussianNB,
-    MultinomialNB,
-    NormalBayesClassifier,
-    PoissonNB,
-)
 from ._version import __version__
+
+# Public names and the modules that define them. They are imported on first
+# use (PEP 562), so that starting the command line (``nbgpu --help``) or
+# reading ``nbgpu.__version__`` does not load scikit-learn and scipy.
+_PUBLIC = {
+    "BernoulliNB": "._models",
+    "CategoricalNB": "._models",
+    "ColumnwiseNB": "._models",
+    "ComplementNB": "._models",
+    "GaussianNB": "._models",
+    "MultinomialNB": "._models",
+    "NormalBayesClassifier": "._models",
+    "PoissonNB": "._models",
+    "fit_stream": "._interop.streaming",
+    "load": "._interop.model_files",
+    "save": "._interop.model_files",
+    "svmlight_chunks": "._interop.streaming",
+}
 
 __all__ = [
     "BernoulliNB",
@@ -42,3 +47,20 @@ __all__ = [
     "save",
     "svmlight_chunks",
 ]
+
+
+def __getattr__(name):
+    module = _PUBLIC.get(name)
+    if module is None:
+        msg = f"module 'nbgpu' has no attribute {name!r}"
+        raise AttributeError(msg)
+    import importlib
+
+    importlib.import_module("._interop.dask", __name__)  # registers the Dask adapter with the models
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -1,6 +1,8 @@
-"""File readers: chunking by bytes, formats, labels, and their error messages."""
+"""File readers: blocks that end at line ends, formats, labels, and their error messages."""
 
 import json
+import os
+import threading
 
 import numpy as np
 import pytest
@@ -8,13 +10,30 @@ import scipy.sparse as sp
 from sklearn.datasets import dump_svmlight_file, load_svmlight_file
 from sklearn.feature_extraction.text import HashingVectorizer
 
-from nbgpu._app.readers import align_labels, detect_format, open_reader, typed_labels
+from nbgpu._app.readers import (
+    align_labels,
+    detect_format,
+    open_reader,
+    parsed_chunks,
+    read_blocks,
+    typed_labels,
+)
 
 
-def _concat(batches):
-    Xs, ys = zip(*batches)
+def _read(reader, *, labels=True, finish=None):
+    """Every non-empty chunk of ``reader``, read and parsed in the background thread."""
+    return [c for c in parsed_chunks(reader, labels=labels, finish=finish) if c.X is not None]
+
+
+def _concat(chunks):
+    Xs = [c.X for c in chunks]
     X = sp.vstack(Xs).toarray() if sp.issparse(Xs[0]) else np.vstack(Xs)
-    return X, np.concatenate(ys)
+    ys = [c.y for c in chunks]
+    return X, (None if ys[0] is None else np.concatenate(ys))
+
+
+def _layout(reader, **kwargs):
+    return lambda chunk: chunk._replace(X=reader.layout(chunk, **kwargs))
 
 
 @pytest.fixture
@@ -29,38 +48,65 @@ def svm_file(tmp_path):
     return path, X, y
 
 
-def test_svmlight_in_small_byte_ranges_equals_one_read(svm_file):
+def test_blocks_end_at_line_ends_and_number_their_lines(tmp_path):
+    lines = [f"line {i} " + "x" * (i % 13) + "\n" for i in range(100)] + ["a line longer than a block " * 20 + "\n", "last, no newline"]
+    path = tmp_path / "t.txt"
+    path.write_text("".join(lines))
+    blocks = list(read_blocks(path, 50))
+    assert b"".join(b.data for b in blocks) == path.read_bytes()
+    assert len(blocks) > 20
+    for block in blocks[:-1]:
+        assert block.data.endswith(b"\n")
+        assert block.data.split(b"\n")[0].decode() + "\n" == lines[block.first - 1]
+    assert blocks[-1].data == b"last, no newline" and blocks[-1].first == len(lines)
+    assert sum(b.nbytes for b in blocks) == path.stat().st_size
+    # The first block of a CSV holds the header and the row after it.
+    assert list(read_blocks(path, 5, min_lines=2))[0].data.count(b"\n") == 2
+
+
+def test_svmlight_in_small_blocks_equals_one_read(svm_file):
     path, X, y = svm_file
     reader = open_reader(path, chunk_bytes=97, zero_based=True)
-    scan = reader.scan(quiet=True)
-    assert scan.n_rows == 200 and scan.n_features == 30
-    np.testing.assert_array_equal(scan.classes, np.unique(y))
-    batches = list(reader.batches(n_features=30))
-    assert len(batches) > 20  # really chunked
-    Xr, yr = _concat(batches)
+    chunks = _read(reader, finish=_layout(reader, zero_based=True, n_features=30))
+    assert len(chunks) > 20  # really chunked
+    Xr, yr = _concat(chunks)
     np.testing.assert_array_equal(Xr, X)
     np.testing.assert_array_equal(yr, y)
-    assert yr.dtype == np.int64
+    # Without a layout, a chunk's columns are the file's indices as written.
+    raw = _read(open_reader(path, chunk_bytes=97))
+    assert max(c.X.shape[1] for c in raw) == 30 and min(c.X.shape[1] for c in raw) < 30
 
 
-def test_svmlight_zero_based_follows_scikit_learn_over_the_whole_file(svm_file):
+def test_svmlight_one_based_layout_and_errors(svm_file, tmp_path):
     path, X, _ = svm_file
-    auto = open_reader(path, chunk_bytes=97)
-    scan = auto.scan(quiet=True)
-    Xs, _ = load_svmlight_file(str(path))  # scikit-learn's own guess on the whole file
-    assert auto.settings["zero_based"] is False
-    assert scan.n_features == Xs.shape[1]
-    np.testing.assert_array_equal(_concat(auto.batches(n_features=scan.n_features))[0], Xs.toarray())
+    reader = open_reader(path, chunk_bytes=97)
+    Xs, _ = load_svmlight_file(str(path))  # scikit-learn's own guess: one-based (no index 0)
+    Xr, _ = _concat(_read(reader, finish=_layout(reader, zero_based=False, n_features=Xs.shape[1])))
+    np.testing.assert_array_equal(Xr, Xs.toarray())
+    with pytest.raises(ValueError, match=r"d.svm line 1: more features than the 10 the model has \(feature index 29\)"):
+        _read(reader, finish=_layout(reader, zero_based=True, n_features=10))
+    zero = tmp_path / "z.svm"
+    zero.write_text("1 0:1 3:2\n")
+    reader = open_reader(zero)
+    with pytest.raises(ValueError, match="z.svm line 1: feature index 0 in a file read as one-based"):
+        _read(reader, finish=_layout(reader, zero_based=False, n_features=5))
 
 
-def test_svmlight_errors(svm_file, tmp_path):
-    path, _, _ = svm_file
-    with pytest.raises(ValueError, match="more features than the 10"):
-        list(open_reader(path, zero_based=True).batches(n_features=10))
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("1 0:1 2:3\nthis is not svmlight\n", r"bad.svm line 2: not a valid svmlight/libsvm line \(could not convert"),
+        ("1 0:1\n1 3:1 2:1\n", r"bad.svm line 2: not a valid svmlight/libsvm line \(Feature indices .* sorted"),
+        ("1 0:1\n0 4000000000:1\n", r"bad.svm line 2: not a valid svmlight/libsvm line \(a feature index is larger than 2147483647\)"),
+        ("1 0:1\n0 -3:1\n", r"bad.svm line 2: not a valid svmlight/libsvm line \(Invalid index -3"),
+        ("1 0:1\nnan 1:1\n", r"bad.svm lines 1-2: a label is NaN or infinite"),
+    ],
+)
+def test_svmlight_errors_name_the_line(tmp_path, text, message):
     bad = tmp_path / "bad.svm"
-    bad.write_text("1 0:1 2:3\nthis is not svmlight\n")
-    with pytest.raises(ValueError, match="not a valid svmlight"):
-        open_reader(bad).scan(quiet=True)
+    bad.write_text(text)
+    with pytest.raises(ValueError, match=message):
+        _read(open_reader(bad))
 
 
 def test_npz_sparse_and_dense(tmp_path):
@@ -70,79 +116,150 @@ def test_npz_sparse_and_dense(tmp_path):
     path = tmp_path / "s.npz"
     np.savez(path, data=X.data, indices=X.indices, indptr=X.indptr, shape=X.shape, format=X.format, y=y)
     reader = open_reader(path, chunk_bytes=100)
-    scan = reader.scan()
-    assert (scan.n_rows, scan.n_features) == (50, 8)
-    Xr, yr = _concat(reader.batches(n_features=8))
+    chunks = _read(reader, finish=_layout(reader, n_features=8))
+    assert len(chunks) > 1
+    Xr, yr = _concat(chunks)
     np.testing.assert_allclose(Xr, X.toarray())
     np.testing.assert_array_equal(yr, y)
     # scipy's own writer (format stored as bytes), labels added beside it.
     sp.save_npz(tmp_path / "t.npz", X.tocsr(), compressed=False)
     with np.load(tmp_path / "t.npz") as f:
         np.savez(tmp_path / "u.npz", **{k: f[k] for k in f.files}, y=y)
-    np.testing.assert_allclose(_concat(open_reader(tmp_path / "u.npz").batches(n_features=8))[0], X.toarray())
+    np.testing.assert_allclose(_concat(_read(open_reader(tmp_path / "u.npz")))[0], X.toarray())
     dense = tmp_path / "d.npz"
     np.savez(dense, X=X.toarray(), y=y)
-    np.testing.assert_allclose(_concat(open_reader(dense).batches(n_features=8))[0], X.toarray())
+    reader = open_reader(dense)
+    np.testing.assert_allclose(_concat(_read(reader, finish=_layout(reader, n_features=8)))[0], X.toarray())
     with pytest.raises(ValueError, match="has 8 features but the model expects 9"):
-        list(open_reader(dense).batches(n_features=9))
+        _read(reader, finish=_layout(reader, n_features=9))
     np.savez(tmp_path / "w.npz", a=np.arange(3))
     with pytest.raises(ValueError, match="expected a sparse matrix"):
-        open_reader(tmp_path / "w.npz").scan()
+        _read(open_reader(tmp_path / "w.npz"))
+    np.savez(tmp_path / "nolabels.npz", X=X.toarray())
+    with pytest.raises(ValueError, match="holds no labels"):
+        _read(open_reader(tmp_path / "nolabels.npz"))
+    assert _read(open_reader(tmp_path / "nolabels.npz"), labels=False)[0].y is None
+
+
+@pytest.mark.parametrize(
+    ("arrays", "message"),
+    [
+        ({"indices": np.array([0, 10**9]), "indptr": np.array([0, 1, 2])}, "inconsistent"),
+        ({"indices": np.array([0, 1]), "indptr": np.array([0, 2, 1])}, "inconsistent"),
+        ({"indices": np.array([0, 1]), "indptr": np.array([0, 1])}, "inconsistent"),
+        ({"indices": np.array([0, 1]), "indptr": np.array([0, 1, 5])}, "inconsistent"),
+    ],
+)
+def test_npz_refuses_corrupt_sparse_index_arrays(tmp_path, arrays, message):
+    path = tmp_path / "bad.npz"
+    np.savez(path, data=np.ones(2), shape=np.array([2, 64]), format=np.array("csr"), y=np.array([0, 1]), **arrays)
+    with pytest.raises(ValueError, match=message):
+        _read(open_reader(path))
+
+
+def test_npz_object_arrays_are_refused_without_pickle_advice(tmp_path):
+    path = tmp_path / "obj.npz"
+    np.savez(path, X=np.ones((2, 2)), y=np.array([None, "a"], dtype=object))
+    with pytest.raises(ValueError, match="holds object arrays") as info:
+        _read(open_reader(path))
+    assert "allow_pickle" not in str(info.value)
+    text = tmp_path / "text.npz"
+    text.write_text("1 0:1\n")
+    with pytest.raises(ValueError, match="not a readable .npz archive") as info:
+        _read(open_reader(text))
+    assert "pickle" not in str(info.value)
 
 
 def test_csv_header_label_column_and_predict_layout(tmp_path):
     path = tmp_path / "d.csv"
     path.write_text("f1,label,f2\n1,spam,2\n3,ham,4\n\n5,spam,6\n")
     reader = open_reader(path, chunk_bytes=8)
-    scan = reader.scan()
-    np.testing.assert_array_equal(scan.classes, ["ham", "spam"])
-    X, y = _concat(reader.batches(n_features=2))
+    X, y = _concat(_read(reader))
     np.testing.assert_array_equal(X, [[1, 2], [3, 4], [5, 6]])
     np.testing.assert_array_equal(y, ["spam", "ham", "spam"])
+    assert reader.label_note is None
     nohead = tmp_path / "n.csv"
     nohead.write_text("1,2,0\n3,4,1\n")
-    scan = open_reader(nohead).scan()
-    assert scan.n_features == 2 and scan.classes.dtype == np.int64
+    reader = open_reader(nohead)
+    X, y = _concat(_read(reader))
+    assert X.shape == (2, 2) and typed_labels(y).dtype == np.int64
+    assert "the last column (2) is taken as the label" in reader.label_note
     first = open_reader(nohead, label_column="0")
-    np.testing.assert_array_equal(_concat(first.batches(n_features=2))[1], ["1", "3"])
+    np.testing.assert_array_equal(_concat(_read(first))[1], ["1", "3"])
+    named = tmp_path / "named.csv"
+    named.write_text("a,b,kind\n1,2,x\n")
+    reader = open_reader(named)
+    _read(reader)
+    assert "no column named 'label'; the last column ('kind') is taken as the label" in reader.label_note
     features_only = tmp_path / "f.csv"
     features_only.write_text("1,2\n3,4\n")
-    batches = list(open_reader(features_only).batches(n_features=2, labels=False))
-    assert batches[0][1] is None
+    assert _read(open_reader(features_only, n_features=2), labels=False)[0].y is None
     with pytest.raises(ValueError, match="has 2 columns; the model expects 5"):
-        list(open_reader(features_only).batches(n_features=5))
-    ragged = tmp_path / "r.csv"
-    ragged.write_text("1,2,0\n3,4\n")
-    with pytest.raises(ValueError, match="line 2: 2 fields"):
-        open_reader(ragged).scan()
-    words = tmp_path / "w.csv"
-    words.write_text("a,b,label\n1,x,0\n")
-    with pytest.raises(ValueError, match="must be numbers"):
-        open_reader(words).scan()
+        _read(open_reader(features_only, n_features=5), labels=False)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("1,2,0\n3,4\n", "r.csv line 2: 2 fields where the first row has 3"),
+        ("a,b,label\n1,x,0\n", "r.csv line 2: feature values must be numbers"),
+        ("a,b,label\n1,2,0\n1,2,\n", "r.csv line 3: the label is empty"),
+        ("a,b,label\n1,2,0\n1,\xff,1\n", r"r.csv line 3: not valid UTF-8 text \(byte 0xff\)"),
+    ],
+)
+def test_csv_errors_name_the_file_and_line(tmp_path, text, message):
+    path = tmp_path / "r.csv"
+    path.write_bytes(text.encode("latin-1"))
+    with pytest.raises(ValueError, match=message):
+        _read(open_reader(path))
+
+
+def test_csv_empty_field_is_a_missing_value(tmp_path):
+    path = tmp_path / "m.csv"
+    path.write_text("a,b,label\n1,,x\n,2,y\n")
+    X, _ = _concat(_read(open_reader(path)))
+    np.testing.assert_array_equal(np.isnan(X), [[False, True], [True, False]])
 
 
 def test_jsonl_vectorised_per_chunk_like_one_call(tmp_path):
-    docs = [{"text": f"word{i % 7} common text {i}", "label": ["x", "y"][i % 2]} for i in range(40)]
+    docs = [{"text": f"word{i % 7} common text {i}", "label": ["x", "y", 3][i % 3]} for i in range(40)]
     path = tmp_path / "t.jsonl"
     path.write_text("".join(json.dumps(d) + "\n" for d in docs))
     vec = HashingVectorizer(n_features=64, alternate_sign=False, norm=None)
-    reader = open_reader(path, vectorizer=vec, chunk_bytes=50)
-    scan = reader.scan()
-    assert scan.n_rows == 40 and scan.n_features == 64
-    X, y = _concat(reader.batches(n_features=64))
+    chunks = _read(open_reader(path, vectorizer=vec, chunk_bytes=50))
+    assert len(chunks) > 10
+    X, y = _concat(chunks)
     np.testing.assert_array_equal(X, vec.transform([d["text"] for d in docs]).toarray())
-    np.testing.assert_array_equal(y, [d["label"] for d in docs])
+    np.testing.assert_array_equal(y, [str(d["label"]) for d in docs])  # labels as text: 3 and "3" are one label
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"text": "ok", "label": 1}\n{"text": "missing quote}\n', "b.jsonl line 2: not valid JSON"),
+        ('{"text": "ok", "label": 1}\n{"label": 2}\n', 'b.jsonl line 2: expected an object with a string "text"'),
+        ('{"text": "ok", "label": 1}\n{"text": "x"}\n', 'b.jsonl line 2: no "label"'),
+        ('{"text": "ok", "label": [1]}\n', 'b.jsonl line 1: "label" must be a non-empty string or a number'),
+        ('{"text": "ok", "label": NaN}\n', 'b.jsonl line 1: "label" is NaN or infinite'),
+        ('{"text": "ok", "label": 1}\n\n{"text": "\xe9", "label": 1}\n', r"b.jsonl line 3: not valid UTF-8 text"),
+    ],
+)
+def test_jsonl_errors_name_the_line(tmp_path, text, message):
     bad = tmp_path / "b.jsonl"
-    bad.write_text('{"text": "ok", "label": 1}\n{"text": "missing quote}\n')
-    with pytest.raises(ValueError, match="line 2: not valid JSON"):
-        open_reader(bad, vectorizer=vec).scan()
-    bad.write_text('{"text": "ok", "label": 1}\n{"label": 2}\n')
-    with pytest.raises(ValueError, match='line 2: expected an object with a string "text"'):
-        open_reader(bad, vectorizer=vec).scan()
+    bad.write_bytes(text.encode("latin-1"))
+    vec = HashingVectorizer(n_features=64, alternate_sign=False, norm=None)
+    with pytest.raises(ValueError, match=message):
+        _read(open_reader(bad, vectorizer=vec))
+
+
+def test_jsonl_needs_a_text_model_and_a_text_model_needs_jsonl(tmp_path):
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"text": "a", "label": 1}\n')
+    vec = HashingVectorizer(n_features=64)
     with pytest.raises(ValueError, match="not trained on text"):
         open_reader(path)
     with pytest.raises(ValueError, match="trained on JSON-lines text"):
-        open_reader(tmp_path / "b.jsonl", "csv", vectorizer=vec)
+        open_reader(path, "csv", vectorizer=vec)
 
 
 def test_format_detection_and_unusable_files(tmp_path):
@@ -155,8 +272,24 @@ def test_format_detection_and_unusable_files(tmp_path):
     empty.write_text("")
     with pytest.raises(ValueError, match="is empty"):
         open_reader(empty)
-    with pytest.raises(ValueError, match="is not a file"):
+    with pytest.raises(ValueError, match="is a directory"):
         open_reader(tmp_path)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs (POSIX)")
+def test_a_fifo_is_read_like_a_file_except_npz(tmp_path, svm_file):
+    path, X, y = svm_file
+    fifo = tmp_path / "pipe.svm"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(path.read_bytes()))
+    writer.start()
+    reader = open_reader(fifo, chunk_bytes=200)
+    Xr, yr = _concat(_read(reader, finish=_layout(reader, zero_based=True, n_features=30)))
+    writer.join()
+    np.testing.assert_array_equal(Xr, X)
+    np.testing.assert_array_equal(yr, y)
+    with pytest.raises(ValueError, match="must be a regular file"):
+        open_reader(fifo, "npz")
 
 
 def test_labels_typed_and_aligned():
@@ -164,6 +297,7 @@ def test_labels_typed_and_aligned():
     assert typed_labels(np.array([1.0, 2.0])).dtype == np.int64
     assert typed_labels(np.array([1.5, 2.0])).dtype == np.float64
     assert typed_labels(np.array(["a", "2"])).dtype.kind == "U"
+    assert typed_labels(np.array(["99999999999999999999"])).dtype.kind == "U"  # too large for int64: text
     np.testing.assert_array_equal(align_labels(np.array(["3", "1"]), np.array([1, 3]), where="f"), [3, 1])
     np.testing.assert_array_equal(align_labels(np.array([1.0]), np.array([1, 3]), where="f"), [1])
     with pytest.raises(ValueError, match=r"f has label\(s\) \['1.5'\] the model does not know"):
@@ -189,6 +323,9 @@ def test_progress_bar_only_on_a_terminal(monkeypatch):
     bar = progress("reading", total=10)
     assert isinstance(bar, tqdm) and bar.unit == " rows"
     bar.update(10)
+    bar.close()
+    bar = progress("reading", total=2048, unit="B")
+    assert bar.unit == "B" and bar.unit_divisor == 1024
     bar.close()
     assert not isinstance(progress("reading", quiet=True), tqdm)
     monkeypatch.setattr(sys, "stderr", io.StringIO())  # a pipe or a file: no bar

@@ -1,8 +1,16 @@
 """The ``nbgpu`` command: train, predict, evaluate, info, compare and bench.
 
-Every subcommand reads its data in chunks (see ``readers.py``), runs on the device
-named by ``--device`` and reports a bad input as one line on stderr with a
-non-zero exit status. Files it writes appear whole or not at all.
+Every subcommand reads its data in one pass, in chunks parsed in a background
+thread while the previous chunk is fitted or scored (``readers.py``,
+``training.py``), runs on the device named by ``--device`` and reports a bad
+input as one line on stderr: exit status 2 when the command was called wrong
+(options), 1 when a file is wrong. Outputs are checked before any work, never
+overwrite an input, and appear whole or not at all. Ctrl-C and SIGTERM end
+the command with one line (status 130, 143) and no partial file.
+
+This module imports numpy and the standard library only; everything else
+(scikit-learn, scipy, the models, cupy) loads when a command needs it, so
+``nbgpu --help`` and ``nbgpu info`` start fast.
 """
 
 from __future__ import annotations
@@ -19,11 +27,37 @@ from pathlib import Path
 
 import numpy as np
 
-from .._array.devices import device_name, gpu_array_like, host_to_like
-from .._array.namespace import to_numpy
-from .._interop.atomic_files import atomic_output
+from .._interop.atomic_files import STDOUT, atomic_output, check_output
 from .._interop.progress import progress
-from .readers import CHUNK_BYTES, FORMATS, TEXT_DEFAULTS, align_labels, open_reader, typed_labels
+from .._version import __version__
+from .evaluation import (
+    confusion_figure,
+    evaluation_report,
+    label_text,
+    report_text,
+    write_png,
+)
+from .options import (
+    USAGE_STATUS,
+    OneLineParser,
+    UsageError,
+    add_parameter_flags,
+    chunk_bytes,
+    feature_count,
+    given_parameters,
+    ngram_range,
+    positive_int,
+)
+from .readers import (
+    CHUNK_BYTES,
+    FORMATS,
+    TEXT_DEFAULTS,
+    align_labels,
+    lines_where,
+    open_reader,
+    typed_labels,
+)
+from .signals import Terminated, report_signal, terminate_like_interrupt
 
 MODELS = {
     "gaussian": "GaussianNB",
@@ -34,75 +68,13 @@ MODELS = {
     "poisson": "PoissonNB",
     "normal": "NormalBayesClassifier",
 }
+_label_text = label_text
 
 
-class UsageError(ValueError):
-    """A bad combination of command-line options."""
+def to_numpy(a):
+    from .._array.namespace import to_numpy as convert
 
-
-# --------------------------------------------------------------------------- #
-# Option types
-# --------------------------------------------------------------------------- #
-def _floats(text):
-    try:
-        return [float(v) for v in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
-
-
-def _float_or_none(text):
-    if text.lower() == "none":
-        return None
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number or 'none', got {text!r}") from None
-
-
-def _positive_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
-
-
-def _positive_float(text):
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
-    return value
-
-
-def _ngram_range(text):
-    try:
-        low, high = (int(v) for v in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected MIN,MAX (e.g. 1,2), got {text!r}") from None
-    if not 1 <= low <= high:
-        raise argparse.ArgumentTypeError(f"expected 1 <= MIN <= MAX, got {text!r}")
-    return [low, high]
-
-
-# Estimator parameters as flags: name -> (argparse keywords).
-_PARAMS = {
-    "alpha": dict(type=float, help="additive smoothing (discrete models)"),
-    "force_alpha": dict(action=argparse.BooleanOptionalAction, help="keep alpha even if tiny"),
-    "fit_prior": dict(action=argparse.BooleanOptionalAction, help="learn class priors (else uniform)"),
-    "class_prior": dict(type=_floats, metavar="P1,P2,...", help="fixed class priors (discrete models)"),
-    "binarize": dict(type=_float_or_none, metavar="T|none", help="threshold for BernoulliNB"),
-    "norm": dict(action=argparse.BooleanOptionalAction, help="second normalisation (ComplementNB)"),
-    "min_categories": dict(type=_positive_int, help="minimum categories per feature (CategoricalNB)"),
-    "priors": dict(type=_floats, metavar="P1,P2,...", help="fixed class priors (GaussianNB)"),
-    "var_smoothing": dict(type=float, help="variance smoothing (GaussianNB)"),
-    "reg_covar": dict(type=float, help="added to the covariance diagonals (NormalBayesClassifier)"),
-    "prior_smoothing": dict(type=float, metavar="LAMBDA", help="class prior (N_c + LAMBDA) / (N + K LAMBDA)"),
-}
+    return convert(a)
 
 
 def _estimator(args):
@@ -110,19 +82,11 @@ def _estimator(args):
     import nbgpu
 
     cls = getattr(nbgpu, MODELS[args.model])
-    accepted = cls().get_params()
-    params = {}
-    for name in _PARAMS:
-        if not hasattr(args, name):  # flags default to argparse.SUPPRESS: only given ones are set
-            continue
-        value = getattr(args, name)
-        if name not in accepted:
-            flag = "--" + name.replace("_", "-")
-            usable = ", ".join("--" + p.replace("_", "-") for p in accepted)
-            raise UsageError(f"{flag} does not apply to {cls.__name__} (its parameters: {usable})")
-        params[name] = value
-    model = cls(**params)
-    model._validate_params()
+    model = cls(**given_parameters(args, cls().get_params(), cls.__name__))
+    try:
+        model._validate_params()
+    except ValueError as exc:
+        raise UsageError(" ".join(str(exc).split()), "nbgpu train") from None
     return model
 
 
@@ -133,10 +97,20 @@ def _device(kind):
     """An empty array of the device to run on (None: numpy on the CPU)."""
     if kind == "cpu":
         return None
+    from .._array.devices import gpu_array_like
+
     like = gpu_array_like()
     if like is None and kind == "gpu":
         raise UsageError("--device gpu: no usable GPU (cupy is not installed or finds no CUDA device)")
     return like
+
+
+def _to_device(like):
+    if like is None:
+        return lambda X: X
+    from .._array.devices import host_to_like
+
+    return lambda X: host_to_like(X, like)
 
 
 def _say(args, text):
@@ -146,45 +120,86 @@ def _say(args, text):
 
 def _reader_options(args, stored=None):
     stored = stored or {}
-    options = {"chunk_bytes": int(args.chunk_mb * 2**20), "dtype": np.dtype(args.dtype).type}
+    options = {"chunk_bytes": args.chunk_mb, "dtype": np.dtype(args.dtype).type}
     zero_based = getattr(args, "zero_based", "auto")
     options["zero_based"] = {"yes": True, "no": False}.get(zero_based, stored.get("zero_based"))
     options["label_column"] = getattr(args, "label_column", None) or stored.get("label_column")
     return options
 
 
+def _stored_reader_settings(loaded, where):
+    """How the training file was read (model metadata), checked: a model file
+    is data from elsewhere, and its header is free-form JSON."""
+    metadata = loaded.header.get("metadata", {})
+    reader = metadata.get("reader", {}) if isinstance(metadata, dict) else None
+    if not isinstance(reader, dict):
+        raise ValueError(f"{where}: inconsistent model file (its metadata is not a JSON object of reader settings)")
+    zero_based, column = reader.get("zero_based"), reader.get("label_column")
+    if zero_based is not None and not isinstance(zero_based, bool):
+        raise ValueError(f"{where}: inconsistent model file (reader setting zero_based={zero_based!r})")
+    if column is not None and not isinstance(column, str):
+        raise ValueError(f"{where}: inconsistent model file (reader setting label_column={column!r})")
+    return {"zero_based": zero_based, "label_column": column}
+
+
 def _load_model(args):
     from .._interop.model_files import read_model_file
 
-    loaded = read_model_file(args.model_file)
+    try:
+        loaded = read_model_file(args.model_file)
+    except ValueError as exc:
+        # numpy's advice to pass allow_pickle=True must never reach a user
+        # holding a file of unknown origin.
+        if "pickle" in str(exc).lower():
+            raise ValueError(f"{args.model_file} is not an nbgpu model file") from None
+        raise
     like = _device(args.device)
     if like is not None:
         loaded.model.to_device(like)
     return loaded, like
 
 
-def _scored_batches(args, loaded, like, *, labels):
-    """(y, probabilities on the host, the model's decisions as class indices)
-    for every chunk of args.data.
+def _scored_chunks(args, loaded, like, *, labels):
+    """(chunk, probabilities on the host, the model's decisions as class
+    indices) for every chunk of args.data; the next chunk is read and parsed
+    while this one is scored.
 
     The decisions are the model's own (``predict``'s rule: least risk under
     its ``loss_matrix``), made from the same probabilities.
     """
+    from .readers import parsed_chunks
+
     model = loaded.model
     classes = np.asarray(to_numpy(model.classes_))
-    stored = loaded.header.get("metadata", {}).get("reader", {})
-    reader = open_reader(args.data, args.format, vectorizer=loaded.vectorizer, **_reader_options(args, stored))
-    bar = progress(f"scoring {Path(args.data).name}", quiet=args.quiet)
+    stored = _stored_reader_settings(loaded, args.model_file)
+    n_features = int(model.n_features_in_)
+    reader = open_reader(args.data, args.format, vectorizer=loaded.vectorizer, n_features=n_features,
+                         **_reader_options(args, stored))
+    zero_based = True if stored["zero_based"] is None else stored["zero_based"]
+    to_device = _to_device(like)
+
+    def finish(chunk):
+        return chunk._replace(X=reader.layout(chunk, zero_based=zero_based, n_features=n_features))
+
+    bar = progress(f"scoring {Path(args.data).name}", total=_size(args.data), quiet=args.quiet, unit="B")
     rows = 0
-    for X, y in reader.batches(n_features=model.n_features_in_, labels=labels):
-        proba = model.predict_proba(host_to_like(X, like))
+    for chunk in parsed_chunks(reader, labels=labels, finish=finish):
+        bar.update(chunk.nbytes)
+        if chunk.X is None:
+            continue
+        proba = model.predict_proba(to_device(chunk.X))
         decided = np.searchsorted(classes, np.asarray(to_numpy(model._decide(proba))))
-        rows += X.shape[0]
-        bar.update(X.shape[0])
-        yield y, np.asarray(to_numpy(proba), dtype=np.float64), decided
+        rows += chunk.X.shape[0]
+        yield chunk, np.asarray(to_numpy(proba), dtype=np.float64), decided
     bar.close()
     if rows == 0:
         raise ValueError(f"{args.data} holds no data rows")
+
+
+def _size(path):
+    from .readers import is_regular_file
+
+    return os.path.getsize(path) if is_regular_file(path) else None
 
 
 # --------------------------------------------------------------------------- #
@@ -202,46 +217,70 @@ def _vectorizer(args, fmt):
     )
 
 
+def _classes(args):
+    if args.classes is None:
+        return None
+    values = [v.strip() for v in args.classes.split(",")]
+    if not all(values):
+        raise UsageError(f"--classes: expected comma-separated labels, got {args.classes!r}", "nbgpu train")
+    return np.unique(typed_labels(values))
+
+
 def cmd_train(args):
     from .._interop.model_files import save
     from .readers import detect_format
+    from .training import train
 
+    classes = _classes(args)
     model = _estimator(args)
-    like = _device(args.device)
     fmt = detect_format(args.data, args.format)
+    check_output(args.output, inputs=[args.data], what="-o")
+    like = _device(args.device)
     vectorizer = _vectorizer(args, fmt)
-    reader = open_reader(args.data, fmt, vectorizer=vectorizer, **_reader_options(args))
+    options = _reader_options(args)
+    reader = open_reader(args.data, fmt, vectorizer=vectorizer, n_features=None, **options)
     start = time.perf_counter()
-    if args.classes is not None and (args.n_features is not None or vectorizer is not None):
-        classes = np.unique(typed_labels(args.classes.split(",")))
-        n_features, total = args.n_features or vectorizer.n_features, None
-    else:
-        scan = reader.scan(quiet=args.quiet)
-        classes = np.unique(typed_labels(args.classes.split(","))) if args.classes else scan.classes
-        n_features, total = args.n_features or scan.n_features, scan.n_rows
-    bar = progress(f"training on {Path(args.data).name}", total=total, quiet=args.quiet)
-    rows = 0
-    for X, y in reader.batches(n_features=n_features, labels=True):
-        y = align_labels(y, classes, where=args.data)
-        model.partial_fit(host_to_like(X, like), y, classes=classes)
-        rows += X.shape[0]
-        bar.update(X.shape[0])
-    bar.close()
+    bar = progress(f"training on {Path(args.data).name}", total=_size(args.data), quiet=args.quiet, unit="B")
+    noted = []
+
+    def report(nbytes, rows, note):
+        if note:  # a second pass starts
+            bar.close()
+            _say(args, f"nbgpu train: {note}")
+        if nbytes:
+            bar.update(nbytes)
+            bar.set_postfix_str(f"{rows:,} rows", refresh=False)
+        label_note = getattr(reader, "label_note", None)
+        if label_note and not noted:
+            noted.append(label_note)
+            _say(args, f"nbgpu train: {label_note}")
+
+    def again():
+        nonlocal bar
+        bar = progress(f"second pass over {Path(args.data).name}", total=_size(args.data), quiet=args.quiet, unit="B")
+        return open_reader(args.data, fmt, vectorizer=vectorizer, n_features=None, **options)
+
+    trained = train(model, reader, classes=classes, n_features=args.n_features, to_device=_to_device(like),
+                    progress=report, open_again=again)
     seconds = time.perf_counter() - start
-    metadata = {"reader": reader.settings, "trained_on": {"file": Path(args.data).name, "rows": rows}}
-    save(model, args.output, vectorizer=vectorizer, metadata=metadata)
-    _say(args, f"trained {type(model).__name__} on {rows} rows, {len(classes)} classes, "
-               f"{n_features} features in {seconds:.2f} s ({rows / max(seconds, 1e-9):,.0f} rows/s) -> {args.output}")
+    settings = dict(reader.settings)
+    if trained.zero_based is not None:
+        settings["zero_based"] = bool(trained.zero_based)
+    metadata = {"reader": settings, "trained_on": {"file": Path(args.data).name, "rows": trained.rows}}
+    bar.set_description(f"saving {args.output}")
+    save(trained.model, args.output, vectorizer=vectorizer, metadata=metadata)
+    bar.close()
+    fitted = trained.model
+    passes = "one pass" if trained.passes == 1 else "two passes"
+    _say(args, f"trained {type(fitted).__name__} on {trained.rows} rows, {len(fitted.classes_)} classes, "
+               f"{fitted.n_features_in_} features in {seconds:.2f} s "
+               f"({trained.rows / max(seconds, 1e-9):,.0f} rows/s, {passes}) -> {args.output}")
     return 0
 
 
 # --------------------------------------------------------------------------- #
 # predict
 # --------------------------------------------------------------------------- #
-def _label_text(labels):
-    return [str(v) for v in np.asarray(labels).tolist()]
-
-
 def _csv_row(fields):
     """One CSV line; labels holding commas or quotes are quoted."""
     buf = io.StringIO()
@@ -250,13 +289,14 @@ def _csv_row(fields):
 
 
 def cmd_predict(args):
+    output = args.output or STDOUT
+    check_output(output, inputs=[args.model_file, args.data], what="-o")
     loaded, like = _load_model(args)
     classes = np.asarray(to_numpy(loaded.model.classes_))
-    target = atomic_output(args.output, "w") if args.output else contextlib.nullcontext(sys.stdout)
-    with target as out:
+    with atomic_output(output, "w") as out:
         if args.proba:
             out.write(_csv_row(["prediction", *(f"proba_{c}" for c in _label_text(classes))]))
-        for _, proba, decided in _scored_batches(args, loaded, like, labels=False):
+        for _, proba, decided in _scored_chunks(args, loaded, like, labels=False):
             predicted = _label_text(classes[decided])
             if args.proba:
                 buf = io.StringIO()
@@ -270,80 +310,25 @@ def cmd_predict(args):
 # --------------------------------------------------------------------------- #
 # evaluate
 # --------------------------------------------------------------------------- #
-def evaluation_report(true_codes, pred_codes, log_loss_sum, classes):
-    """Accuracy, log-loss, per-class precision/recall/F1 and the confusion matrix."""
-    from sklearn.metrics import accuracy_score, classification_report, confusion_matrix
-
-    k = len(classes)
-    names = _label_text(classes)
-    report = classification_report(
-        true_codes, pred_codes, labels=np.arange(k), target_names=names, output_dict=True, zero_division=0
-    )
-    per_class = {name: report.pop(name) for name in names}
-    report.pop("accuracy", None)
-    return {
-        "rows": int(true_codes.shape[0]),
-        "accuracy": float(accuracy_score(true_codes, pred_codes)),
-        "log_loss": log_loss_sum / true_codes.shape[0],
-        "classes": names,
-        "per_class": per_class,
-        "averages": report,
-        "confusion_matrix": confusion_matrix(true_codes, pred_codes, labels=np.arange(k)).tolist(),
-    }
-
-
-def _report_text(report, model_name):
-    width = max(12, *(len(c) for c in report["classes"]))
-    lines = [
-        f"model: {model_name}",
-        f"rows: {report['rows']}",
-        f"accuracy: {report['accuracy']:.4f}",
-        f"log-loss: {report['log_loss']:.4f}",
-        "",
-        f"{'class':>{width}}  precision     recall         f1    support",
-    ]
-    rows = list(report["per_class"].items()) + list(report["averages"].items())
-    for name, m in rows:
-        lines.append(
-            f"{name:>{width}}  {m['precision']:9.4f}  {m['recall']:9.4f}  {m['f1-score']:9.4f}  {int(m['support']):9d}"
-        )
-    return "\n".join(lines) + "\n"
-
-
-def _confusion_png(report, path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from sklearn.metrics import ConfusionMatrixDisplay
-
-    k = len(report["classes"])
-    size = min(4 + 0.4 * k, 30)
-    fig, ax = plt.subplots(figsize=(size, size))
-    ConfusionMatrixDisplay(np.asarray(report["confusion_matrix"]), display_labels=report["classes"]).plot(
-        ax=ax, colorbar=False, include_values=k <= 30
-    )
-    ax.set_title(f"accuracy {report['accuracy']:.4f} on {report['rows']} rows")
-    fig.tight_layout()
-    with atomic_output(path, "wb") as f:
-        fig.savefig(f, format="png", dpi=100)
-    plt.close(fig)
-
-
 def cmd_evaluate(args):
-    from sklearn.metrics import log_loss
-
+    output = args.output or STDOUT
     if args.confusion_png:
+        if os.path.abspath(args.confusion_png) == os.path.abspath(output):
+            raise UsageError("--confusion-png and -o name the same file", "nbgpu evaluate")
         try:
             import matplotlib  # noqa: F401
         except ImportError:
-            raise UsageError("--confusion-png needs matplotlib: pip install 'nbgpu[cli]'") from None
+            raise UsageError("--confusion-png needs matplotlib: pip install 'nbgpu[cli]'", "nbgpu evaluate") from None
+        check_output(args.confusion_png, inputs=[args.model_file, args.data], what="--confusion-png")
+    check_output(output, inputs=[args.model_file, args.data], what="-o")
+    from sklearn.metrics import log_loss
+
     loaded, like = _load_model(args)
     classes = np.asarray(to_numpy(loaded.model.classes_))
     k = classes.shape[0]
     true, pred, loss = [], [], 0.0
-    for y, proba, decided in _scored_batches(args, loaded, like, labels=True):
-        y = align_labels(y, classes, where=args.data)
+    for chunk, proba, decided in _scored_chunks(args, loaded, like, labels=True):
+        y = align_labels(chunk.y, classes, where=lines_where(args.data, chunk.lines))
         codes = np.searchsorted(classes, y)
         true.append(codes)
         pred.append(decided)
@@ -352,14 +337,15 @@ def cmd_evaluate(args):
             proba = proba / np.sum(proba, axis=1, keepdims=True)
             loss += float(log_loss(codes, proba, labels=np.arange(k), normalize=False))
     report = evaluation_report(np.concatenate(true), np.concatenate(pred), loss, classes)
+    text = json.dumps(report, indent=2) + "\n" if args.json else report_text(report, type(loaded.model).__name__)
+    # The report and the picture appear together or not at all.
+    picture = atomic_output(args.confusion_png, "wb") if args.confusion_png else contextlib.nullcontext()
+    with picture as png, atomic_output(output, "w") as out:
+        if png is not None:
+            write_png(confusion_figure(report, normalize=args.confusion_normalize), png)
+        out.write(text)
     if args.confusion_png:
-        _confusion_png(report, args.confusion_png)
-    text = json.dumps(report, indent=2) + "\n" if args.json else _report_text(report, type(loaded.model).__name__)
-    if args.output:
-        with atomic_output(args.output, "w") as f:
-            f.write(text)
-    else:
-        sys.stdout.write(text)
+        _say(args, f"nbgpu evaluate: confusion matrix of {k} classes -> {args.confusion_png}")
     return 0
 
 
@@ -371,9 +357,9 @@ def environment():
     import importlib.metadata as md
     import platform
 
-    import nbgpu
+    from .._array.devices import gpu_array_like
 
-    out = {"nbgpu": nbgpu.__version__, "python": platform.python_version()}
+    out = {"nbgpu": __version__, "python": platform.python_version()}
     for dist in ("numpy", "scipy", "scikit-learn", "array-api-compat", "cupy-cuda12x", "cupy-cuda13x",
                  "torch", "dask", "tqdm", "matplotlib"):
         try:
@@ -387,7 +373,11 @@ def environment():
 
 def device_description(like):
     """A readable name of the device of ``like`` (None: this CPU)."""
-    return f"CPU ({os.cpu_count()} cores)" if like is None else f"GPU {device_name(like)}"
+    if like is None:
+        return f"CPU ({os.cpu_count()} cores)"
+    from .._array.devices import device_name
+
+    return f"GPU {device_name(like)}"
 
 
 def cmd_info(args):
@@ -452,14 +442,13 @@ def cmd_bench(args):
 # --------------------------------------------------------------------------- #
 def build_parser():
     """The argparse parser of the ``nbgpu`` command."""
-    import nbgpu
-
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="nbgpu",
         description="Naive Bayes on CPU and GPU: train, predict and evaluate from files.",
-        epilog="Run 'nbgpu COMMAND --help' for the options of a command.",
+        epilog="Run 'nbgpu COMMAND --help' for the options of a command. Exit status: 0 done, "
+               "1 a file could not be used, 2 the command was called wrong, 130/143 interrupted/terminated.",
     )
-    parser.add_argument("--version", action="version", version=f"nbgpu {nbgpu.__version__}")
+    parser.add_argument("--version", action="version", version=f"nbgpu {__version__}")
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--device", choices=("auto", "cpu", "gpu"), default="auto",
                         help="where to compute: auto = the GPU if cupy finds one, else the CPU")
@@ -467,28 +456,29 @@ def build_parser():
     data = argparse.ArgumentParser(add_help=False)
     data.add_argument("--format", choices=("auto", *FORMATS), default="auto",
                       help="input format (default: from the extension: .svm/.svmlight/.libsvm, .npz, .csv, .jsonl)")
-    data.add_argument("--chunk-mb", type=_positive_float, default=CHUNK_BYTES / 2**20,
-                      help="MiB of file read per chunk (bounds memory; default %(default)g)")
+    data.add_argument("--chunk-mb", type=chunk_bytes, default=CHUNK_BYTES, metavar="MIB",
+                      help=f"MiB of file read per chunk (bounds memory; default {CHUNK_BYTES / 2**20:g})")
     data.add_argument("--dtype", choices=("float32", "float64"), default="float64",
                       help="float type of the features (default %(default)s)")
     data.add_argument("--label-column", help="CSV: name or index of the label column (default: 'label', else the last)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("train", parents=[common, data], help="fit a model on a data file and save it",
-                       description="Fit a model on a data file, streaming it in chunks, and save it.")
-    p.add_argument("data", help="training data file")
-    p.add_argument("-o", "--output", required=True, help="model file to write")
+                       description="Fit a model on a data file, reading it once in chunks, and save it.")
+    p.add_argument("data", help="training data file (a FIFO or /dev/stdin too, except .npz)")
+    p.add_argument("-o", "--output", required=True, help="model file to write ('-': standard output)")
     p.add_argument("--model", choices=tuple(MODELS), default="multinomial", help="naive Bayes model (default %(default)s)")
-    for name, kwargs in _PARAMS.items():
-        p.add_argument("--" + name.replace("_", "-"), dest=name, default=argparse.SUPPRESS, **kwargs)
-    p.add_argument("--classes", help="comma-separated class labels (skips the labels pass with --n-features)")
-    p.add_argument("--n-features", type=_positive_int, help="number of features (svmlight: skips the scan)")
+    p.add_argument("--classes", help="comma-separated class labels (default: the labels found in the file)")
+    p.add_argument("--n-features", type=feature_count,
+                   help="svmlight: number of features (default: the largest index found, +1 if zero-based)")
     p.add_argument("--zero-based", choices=("auto", "yes", "no"), default="auto",
-                   help="svmlight: whether feature indices start at 0 (auto: scikit-learn's rule over the whole file)")
+                   help="svmlight: whether feature indices start at 0 (auto: scikit-learn's rule, "
+                        "zero-based if an index 0 appears anywhere in the file)")
+    add_parameter_flags(p)
     text = p.add_argument_group("text (JSON lines)")
-    text.add_argument("--hash-features", type=_positive_int, default=TEXT_DEFAULTS["n_features"],
+    text.add_argument("--hash-features", type=feature_count, default=TEXT_DEFAULTS["n_features"],
                       help="HashingVectorizer n_features (default %(default)s)")
-    text.add_argument("--ngram-range", type=_ngram_range, default=[1, 1], metavar="MIN,MAX", help="word n-grams (default 1,1)")
+    text.add_argument("--ngram-range", type=ngram_range, default=[1, 1], metavar="MIN,MAX", help="word n-grams (default 1,1)")
     text.add_argument("--no-lowercase", action="store_true", help="keep case")
     text.add_argument("--stop-words", choices=("english",), help="drop English stop words")
     text.add_argument("--binary-counts", action="store_true", help="count presence (0/1) instead of occurrences")
@@ -499,13 +489,15 @@ def build_parser():
         p = sub.add_parser(name, parents=[common, data], help=what, description=what[0].upper() + what[1:] + ".")
         p.add_argument("model_file", metavar="MODEL", help="model file written by 'nbgpu train' or nbgpu.save")
         p.add_argument("data", help="data file")
-        p.add_argument("-o", "--output", help="write here (atomically) instead of stdout")
+        p.add_argument("-o", "--output", help="write here (atomically) instead of stdout ('-': stdout)")
         p.set_defaults(func=func)
         if name == "predict":
             p.add_argument("--proba", action="store_true", help="CSV of the prediction and every class probability")
         else:
             p.add_argument("--json", action="store_true", help="machine-readable JSON report")
             p.add_argument("--confusion-png", metavar="PNG", help="also draw the confusion matrix (matplotlib)")
+            p.add_argument("--confusion-normalize", action="store_true",
+                           help="draw each true class's row as shares of its total (recall per class)")
 
     p = sub.add_parser("info", help="library versions and devices, or what a model file holds",
                        description="Without MODEL: versions and devices. With MODEL: what the file holds.")
@@ -516,7 +508,7 @@ def build_parser():
     p = sub.add_parser("compare", parents=[common], help="all five models against scikit-learn on bundled datasets",
                        description="Fit the five models on iris, wine, breast_cancer and digits on the best device "
                                    "present and print accuracy and fit/predict time next to scikit-learn's.")
-    p.add_argument("--repeats", type=_positive_int, default=5, help="timing repeats; the best is shown (default %(default)s)")
+    p.add_argument("--repeats", type=positive_int, default=5, help="timing repeats; the best is shown (default %(default)s)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_compare)
 
@@ -525,29 +517,47 @@ def build_parser():
     return parser
 
 
+def _error_line(prog, exc):
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    print(f"{prog}: error: {text}", file=sys.stderr)
+
+
 def main(argv=None):
     """Run the ``nbgpu`` command; return its exit status."""
+    with terminate_like_interrupt():
+        try:
+            return _run(argv)
+        except (KeyboardInterrupt, Terminated) as exc:
+            return report_signal(exc)
+
+
+def _run(argv):
     parser = build_parser()
-    args, extra = parser.parse_known_args(argv)
-    if args.command == "bench":
-        args.bench_args = extra
-    elif extra:
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    try:
+        args, extra = parser.parse_known_args(argv)
+        if args.command != "bench" and extra:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    except UsageError as exc:
+        _error_line(exc.prog, exc)
+        return USAGE_STATUS
+    except SystemExit as exc:  # --help, --version
+        return exc.code
+    args.bench_args = extra
     if args.command is None:
         parser.print_help()
         return 0
+    prog = f"nbgpu {args.command}"
     try:
         return args.func(args)
-    except KeyboardInterrupt:
-        print("nbgpu: interrupted", file=sys.stderr)
-        return 130
     except BrokenPipeError:
         # The reader of our output went away (e.g. `| head`): not an error.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except UsageError as exc:
+        _error_line(prog, exc)
+        return USAGE_STATUS
     except Exception as exc:  # one line, no traceback (NBGPU_DEBUG=1 shows it)
         if os.environ.get("NBGPU_DEBUG"):
             raise
-        text = " ".join(str(exc).split()) or type(exc).__name__
-        print(f"nbgpu {args.command}: error: {text}", file=sys.stderr)
+        _error_line(prog, exc)
         return 1

@@ -1,15 +1,23 @@
-"""Reading training and scoring data from files, in chunks.
+"""Reading training and scoring data from files, in chunks, in one pass.
 
-Every reader yields ``(X, y)`` chunks of about ``chunk_bytes`` of file, so a
-file larger than memory streams through ``partial_fit``:
+A reader splits its file into blocks of about ``chunk_bytes`` that end at a
+line end (:meth:`blocks`, cheap: it only reads) and turns a block into a
+:class:`Chunk` (:meth:`parse`: decoding, parsing, vectorising, the costly
+part). :func:`parsed_chunks` runs both in a background thread, a bounded
+queue ahead of the caller, so that the file is read and parsed while the
+previous chunk is fitted or scored, and memory holds a few chunks, never the
+file. Formats:
 
-- svmlight / libsvm: scikit-learn's ``load_svmlight_file`` with ``offset``
-  and ``length`` (every line belongs to exactly one byte range);
+- svmlight / libsvm: each block parsed by scikit-learn's ``load_svmlight_file``;
 - ``.npz``: a scipy sparse matrix (the arrays ``scipy.sparse.save_npz``
-  writes) or a dense array ``X``, with labels ``y``; read whole, chunked by rows;
-- CSV: dense features and a label column (header row optional);
-- JSON lines ``{"text": ..., "label": ...}``: vectorised chunk by chunk with
-  scikit-learn's ``HashingVectorizer``.
+  writes) or a dense array ``X``, with labels ``y``; read whole (a zip
+  archive cannot be streamed), chunked by rows;
+- CSV: dense features and a label column (header row optional; an empty
+  field is a missing value, NaN);
+- JSON lines ``{"text": ..., "label": ...}``: vectorised chunk by chunk.
+
+Blocks are read with plain ``read`` calls, so a FIFO or ``/dev/stdin``
+works as well as a file (everything but ``.npz``).
 
 Errors are ValueErrors whose message names the file (and the line where
 there is one), for the command line to print as one line.
@@ -18,15 +26,14 @@ there is one), for the command line to print as one line.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
+import stat
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
-
-from .._array.sparse import host_sparse
-from .._interop.progress import progress
-from .._interop.streaming import svmlight_byte_ranges
 
 FORMATS = ("svmlight", "npz", "csv", "jsonl")
 _SUFFIXES = {
@@ -36,6 +43,8 @@ _SUFFIXES = {
 CHUNK_BYTES = 64 * 2**20
 # Text vectorizer defaults for naive Bayes: raw counts, no sign flipping.
 TEXT_DEFAULTS = {"n_features": 2**20, "alternate_sign": False, "norm": None}
+# scikit-learn's svmlight parser reads feature indices as C ints.
+MAX_SVMLIGHT_INDEX = 2**31 - 1
 
 
 # --------------------------------------------------------------------------- #
@@ -49,7 +58,7 @@ def typed_labels(values):
     if a.dtype.kind in "US":
         try:
             return a.astype(np.int64)
-        except ValueError:
+        except (ValueError, OverflowError):
             return a.astype(str)
     return a
 
@@ -62,7 +71,7 @@ def align_labels(y, classes, *, where):
     if y.dtype.kind != classes.dtype.kind:
         try:
             converted = y.astype(classes.dtype) if classes.dtype.kind in "US" else y.astype(classes.dtype.type)
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, OverflowError):
             converted = None
         if converted is not None and y.dtype.kind == "f" and not np.all(converted == y):
             converted = None  # e.g. 1.5 would truncate to 1
@@ -78,102 +87,212 @@ def align_labels(y, classes, *, where):
 
 
 # --------------------------------------------------------------------------- #
-# Readers
+# Blocks and chunks
 # --------------------------------------------------------------------------- #
-class Scan:
-    """What a first pass over a training file finds."""
+class Block(NamedTuple):
+    """Whole lines of a file: ``data`` starts at line ``first`` (1-based)."""
 
-    def __init__(self, classes, n_features, n_rows):
-        self.classes, self.n_features, self.n_rows = classes, n_features, n_rows
+    data: bytes
+    first: int
+    nbytes: int  # bytes of file this block stands for (for progress)
 
 
-def _line_chunks(path, chunk_bytes):
-    """``(first line number, [lines])`` of about ``chunk_bytes`` each, blank lines dropped."""
-    lines, size, first, number = [], 0, 1, 0
+class Chunk(NamedTuple):
+    """A parsed block: features, labels as read (None where the file has
+    none), the line range (None for .npz) and the bytes of file it came from."""
+
+    X: object
+    y: object
+    lines: tuple
+    nbytes: int
+
+
+def _line_range(block):
+    """(first, last) line numbers of ``block``."""
+    data = block.data
+    return block.first, block.first + max(data.count(b"\n") - (1 if data.endswith(b"\n") else 0), 0)
+
+
+def lines_where(path, lines):
+    """``path lines A-B`` (``path`` alone where lines mean nothing, e.g. .npz)."""
+    if lines is None:
+        return str(path)
+    first, last = lines
+    return f"{path} line {first}" if last == first else f"{path} lines {first}-{last}"
+
+
+def read_blocks(path, chunk_bytes, *, min_lines=1):
+    """:class:`Block` s of about ``chunk_bytes`` that end at a line end.
+
+    A line longer than ``chunk_bytes`` is one block. The first block holds at
+    least ``min_lines`` lines (a CSV header needs the row after it). Works on
+    anything ``open`` can read sequentially (files, FIFOs, /dev/stdin).
+    """
+    first, pending = 1, b""
+    want = min_lines
     with open(path, "rb") as f:
-        for number, raw in enumerate(f, start=1):
-            if not lines:
-                first = number
-            if raw.strip():
-                lines.append((number, raw))
-            size += len(raw)
-            if size >= chunk_bytes and lines:
-                yield first, lines
-                lines, size = [], 0
-    if lines:
-        yield first, lines
+        while True:
+            data = f.read(chunk_bytes)
+            if not data:
+                break
+            data = pending + data
+            cut = data.rfind(b"\n") + 1
+            if cut == 0 or data.count(b"\n", 0, cut) < want:
+                pending = data  # no complete line yet, or the first block is too short
+                continue
+            block, pending = data[:cut], data[cut:]
+            want = 1
+            yield Block(block, first, len(block))
+            first += block.count(b"\n")
+    if pending:
+        yield Block(pending, first, len(pending))
 
 
+def _decoded(path, block):
+    try:
+        return block.data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = block.first + block.data.count(b"\n", 0, exc.start)
+        msg = f"{path} line {line}: not valid UTF-8 text (byte {block.data[exc.start]:#04x})"
+        raise ValueError(msg) from None
+
+
+def _is_number(text):
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+# --------------------------------------------------------------------------- #
+# svmlight / libsvm
+# --------------------------------------------------------------------------- #
 class SvmlightReader:
-    """svmlight/libsvm files, in byte ranges."""
+    """svmlight/libsvm text: ``label index:value ...`` per line.
+
+    :meth:`parse` gives every chunk with the file's own indices as columns
+    (``X[:, i]`` is index ``i``) and its width as the largest index + 1;
+    :meth:`layout` then applies the indexing base (``zero_based``) and the
+    number of features of the model.
+    """
 
     format = "svmlight"
 
-    def __init__(self, path, *, chunk_bytes=CHUNK_BYTES, dtype=np.float64, zero_based=None):
+    def __init__(self, path, *, chunk_bytes=CHUNK_BYTES, dtype=np.float64, zero_based=None, **_):
         self.path, self.chunk_bytes, self.dtype = path, int(chunk_bytes), dtype
-        self.zero_based = zero_based  # None: decided by scan() (scikit-learn's rule)
+        self.zero_based = zero_based  # None: decided while reading (scikit-learn's rule)
 
     @property
     def settings(self):
-        return {"format": self.format, "zero_based": True if self.zero_based is None else self.zero_based}
+        return {"format": self.format, "zero_based": True if self.zero_based is None else bool(self.zero_based)}
 
-    def _ranges(self, n_features, zero_based):
-        return svmlight_byte_ranges(
-            self.path, n_features=n_features, chunk_bytes=self.chunk_bytes, dtype=self.dtype, zero_based=zero_based
-        )
+    def blocks(self):
+        return read_blocks(self.path, self.chunk_bytes)
 
-    def scan(self, *, quiet=False):
-        bar = progress(f"scanning {Path(self.path).name}", quiet=quiet)
-        labels, low, high, rows = [], None, -1, 0
-        for X, y in self._ranges(2**40, True):
-            labels.append(np.unique(y))
-            if X.nnz:
-                low = int(X.indices.min()) if low is None else min(low, int(X.indices.min()))
-                high = max(high, int(X.indices.max()))
-            rows += X.shape[0]
-            bar.update(X.shape[0])
-        bar.close()
-        if rows == 0:
-            raise ValueError(f"{self.path} holds no data rows")
-        if self.zero_based is None:
-            self.zero_based = low == 0 if low is not None else True
-        n_features = max(high + (1 if self.zero_based else 0), 1)
-        return Scan(typed_labels(np.unique(np.concatenate(labels))), n_features, rows)
+    def parse(self, block, *, labels=True):
+        from sklearn.datasets import load_svmlight_file
 
-    def batches(self, *, n_features, labels=True):
-        zero_based = True if self.zero_based is None else self.zero_based
-        for X, y in self._ranges(n_features, zero_based):
-            yield X, typed_labels(y)
+        try:
+            X, y = load_svmlight_file(io.BytesIO(block.data), zero_based=True, dtype=self.dtype)
+        except (ValueError, OverflowError) as exc:
+            raise self._error(block, exc) from None
+        if y.shape[0] and not np.all(np.isfinite(y)):
+            msg = f"{lines_where(self.path, _line_range(block))}: a label is NaN or infinite"
+            raise ValueError(msg)
+        return Chunk(X, y, _line_range(block), block.nbytes)
+
+    def _error(self, block, exc):
+        """The first bad line of ``block``, and why."""
+        from sklearn.datasets import load_svmlight_file
+
+        for offset, line in enumerate(block.data.splitlines(keepends=True)):
+            try:
+                load_svmlight_file(io.BytesIO(line), zero_based=True, n_features=1)
+            except OverflowError:
+                reason = f"a feature index is larger than {MAX_SVMLIGHT_INDEX}"
+            except ValueError as line_exc:
+                if "n_features was set" in str(line_exc):
+                    continue
+                reason = str(line_exc).replace(" in SVMlight/LibSVM data file", "")
+            else:
+                continue
+            return ValueError(f"{self.path} line {block.first + offset}: not a valid svmlight/libsvm line ({reason})")
+        return ValueError(f"{lines_where(self.path, _line_range(block))}: not a valid svmlight/libsvm file ({exc})")
+
+    def layout(self, chunk, *, zero_based, n_features):
+        """``chunk.X`` with indices shifted to ``zero_based`` and ``n_features`` columns."""
+        X = chunk.X
+        if not zero_based and X.nnz:
+            if X.indices.min() == 0:
+                where = lines_where(self.path, chunk.lines)
+                msg = f"{where}: feature index 0 in a file read as one-based (--zero-based yes reads it)"
+                raise ValueError(msg)
+            X = _csr(X.data, X.indices - 1, X.indptr, X.shape[0], X.shape[1] - 1)
+        elif not zero_based:
+            X = _csr(X.data, X.indices, X.indptr, X.shape[0], max(X.shape[1] - 1, 0))
+        if X.shape[1] > n_features:
+            top = int(X.indices.max()) + (0 if zero_based else 1)
+            where = lines_where(self.path, chunk.lines)
+            msg = f"{where}: more features than the {n_features} the model has (feature index {top})"
+            raise ValueError(msg)
+        if X.shape[1] < n_features:
+            X = _csr(X.data, X.indices, X.indptr, X.shape[0], n_features)
+        return X
 
 
+def _csr(data, indices, indptr, n_rows, n_columns):
+    import scipy.sparse as sp
+
+    return sp.csr_matrix((data, indices, indptr), shape=(n_rows, n_columns))
+
+
+def min_index(X):
+    """Smallest stored column index of a CSR chunk (None if it stores nothing)."""
+    return int(X.indices.min()) if X.nnz else None
+
+
+# --------------------------------------------------------------------------- #
+# .npz
+# --------------------------------------------------------------------------- #
 class NpzReader:
     """``.npz`` archives: a scipy sparse matrix or a dense ``X``, with labels ``y``."""
 
     format = "npz"
 
-    def __init__(self, path, *, chunk_bytes=CHUNK_BYTES, **_):
-        self.path, self.chunk_bytes = path, int(chunk_bytes)
-        self._data = None
+    def __init__(self, path, *, chunk_bytes=CHUNK_BYTES, dtype=np.float64, **_):
+        self.path, self.chunk_bytes, self.dtype = path, int(chunk_bytes), dtype
 
     settings = property(lambda self: {"format": self.format})
 
     def _load(self):
-        if self._data is not None:
-            return self._data
+        from .._array.sparse import host_sparse
+
         try:
             with np.load(self.path, allow_pickle=False) as archive:
                 arrays = {k: archive[k] for k in archive.files}
-        except Exception as exc:  # not a zip, object arrays, truncated...
-            msg = f"{self.path} is not a readable .npz archive of arrays ({exc})"
-            raise ValueError(msg) from exc
+        except ValueError as exc:
+            # numpy's messages suggest allow_pickle=True: never the advice for a file of unknown origin.
+            if "object arrays" in str(exc).lower():
+                msg = f"{self.path} holds object arrays; only numeric and string arrays are read"
+            elif "pickle" in str(exc).lower():
+                msg = f"{self.path} is not a readable .npz archive (not a zip archive of .npy arrays)"
+            else:
+                msg = f"{self.path} is not a readable .npz archive of arrays ({exc})"
+            raise ValueError(msg) from None
+        except Exception as exc:  # not a zip, truncated...
+            msg = f"{self.path} is not a readable .npz archive of arrays ({type(exc).__name__}: {exc})"
+            raise ValueError(msg) from None
         if {"data", "indices", "indptr", "shape"} <= set(arrays):
             fmt = arrays.get("format", np.array("csr"))
-            fmt = fmt.item().decode() if fmt.dtype.kind == "S" else str(fmt)
+            fmt = fmt.item().decode(errors="replace") if fmt.dtype.kind == "S" else str(fmt)
+            if fmt not in ("csr", "csc"):
+                raise ValueError(f"{self.path}: sparse format {fmt!r}; csr or csc expected")
             try:
                 X = host_sparse(fmt, arrays["data"], arrays["indices"], arrays["indptr"], arrays["shape"]).tocsr()
             except Exception as exc:
                 msg = f"{self.path}: its sparse matrix arrays are inconsistent ({exc})"
-                raise ValueError(msg) from exc
+                raise ValueError(msg) from None
         elif "X" in arrays:
             X = arrays["X"]
             if X.ndim != 2:
@@ -181,78 +300,95 @@ class NpzReader:
                 raise ValueError(msg)
         else:
             msg = (
-                f"{self.path} holds arrays {sorted(arrays)}; expected a sparse matrix "
+                f"{self.path} holds arrays {sorted(arrays)[:10]}; expected a sparse matrix "
                 "(data, indices, indptr, shape, format: what scipy.sparse.save_npz writes) "
                 "or a dense array `X`, and labels `y`"
             )
             raise ValueError(msg)
+        if X.dtype.kind not in "biuf":
+            raise ValueError(f"{self.path}: features of dtype {X.dtype}; numbers expected")
         y = arrays.get("y")
-        if y is not None and y.shape != (X.shape[0],):
-            msg = f"{self.path}: `y` has shape {y.shape} but X has {X.shape[0]} rows"
+        if y is not None and (y.shape != (X.shape[0],) or y.dtype.kind not in "biufUS"):
+            msg = f"{self.path}: `y` must be {X.shape[0]} numbers or strings (one per row); got {y.dtype} of shape {y.shape}"
             raise ValueError(msg)
+        if y is not None and y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+            raise ValueError(f"{self.path}: a label in `y` is NaN or infinite")
+        if y is not None and y.dtype.kind == "S":
+            y = y.astype(str)
+        return X, y
+
+    def blocks(self):
+        X, y = self._load()
         if X.shape[0] == 0:
-            raise ValueError(f"{self.path} holds no data rows")
-        self._data = X, y
-        return self._data
-
-    def scan(self, *, quiet=False):
-        X, y = self._load()
-        if y is None:
-            raise ValueError(f"{self.path} holds no labels `y`; training needs them")
-        return Scan(np.unique(y), X.shape[1], X.shape[0])
-
-    def batches(self, *, n_features, labels=True):
-        X, y = self._load()
-        if X.shape[1] != n_features:
-            msg = f"{self.path} has {X.shape[1]} features but the model expects {n_features}"
-            raise ValueError(msg)
-        if labels and y is None:
-            raise ValueError(f"{self.path} holds no labels `y`")
-        row_bytes = max(1, (X.nnz if hasattr(X, "nnz") else X.size) * 12 // max(X.shape[0], 1))
+            return
+        row_bytes = max(1, (X.nnz if hasattr(X, "nnz") else X.size) * 12 // X.shape[0])
         step = max(1, self.chunk_bytes // row_bytes)
+        size = os.path.getsize(self.path)
         for start in range(0, X.shape[0], step):
-            yield X[start : start + step], None if y is None else y[start : start + step]
+            stop = min(start + step, X.shape[0])
+            part = size * stop // X.shape[0] - size * start // X.shape[0]
+            yield Chunk(X[start:stop], None if y is None else y[start:stop], None, part)
+
+    def parse(self, block, *, labels=True):
+        if labels and block.y is None:
+            raise ValueError(f"{self.path} holds no labels `y`")
+        return block._replace(X=block.X.astype(self.dtype, copy=False))
+
+    def layout(self, chunk, *, n_features, **_):
+        if chunk.X.shape[1] != n_features:
+            msg = f"{self.path} has {chunk.X.shape[1]} features but the model expects {n_features}"
+            raise ValueError(msg)
+        return chunk.X
 
 
+# --------------------------------------------------------------------------- #
+# CSV
+# --------------------------------------------------------------------------- #
 class CsvReader:
-    """CSV with dense numeric features and one label column; header optional."""
+    """CSV with dense numeric features and one label column; header optional.
+
+    The label column is ``--label-column`` (a name or an index), else the
+    column named ``label``, else the last one (:attr:`label_note` says so).
+    """
 
     format = "csv"
 
-    def __init__(self, path, *, chunk_bytes=CHUNK_BYTES, dtype=np.float64, label_column=None, **_):
+    def __init__(self, path, *, chunk_bytes=CHUNK_BYTES, dtype=np.float64, label_column=None, n_features=None, **_):
         self.path, self.chunk_bytes, self.dtype = path, int(chunk_bytes), dtype
         self.label_column = label_column
-        self._layout = None
+        self.n_features = n_features  # a model's: the label column is then optional
+        self.names = None  # column names (from the header or 0, 1, ...) once the first block is read
+        self.has_header = None
+        self.label_note = None
 
     @property
     def settings(self):
         return {"format": self.format, "label_column": self.label_column}
 
-    def _head(self):
-        """(has_header, column names) from the first two lines."""
-        if self._layout is None:
-            rows = []
-            with open(self.path, newline="", encoding="utf-8") as f:
-                for row in csv.reader(f):
-                    if row:
-                        rows.append(row)
-                    if len(rows) == 2:
-                        break
-            if not rows:
-                raise ValueError(f"{self.path} holds no data rows")
-            first = rows[0]
-            numeric = [_is_number(v) for v in first]
-            if len(rows) == 2:
-                has_header = any(_is_number(b) and not a for a, b in zip(numeric, rows[1]))
-            else:
-                has_header = not any(numeric)
-            names = [v.strip() for v in first] if has_header else [str(i) for i in range(len(first))]
-            self._layout = has_header, names
-        return self._layout
+    def blocks(self):
+        return read_blocks(self.path, self.chunk_bytes, min_lines=2)
 
-    def _label_index(self, n_features):
+    def _rows(self, text, first):
+        rows, numbers = [], []
+        for offset, row in enumerate(csv.reader(io.StringIO(text))):
+            if row and any(v.strip() for v in row):
+                rows.append([v.strip() for v in row])
+                numbers.append(first + offset)
+        return rows, numbers
+
+    def _learn_header(self, rows):
+        first = rows[0]
+        numeric = [_is_number(v) or not v for v in first]
+        if len(rows) >= 2:
+            has_header = any(_is_number(b) and not a for a, b in zip(numeric, rows[1]))
+        else:
+            has_header = not any(numeric)
+        self.has_header = has_header
+        self.names = list(first) if has_header else [str(i) for i in range(len(first))]
+
+    def label_index(self):
         """Index of the label column, or None when the file has only features."""
-        has_header, names = self._head()
+        names, n_features = self.names, self.n_features
         n_columns = len(names)
         if n_features is not None and n_columns == n_features:
             return None
@@ -266,8 +402,15 @@ class CsvReader:
             raise ValueError(f"{self.path} needs at least one feature column and a label column")
         column = self.label_column
         if column is None:
-            return names.index("label") if has_header and "label" in names else n_columns - 1
-        if has_header and column in names:
+            if self.has_header and "label" in names:
+                return names.index("label")
+            shown = f"'{names[-1]}'" if self.has_header else str(n_columns - 1)
+            self.label_note = (
+                f"{self.path}: no column named 'label'; the last column ({shown}) is taken as "
+                "the label (--label-column chooses another)"
+            )
+            return n_columns - 1
+        if self.has_header and column in names:
             return names.index(column)
         try:
             index = int(column)
@@ -278,52 +421,53 @@ class CsvReader:
             raise ValueError(msg)
         return index % n_columns
 
-    def _chunks(self, n_features):
-        has_header, names = self._head()
-        label = self._label_index(n_features)
-        skip = 1 if has_header else 0
-        for first, lines in _line_chunks(self.path, self.chunk_bytes):
-            if skip:
-                lines, skip = lines[1:], 0
-                if not lines:
-                    continue
-            text = [raw.decode("utf-8", errors="replace") for _, raw in lines]
-            rows = list(csv.reader(text))
-            for (number, _), row in zip(lines, rows):
-                if len(row) != len(names):
-                    msg = f"{self.path} line {number}: {len(row)} fields where the first row has {len(names)}"
-                    raise ValueError(msg)
-            table = np.array(rows, dtype=str)
-            features = table if label is None else np.delete(table, label, axis=1)
-            try:
-                X = features.astype(self.dtype)
-            except ValueError as exc:
-                msg = f"{self.path} lines {lines[0][0]}-{lines[-1][0]}: feature values must be numbers ({exc})"
-                raise ValueError(msg) from exc
-            yield X, None if label is None else np.char.strip(table[:, label])
+    def parse(self, block, *, labels=True):
+        rows, numbers = self._rows(_decoded(self.path, block), block.first)
+        if self.names is None:
+            if not rows:
+                return Chunk(np.empty((0, 0), dtype=self.dtype), None, _line_range(block), block.nbytes)
+            self._learn_header(rows)
+            if self.has_header:
+                rows, numbers = rows[1:], numbers[1:]
+        width = len(self.names)
+        for number, row in zip(numbers, rows):
+            if len(row) != width:
+                msg = f"{self.path} line {number}: {len(row)} fields where the first row has {width}"
+                raise ValueError(msg)
+        label = self.label_index()
+        if labels and label is None:
+            raise ValueError(f"{self.path} has no label column (it has exactly {self.n_features} columns)")
+        table = np.array(rows, dtype=str).reshape(len(rows), width)
+        features = table if label is None else np.delete(table, label, axis=1)
+        features = np.where(features == "", "nan", features)  # an empty field is a missing value
+        try:
+            X = features.astype(self.dtype)
+        except ValueError as exc:
+            bad = next(i for i, row in enumerate(features) if not all(map(_is_number, row)))
+            msg = f"{self.path} line {numbers[bad]}: feature values must be numbers ({exc})"
+            raise ValueError(msg) from None
+        y = None if label is None else table[:, label]
+        if y is not None and labels and np.any(y == ""):
+            msg = f"{self.path} line {numbers[int(np.argmax(y == ''))]}: the label is empty"
+            raise ValueError(msg)
+        return Chunk(X, y, _line_range(block), block.nbytes)
 
-    def scan(self, *, quiet=False):
-        bar = progress(f"scanning {Path(self.path).name}", quiet=quiet)
-        labels, rows, width = [], 0, None
-        for X, y in self._chunks(None):
-            labels.append(np.unique(y))
-            rows += X.shape[0]
-            width = X.shape[1]
-            bar.update(X.shape[0])
-        bar.close()
-        if rows == 0:
-            raise ValueError(f"{self.path} holds no data rows")
-        return Scan(typed_labels(np.unique(np.concatenate(labels))), width, rows)
-
-    def batches(self, *, n_features, labels=True):
-        for X, y in self._chunks(n_features):
-            if labels and y is None:
-                raise ValueError(f"{self.path} has no label column (it has exactly {n_features} columns)")
-            yield X, y
+    def layout(self, chunk, *, n_features, **_):
+        if chunk.X.shape[1] != n_features:
+            msg = f"{self.path} has {chunk.X.shape[1]} feature columns but the model expects {n_features}"
+            raise ValueError(msg)
+        return chunk.X
 
 
+# --------------------------------------------------------------------------- #
+# JSON lines
+# --------------------------------------------------------------------------- #
 class JsonlReader:
-    """JSON lines ``{"text": ..., "label": ...}`` vectorised by a HashingVectorizer."""
+    """JSON lines ``{"text": ..., "label": ...}`` vectorised by a HashingVectorizer.
+
+    Labels are read as text (a number ``3`` and a string ``"3"`` are the same
+    label), then typed as every label of the command line is.
+    """
 
     format = "jsonl"
 
@@ -332,56 +476,53 @@ class JsonlReader:
 
     settings = property(lambda self: {"format": self.format})
 
-    def _records(self, need_labels):
-        for _, lines in _line_chunks(self.path, self.chunk_bytes):
-            texts, labels = [], []
-            for number, raw in lines:
-                try:
-                    record = json.loads(raw)
-                except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                    raise ValueError(f"{self.path} line {number}: not valid JSON ({exc})") from exc
-                if not isinstance(record, dict) or not isinstance(record.get("text"), str):
-                    raise ValueError(f'{self.path} line {number}: expected an object with a string "text"')
-                label = record.get("label")
-                if label is None and need_labels:
-                    raise ValueError(f'{self.path} line {number}: no "label"')
-                if label is not None and not isinstance(label, (str, int, float)):
-                    raise ValueError(f'{self.path} line {number}: "label" must be a string or a number')
-                texts.append(record["text"])
-                labels.append(label)
-            yield texts, labels
+    def blocks(self):
+        return read_blocks(self.path, self.chunk_bytes)
 
-    def scan(self, *, quiet=False):
-        bar = progress(f"scanning {Path(self.path).name}", quiet=quiet)
-        labels, rows = set(), 0
-        for texts, chunk_labels in self._records(True):
-            labels.update(chunk_labels)
-            rows += len(texts)
-            bar.update(len(texts))
-        bar.close()
-        if rows == 0:
-            raise ValueError(f"{self.path} holds no data rows")
-        kinds = {type(v) for v in labels}
-        values = sorted(labels) if len(kinds) == 1 else sorted(map(str, labels))
-        return Scan(typed_labels(values), self.vectorizer.n_features, rows)
+    def parse(self, block, *, labels=True):
+        texts, found = [], []
+        text = _decoded(self.path, block)
+        for offset, line in enumerate(text.split("\n")):
+            if not line.strip():
+                continue
+            number = block.first + offset
+            try:
+                record = json.loads(line)
+            except (json.JSONDecodeError, RecursionError) as exc:
+                raise ValueError(f"{self.path} line {number}: not valid JSON ({exc})") from None
+            if not isinstance(record, dict) or not isinstance(record.get("text"), str):
+                raise ValueError(f'{self.path} line {number}: expected an object with a string "text"')
+            label = record.get("label")
+            if label is None and labels:
+                raise ValueError(f'{self.path} line {number}: no "label"')
+            if label is not None and (not isinstance(label, (str, int, float)) or label == ""):
+                raise ValueError(f'{self.path} line {number}: "label" must be a non-empty string or a number')
+            if isinstance(label, float) and not np.isfinite(label):
+                raise ValueError(f'{self.path} line {number}: "label" is NaN or infinite')
+            texts.append(record["text"])
+            found.append(label)
+        y = None if not found or any(v is None for v in found) else np.array([_label_text(v) for v in found])
+        X = self.vectorizer.transform(texts)
+        return Chunk(X, y, _line_range(block), block.nbytes)
 
-    def batches(self, *, n_features, labels=True):
-        if n_features != self.vectorizer.n_features:
-            msg = f"the vectorizer makes {self.vectorizer.n_features} features but the model expects {n_features}"
+    def layout(self, chunk, *, n_features, **_):
+        if chunk.X.shape[1] != n_features:
+            msg = f"the vectorizer makes {chunk.X.shape[1]} features but the model expects {n_features}"
             raise ValueError(msg)
-        for texts, chunk_labels in self._records(labels):
-            y = None if any(v is None for v in chunk_labels) else np.asarray(chunk_labels)
-            yield self.vectorizer.transform(texts), y
+        return chunk.X
 
 
-def _is_number(text):
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
+def _label_text(value):
+    if isinstance(value, bool):
+        return str(value).lower()  # JSON's spelling
+    if isinstance(value, float) and value == int(value):
+        return str(int(value))  # 3.0 is the label 3
+    return str(value)
 
 
+# --------------------------------------------------------------------------- #
+# Opening a file, and reading it ahead of the caller
+# --------------------------------------------------------------------------- #
 def detect_format(path, given="auto"):
     """The format named by ``given``, or told by the file's extension."""
     if given != "auto":
@@ -396,19 +537,34 @@ def detect_format(path, given="auto"):
     return fmt
 
 
+def is_regular_file(path):
+    """True for a regular file (it can be read twice); False for FIFOs, devices."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
 def open_reader(path, fmt="auto", *, vectorizer=None, **options):
     """A reader for ``path``; ``options`` are chunk_bytes, dtype, zero_based, label_column.
 
     Raises ValueError if the file cannot be opened or its format is unknown.
     """
-    if not os.path.isfile(path):
-        msg = f"{path}: no such file" if not os.path.exists(path) else f"{path} is not a file"
-        raise ValueError(msg)
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise ValueError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise ValueError(f"{path} cannot be read ({exc.strerror})") from None
+    if stat.S_ISDIR(mode):
+        raise ValueError(f"{path} is a directory, not a file")
     if not os.access(path, os.R_OK):
         raise ValueError(f"{path}: permission denied")
-    if os.path.getsize(path) == 0:
+    if stat.S_ISREG(mode) and os.path.getsize(path) == 0:
         raise ValueError(f"{path} is empty")
     fmt = detect_format(path, fmt)
+    if fmt == "npz" and not stat.S_ISREG(mode):
+        raise ValueError(f"{path}: an .npz archive must be a regular file (a zip archive cannot be streamed)")
     if fmt == "jsonl":
         if vectorizer is None:
             raise ValueError(f"{path} is JSON-lines text, but the model was not trained on text")
@@ -416,8 +572,24 @@ def open_reader(path, fmt="auto", *, vectorizer=None, **options):
     if vectorizer is not None:
         raise ValueError(f"the model was trained on JSON-lines text; {path} is {fmt}")
     reader = {"svmlight": SvmlightReader, "npz": NpzReader, "csv": CsvReader}[fmt]
-    if fmt != "svmlight":
-        options.pop("zero_based", None)
-    if fmt != "csv":
-        options.pop("label_column", None)
     return reader(path, **options)
+
+
+def parsed_chunks(reader, *, labels, finish=None, depth=1):
+    """The parsed chunks of ``reader``, read and parsed in a background thread.
+
+    ``finish(chunk) -> chunk`` runs in that thread too (e.g. the layout of a
+    model's features). At most ``depth`` chunks wait in the queue, so the
+    file is read once and memory holds ``depth + 2`` chunks at most (one
+    being parsed, the queue, the one the caller works on). Empty chunks are
+    dropped.
+    """
+    from .._interop.streaming import _Prefetcher as Prefetcher
+
+    def produce(_, block):
+        chunk = reader.parse(block, labels=labels)
+        if chunk.X.shape[0] == 0:
+            return chunk._replace(X=None)
+        return chunk if finish is None else finish(chunk)
+
+    return Prefetcher(reader.blocks(), produce, depth)

@@ -1,0 +1,99 @@
+"""What ``nbgpu evaluate`` reports: scikit-learn's metrics, as text or JSON,
+and the confusion matrix drawn with matplotlib."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def label_text(labels):
+    return [str(v) for v in np.asarray(labels).tolist()]
+
+
+def evaluation_report(true_codes, pred_codes, log_loss_sum, classes):
+    """Accuracy, log-loss, per-class precision/recall/F1 and the confusion matrix."""
+    from sklearn.metrics import accuracy_score, classification_report, confusion_matrix
+
+    k = len(classes)
+    names = label_text(classes)
+    report = classification_report(
+        true_codes, pred_codes, labels=np.arange(k), target_names=names, output_dict=True, zero_division=0
+    )
+    per_class = {name: report.pop(name) for name in names}
+    report.pop("accuracy", None)
+    return {
+        "rows": int(true_codes.shape[0]),
+        "accuracy": float(accuracy_score(true_codes, pred_codes)),
+        "log_loss": log_loss_sum / true_codes.shape[0],
+        "classes": names,
+        "per_class": per_class,
+        "averages": report,
+        "confusion_matrix": confusion_matrix(true_codes, pred_codes, labels=np.arange(k)).tolist(),
+    }
+
+
+def report_text(report, model_name):
+    width = max(12, *(len(c) for c in report["classes"]))
+    lines = [
+        f"model: {model_name}",
+        f"rows: {report['rows']}",
+        f"accuracy: {report['accuracy']:.4f}",
+        f"log-loss: {report['log_loss']:.4f}",
+        "",
+        f"{'class':>{width}}  precision     recall         f1    support",
+    ]
+    rows = list(report["per_class"].items()) + list(report["averages"].items())
+    for name, m in rows:
+        lines.append(
+            f"{name:>{width}}  {m['precision']:9.4f}  {m['recall']:9.4f}  {m['f1-score']:9.4f}  {int(m['support']):9d}"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _short(name, most=24):
+    return name if len(name) <= most else name[: most - 1] + "…"
+
+
+def confusion_figure(report, *, normalize=False):
+    """A matplotlib figure of the confusion matrix that stays readable with
+    many classes: its size grows with them (up to 40 inches), tick labels
+    shrink and the predicted-class labels are rotated, long labels are cut,
+    counts are written in the cells only up to 30 classes, and a colour bar
+    gives the scale. ``normalize``: every row divided by its total (the
+    share of each true class predicted as each class; a row of recall)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from sklearn.metrics import ConfusionMatrixDisplay
+
+    matrix = np.asarray(report["confusion_matrix"], dtype=np.float64)
+    if normalize:
+        totals = matrix.sum(axis=1, keepdims=True)
+        matrix = np.divide(matrix, totals, out=np.zeros_like(matrix), where=totals > 0)
+    k = matrix.shape[0]
+    side = float(np.clip(3 + 0.3 * k, 6, 40))
+    font = float(np.clip(300 / max(k, 1), 4, 10))
+    fig, ax = plt.subplots(figsize=(side + 1.5, side), layout="constrained")
+    labels = [_short(c) for c in report["classes"]]
+    display = ConfusionMatrixDisplay(matrix if normalize else matrix.astype(np.int64), display_labels=labels)
+    display.plot(
+        ax=ax, colorbar=True, include_values=k <= 30, values_format=".2f" if normalize else "d",
+        xticks_rotation="vertical" if k > 8 or max(map(len, labels)) > 6 else "horizontal",
+    )
+    ax.tick_params(labelsize=font)
+    if display.text_ is not None:
+        for text in display.text_.ravel():
+            text.set_fontsize(font)
+    what = "share of each true class" if normalize else "rows"
+    ax.set_title(f"accuracy {report['accuracy']:.4f} on {report['rows']} rows ({what})", fontsize=max(font, 8))
+    return fig
+
+
+def write_png(fig, f):
+    import matplotlib.pyplot as plt
+
+    try:
+        fig.savefig(f, format="png", dpi=100)
+    finally:
+        plt.close(fig)

@@ -1,0 +1,47 @@
+"""Ending the ``nbgpu`` command on a signal: SIGTERM is handled like Ctrl-C.
+
+Python turns SIGINT into ``KeyboardInterrupt``; :func:`terminate_like_interrupt`
+turns SIGTERM into :class:`Terminated`, so both unwind the stack and every
+``atomic_output`` removes its temporary file on the way out. Standard library
+only: the command installs it before its heavier modules load.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import sys
+import threading
+
+# Exit statuses of a process ended by SIGINT / SIGTERM (128 + signal number), as shells report them.
+INTERRUPTED = 128 + signal.SIGINT
+TERMINATED = 128 + signal.SIGTERM
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived (a BaseException, like KeyboardInterrupt, so that
+    ``except Exception`` blocks do not swallow it)."""
+
+
+def _raise_terminated(signum, frame):
+    raise Terminated
+
+
+@contextlib.contextmanager
+def terminate_like_interrupt():
+    """Within the block, SIGTERM raises :class:`Terminated` (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def report_signal(exc):
+    """Print the one line for an interrupted or terminated run; return its exit status."""
+    terminated = isinstance(exc, Terminated)
+    print("nbgpu: terminated" if terminated else "nbgpu: interrupted", file=sys.stderr)
+    return TERMINATED if terminated else INTERRUPTED

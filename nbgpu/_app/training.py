@@ -1,0 +1,266 @@
+"""Training a model from a data file in one pass.
+
+The file is read and parsed in a background thread (``readers.parsed_chunks``)
+while the previous chunk is fitted. What a first pass used to find is
+learned on the way:
+
+- Classes. Every chunk is fitted with ``partial_fit``; a chunk whose labels
+  are all known goes into the running model, a chunk that brings new labels
+  is fitted as a model of its own and merged into the running one (a merge
+  of models with different classes: their union). ``--classes`` fixes them.
+- Label type. Labels read as text are integers while every label seen is a
+  whole number; a later non-numeric label makes them all strings.
+- svmlight features. Without ``--n-features`` the model has as many features
+  as the largest index seen (+1 when zero-based); a chunk with a larger index
+  is fitted as a model of that width and merged (rows fitted before have
+  zeros there, as in the file). Without ``--zero-based`` the file is
+  one-based unless an index 0 appears (scikit-learn's rule, over the file).
+
+Where the running model cannot absorb a chunk (``merge`` refuses models of
+different classes or widths, or the label type or indexing base changes
+after chunks were fitted), the rest of the file is read for its labels and
+indices only and a second pass fits the model with everything known. A file
+that cannot be read twice (a FIFO, standard input) then needs ``--classes``
+(and ``--n-features``).
+
+Parameters that hold one value per class (``class_prior``, ``priors``,
+``loss_matrix``) are set once the classes are known, at the end.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import NamedTuple
+
+import numpy as np
+
+from .readers import (
+    align_labels,
+    is_regular_file,
+    lines_where,
+    min_index,
+    parsed_chunks,
+    typed_labels,
+)
+
+# Parameters whose length is the number of classes.
+PER_CLASS_PARAMETERS = ("class_prior", "priors", "loss_matrix")
+
+
+class Trained(NamedTuple):
+    model: object
+    rows: int
+    passes: int
+    zero_based: object  # svmlight: the indexing base used; else None
+
+
+class _SecondPassNeeded(Exception):
+    """The running model cannot take this chunk; the message says why."""
+
+
+class _Seen:
+    """Labels and svmlight indices of every chunk read: enough for a second pass."""
+
+    def __init__(self):
+        self.labels, self.low, self.width, self.rows = [], None, 0, 0
+
+    def add(self, chunk):
+        self.rows += chunk.X.shape[0]
+        self.labels.append(np.unique(chunk.y))
+        low = min_index(chunk.X) if hasattr(chunk.X, "indices") else None
+        if low is not None:
+            self.low = low if self.low is None else min(self.low, low)
+        self.width = max(self.width, chunk.X.shape[1])
+
+    def classes(self):
+        return typed_labels(np.unique(np.concatenate(self.labels)))
+
+
+def _model_bytes(model_name, n_classes, n_features):
+    """About the bytes a fitted model of this size holds (statistics, parameters, weights)."""
+    per_class = n_features * n_features if model_name == "NormalBayesClassifier" else n_features
+    return 8 * 4 * n_classes * per_class
+
+
+def _check_size(estimator, n_classes, n_features, where):
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return
+    need = _model_bytes(type(estimator).__name__, n_classes, n_features)
+    if need > memory:
+        msg = (
+            f"a {type(estimator).__name__} of {n_classes} classes and {n_features} features needs about "
+            f"{need / 2**30:.0f} GiB, more than this machine's {memory / 2**30:.0f} GiB "
+            f"(is a feature index in {where} wrong? --n-features bounds it)"
+        )
+        raise ValueError(msg)
+
+
+class _OnePass:
+    """The running model and what it takes to add a chunk to it."""
+
+    def __init__(self, estimator, reader, *, classes, n_features, zero_based, to_device):
+        from sklearn.base import clone
+
+        self.reader, self.to_device = reader, to_device
+        self.classes, self.n_features = classes, n_features
+        self.svmlight = reader.format == "svmlight"
+        self.zero_based = zero_based  # svmlight: None until a chunk with features decides
+        self.base_decided = zero_based is not None
+        self.estimator = estimator
+        if classes is None:  # per-class parameters are set at the end
+            self.base = clone(estimator).set_params(
+                **{p: None for p in PER_CLASS_PARAMETERS if p in estimator.get_params()}
+            )
+        else:
+            self.base = clone(estimator)
+        self.kind = None if classes is None else classes.dtype.kind
+        self.model, self.rows, self.seen = None, 0, _Seen()
+
+    # ---- labels --------------------------------------------------------- #
+    def _labels(self, raw):
+        typed = typed_labels(raw)
+        if self.classes is not None:
+            # Text as written ("01" stays "01" for string classes), numbers typed (2.0 is 2).
+            given = raw if raw.dtype.kind in "US" else typed
+            return align_labels(given, self.classes, where=lines_where(self.reader.path, self._chunk.lines))
+        kind = typed.dtype.kind
+        if self.kind is None or kind == self.kind:
+            self.kind = self.kind or kind
+            return typed
+        if self.kind == "U" and raw.dtype.kind == "U":
+            return raw
+        if self.kind == "f" and kind == "i":
+            return typed.astype(np.float64)
+        what = "not whole numbers" if kind == "f" else "not numbers"
+        raise _SecondPassNeeded(f"labels that are {what} appear after the first chunk")
+
+    # ---- svmlight layout ------------------------------------------------ #
+    def _svmlight_features(self, chunk):
+        low = min_index(chunk.X)
+        if not self.base_decided and low is not None:
+            if self.zero_based is None:
+                self.zero_based = low == 0
+            elif low == 0 and not self.zero_based:
+                raise _SecondPassNeeded("a feature index 0 appears after chunks read as one-based")
+        zero_based = True if self.zero_based is None else self.zero_based
+        raw_width = chunk.X.shape[1] - (0 if zero_based else 1)
+        if self.n_features is not None:
+            width = self.n_features
+        else:
+            width = max(raw_width, 1 if self.model is None else self.model.n_features_in_)
+        return self.reader.layout(chunk, zero_based=zero_based, n_features=width)
+
+    # ---- one chunk ------------------------------------------------------ #
+    def add(self, chunk):
+        self._chunk = chunk
+        self.seen.add(chunk)  # first: a chunk that needs a second pass is counted there
+        y = self._labels(chunk.y)
+        if self.svmlight:
+            X = self._svmlight_features(chunk)
+        else:
+            width = self.n_features or (chunk.X.shape[1] if self.model is None else self.model.n_features_in_)
+            X = self.reader.layout(chunk, n_features=width)
+        X = self.to_device(X)
+        chunk_classes = self.classes if self.classes is not None else np.unique(y)
+        model = self.model
+        if model is not None and X.shape[1] == model.n_features_in_ and np.all(np.isin(chunk_classes, model.classes_)):
+            model.partial_fit(X, y)
+        else:
+            from sklearn.base import clone
+
+            n_classes = len(chunk_classes) if model is None else len(np.union1d(chunk_classes, model.classes_))
+            _check_size(self.estimator, n_classes, X.shape[1], self.reader.path)
+            part = clone(self.base).partial_fit(X, y, classes=chunk_classes)
+            if model is None:
+                self.model = part
+            else:
+                try:
+                    self.model = model.merge(part)
+                except ValueError:
+                    new = np.setdiff1d(chunk_classes, model.classes_)
+                    why = (f"labels {new[:5].tolist()} appear" if new.size else
+                           f"feature indices beyond {model.n_features_in_} appear")
+                    raise _SecondPassNeeded(f"{why} after the first chunk") from None
+        self.rows += X.shape[0]
+
+    def result(self):
+        if self.model is None:
+            raise ValueError(f"{self.reader.path} holds no data rows")
+        model = self.model
+        if self.classes is None:
+            model = with_parameters(model, self.estimator)
+        return model
+
+
+def with_parameters(model, estimator):
+    """``estimator`` (unfitted) made fitted with the statistics of ``model``.
+
+    The statistics do not depend on the per-class parameters, which need
+    the number of classes to be validated: they are applied here, once.
+    """
+    from sklearn.base import clone
+
+    final = clone(estimator)
+    if all(getattr(estimator, p, None) is None for p in PER_CLASS_PARAMETERS):
+        return model
+    final._validate_params()
+    n_classes = len(model.classes_)
+    final._check_params_for_fit(n_classes, model.n_features_in_)
+    final._loss_matrix(n_classes)
+    return final._become_fitted(
+        model._stats, model.classes_, n_features=model.n_features_in_,
+        feature_names=getattr(model, "feature_names_in_", None), score_dtype=model._fit_dtype_,
+    )
+
+
+def train(estimator, reader, *, classes=None, n_features=None, to_device=lambda X: X, progress=None,
+          open_again=None):
+    """Fit ``estimator`` on the file of ``reader``; return a :class:`Trained`.
+
+    ``progress(nbytes, rows, note)`` is called after every chunk.
+    ``open_again()`` gives a fresh reader of the same file for a second pass.
+    """
+    zero_based = getattr(reader, "zero_based", None)
+    state = _OnePass(estimator, reader, classes=classes, n_features=n_features, zero_based=zero_based,
+                     to_device=to_device)
+    report = progress or (lambda nbytes, rows, note=None: None)
+    why = None
+    for chunk in parsed_chunks(reader, labels=True):
+        if chunk.X is not None and why is not None:
+            state.seen.add(chunk)
+        elif chunk.X is not None:
+            try:
+                state.add(chunk)
+            except _SecondPassNeeded as exc:
+                why = str(exc)
+                if not is_regular_file(reader.path):
+                    msg = (f"{reader.path}: {why}, and it cannot be read twice (not a regular file): "
+                           "give --classes (and, for svmlight, --n-features and --zero-based)")
+                    raise ValueError(msg) from None
+        report(chunk.nbytes, state.seen.rows, None)
+    if why is None:
+        return Trained(state.result(), state.rows, 1, state.zero_based if state.svmlight else None)
+
+    # Second pass: classes, indexing base and width are known now.
+    seen = state.seen
+    if seen.rows == 0:
+        raise ValueError(f"{reader.path} holds no data rows")
+    if state.svmlight and zero_based is None:
+        zero_based = seen.low == 0 if seen.low is not None else True
+    if state.svmlight and n_features is None:
+        n_features = max(seen.width - (0 if zero_based else 1), 1)
+    report(None, 0, f"a second pass is needed: {why}")
+    again = open_again()
+    second = _OnePass(estimator, again, classes=classes if classes is not None else seen.classes(),
+                      n_features=n_features, zero_based=zero_based, to_device=to_device)
+    second.svmlight = state.svmlight
+    for chunk in parsed_chunks(again, labels=True):
+        if chunk.X is not None:
+            second.add(chunk)
+        report(chunk.nbytes, second.rows, None)
+    model = second.model
+    if model is None:
+        raise ValueError(f"{reader.path} holds no data rows")
+    return Trained(model, second.rows, 2, zero_based if state.svmlight else None)

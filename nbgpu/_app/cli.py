@@ -355,9 +355,8 @@ def cmd_evaluate(args):
 def environment():
     """Versions of nbgpu and its libraries, and the devices present."""
     import importlib.metadata as md
+    import importlib.util
     import platform
-
-    from .._array.devices import gpu_array_like
 
     out = {"nbgpu": __version__, "python": platform.python_version()}
     for dist in ("numpy", "scipy", "scikit-learn", "array-api-compat", "cupy-cuda12x", "cupy-cuda13x",
@@ -366,7 +365,11 @@ def environment():
             out[dist] = md.version(dist)
         except md.PackageNotFoundError:
             pass
-    like = gpu_array_like()
+    like = None
+    if importlib.util.find_spec("cupy") is not None:  # else no GPU, and no need to load the array layer
+        from .._array.devices import gpu_array_like
+
+        like = gpu_array_like()
     out["gpu"] = device_description(like) if like is not None else None
     return out
 

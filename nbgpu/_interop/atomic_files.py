@@ -59,6 +59,8 @@ def check_output(path, *, inputs=(), what="output"):
     text = str(path)
     if text == STDOUT:
         return
+    if os.path.isdir(text):
+        raise ValueError(f"cannot write {text}: it is a directory")
     for source in inputs:
         with contextlib.suppress(OSError):
             if os.path.samefile(text, source):

@@ -47,7 +47,10 @@ class _Prefetcher:
     """Runs ``produce(item)`` over ``items`` in a thread, at most ``depth`` ahead.
 
     Exceptions raised by the iterator or by ``produce`` are re-raised in the
-    consumer, at the position where they happened.
+    consumer, at the position where they happened. A consumer that stops
+    early (an exception, Ctrl-C) tells the thread to stop but does not wait
+    for it: it may be blocked reading a pipe that never ends. It is a daemon
+    thread and ends after its current item.
     """
 
     def __init__(self, items, produce, depth):
@@ -76,9 +79,11 @@ class _Prefetcher:
         self._put(("ok", _DONE))
 
     def __iter__(self):
+        ended = False
         try:
             while True:
                 kind, value = self._queue.get()
+                ended = kind == "error" or value is _DONE  # the thread has returned
                 if kind == "error":
                     raise value
                 if value is _DONE:
@@ -86,8 +91,8 @@ class _Prefetcher:
                 yield value
         finally:
             self._stop.set()
-            self._thread.join()
-
+            if ended:
+                self._thread.join()
 
 
 def fit_stream(estimator, chunks, *, classes, device="cpu", prefetch=2, progress=False):

@@ -442,9 +442,10 @@ class CsvReader:
         features = np.where(features == "", "nan", features)  # an empty field is a missing value
         try:
             X = features.astype(self.dtype)
-        except ValueError as exc:
+        except ValueError:
             bad = next(i for i, row in enumerate(features) if not all(map(_is_number, row)))
-            msg = f"{self.path} line {numbers[bad]}: feature values must be numbers ({exc})"
+            value = next(v for v in features[bad] if not _is_number(v))
+            msg = f"{self.path} line {numbers[bad]}: feature values must be numbers; got {str(value)!r}"
             raise ValueError(msg) from None
         y = None if label is None else table[:, label]
         if y is not None and labels and np.any(y == ""):

@@ -165,14 +165,15 @@ class _OnePass:
         X = self.to_device(X)
         chunk_classes = self.classes if self.classes is not None else np.unique(y)
         model = self.model
+        where = lines_where(self.reader.path, chunk.lines)
         if model is not None and X.shape[1] == model.n_features_in_ and np.all(np.isin(chunk_classes, model.classes_)):
-            model.partial_fit(X, y)
+            _fit(model, X, y, None, where)
         else:
             from sklearn.base import clone
 
             n_classes = len(chunk_classes) if model is None else len(np.union1d(chunk_classes, model.classes_))
             _check_size(self.estimator, n_classes, X.shape[1], self.reader.path)
-            part = clone(self.base).partial_fit(X, y, classes=chunk_classes)
+            part = _fit(clone(self.base), X, y, chunk_classes, where)
             if model is None:
                 self.model = part
             else:
@@ -192,6 +193,15 @@ class _OnePass:
         if self.classes is None:
             model = with_parameters(model, self.estimator)
         return model
+
+
+def _fit(model, X, y, classes, where):
+    """``model.partial_fit`` on one chunk; a refusal (bad values for this
+    model, e.g. negative counts) names the lines it comes from."""
+    try:
+        return model.partial_fit(X, y) if classes is None else model.partial_fit(X, y, classes=classes)
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
 
 
 def with_parameters(model, estimator):

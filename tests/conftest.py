@@ -176,3 +176,18 @@ def assert_namespace(a, backend):
 
     assert array_api_compat.array_namespace(a) is array_api_compat.array_namespace(backend.asarray([0.0]))
     assert array_api_compat.device(a) == backend.device
+
+
+@pytest.fixture
+def run(capsys, monkeypatch):
+    """``run(*args) -> (status, stdout, stderr)``: the ``nbgpu`` command in-process (NBGPU_DEBUG unset)."""
+    from nbgpu._app.cli import main
+
+    monkeypatch.delenv("NBGPU_DEBUG", raising=False)
+
+    def run(*args):
+        status = main([str(a) for a in args])
+        captured = capsys.readouterr()
+        return status, captured.out, captured.err
+
+    return run

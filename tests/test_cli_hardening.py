@@ -27,21 +27,9 @@ from nbgpu._app import cli
 from nbgpu._app.cli import main
 from nbgpu._app.options import PARAMETERS, flag
 from nbgpu._interop import atomic_files
-from nbgpu._interop.atomic_files import atomic_output, check_output
+from nbgpu._interop.atomic_files import atomic_output
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture
-def run(capsys, monkeypatch):
-    monkeypatch.delenv("NBGPU_DEBUG", raising=False)
-
-    def run(*args):
-        status = main([str(a) for a in args])
-        captured = capsys.readouterr()
-        return status, captured.out, captured.err
-
-    return run
 
 
 def one_line(err, status, expected_status, match):
@@ -217,7 +205,7 @@ def test_a_signal_during_training_leaves_nothing_behind(data, signum, status, li
         writer.flush()
         time.sleep(3)  # the command has started, read and fitted what it got, and waits for more
         proc.send_signal(signum)
-        out, err = proc.communicate(timeout=120)
+        _out, err = proc.communicate(timeout=120)
     assert proc.returncode == status, err
     assert err.strip().splitlines()[-1] == line and "Traceback" not in err
     assert os.listdir(d / "out") == []
@@ -233,7 +221,7 @@ def test_a_signal_while_modules_load_ends_cleanly(data, signum, status, line):
         if "scipy" in text:
             break
     proc.send_signal(signum)
-    out, err = proc.communicate(timeout=120)
+    _out, err = proc.communicate(timeout=120)
     assert proc.returncode == status, err
     assert err.strip().splitlines()[-1] == line and "Traceback" not in err
     assert sorted(os.listdir(d)) == ["d.svm", "m.nbgpu"]
@@ -269,7 +257,7 @@ def test_option_errors_are_one_line_and_status_2(data, run, options, match):
     (d / "junk.svm").write_text("not svmlight\n")  # never read: the options fail first
     status, _, err = run("train", d / "junk.svm", "-o", d / "o.nbgpu", *options)
     line = one_line(err, status, 2, match)
-    assert line.startswith("nbgpu train: error: ") or line.startswith("nbgpu: error: ")
+    assert line.startswith(("nbgpu train: error: ", "nbgpu: error: "))
     assert not (d / "o.nbgpu").exists()
 
 
@@ -280,7 +268,7 @@ def test_usage_errors_from_a_shell_are_one_line_and_status_2(data):
     assert proc.returncode == 2
     assert err == "nbgpu train: error: argument --chunk-mb: 1e-9 MiB is less than one byte (see 'nbgpu train --help')\n"
     proc = _cli("frobnicate", cwd=d)
-    out, err = proc.communicate(timeout=120)
+    _out, err = proc.communicate(timeout=120)
     assert proc.returncode == 2 and len(err.splitlines()) == 1 and "invalid choice: 'frobnicate'" in err
 
 
@@ -408,7 +396,7 @@ def test_oob_npz_from_a_shell(tmp_path):
     np.savez(tmp_path / "oob.npz", data=np.ones(2), indices=np.array([0, 10**9]), indptr=np.array([0, 1, 2]),
              shape=np.array([2, 64]), format=np.array("csr"), y=np.array([0, 1]))
     proc = _cli("train", "oob.npz", "-o", "m.nbgpu", cwd=tmp_path)
-    out, err = proc.communicate(timeout=120)
+    _out, err = proc.communicate(timeout=120)
     assert proc.returncode == 1
     assert len(err.splitlines()) == 1 and err.startswith("nbgpu train: error: oob.npz: its sparse matrix arrays")
     assert sorted(os.listdir(tmp_path)) == ["oob.npz"]
@@ -439,7 +427,7 @@ def test_confusion_matrix_picture_readable_with_many_classes(tmp_path, run):
     assert min(width, height) >= 1500  # grows with the classes (60 labels at a readable size)
     report = json.loads(out)
     fig = confusion_figure(report, normalize=True)
-    ax, bar = fig.axes  # the matrix and its colour bar
+    ax, _bar = fig.axes  # the matrix and its colour bar
     image = ax.images[0].get_array()
     np.testing.assert_allclose(np.asarray(image).sum(axis=1), 1.0)  # rows of shares
     assert all(t.get_rotation() == 90 for t in ax.get_xticklabels())
@@ -449,3 +437,14 @@ def test_confusion_matrix_picture_readable_with_many_classes(tmp_path, run):
                               "confusion_matrix": [[5, 1, 0], [0, 4, 2], [1, 0, 6]]})
     assert small.get_size_inches()[1] < fig.get_size_inches()[1]
     assert len(small.axes[0].texts) == 9  # counts written in the cells
+
+
+def test_a_model_larger_than_memory_is_refused_before_it_is_built(tmp_path, run):
+    # A stray index (a typo, a corrupt file) would make a model of two billion features.
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    classes = int(memory // (2**31 * 32)) + 2  # enough classes that the model exceeds this machine's memory
+    rows = [f"{c} 1:1\n" for c in range(classes - 1)] + [f"{classes - 1} 2147483646:1\n"]
+    (tmp_path / "stray.svm").write_text("".join(rows))
+    status, _, err = run("train", tmp_path / "stray.svm", "-o", tmp_path / "m.nbgpu", "--zero-based", "yes")
+    line = one_line(err, status, 1, f"a MultinomialNB of {classes} classes and 2147483647 features needs about")
+    assert "--n-features bounds it" in line and str(tmp_path / "stray.svm") in line

@@ -21,7 +21,6 @@ from sklearn.datasets import dump_svmlight_file, load_svmlight_file
 
 import nbgpu
 from nbgpu._app import cli, readers
-from nbgpu._app.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
 needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs (POSIX)")
@@ -41,18 +40,6 @@ def _merge_unites(**differ):
 
 UNITES_CLASSES = _merge_unites(classes=True)
 UNITES_WIDTHS = _merge_unites(widths=True)
-
-
-@pytest.fixture
-def run(capsys, monkeypatch):
-    monkeypatch.delenv("NBGPU_DEBUG", raising=False)
-
-    def run(*args):
-        status = main([str(a) for a in args])
-        captured = capsys.readouterr()
-        return status, captured.out, captured.err
-
-    return run
 
 
 @pytest.fixture
@@ -147,7 +134,7 @@ def _sorted_svmlight(tmp_path, counts, *, widen=False):
 
 def test_classes_found_along_the_file(tmp_path, counts, run):
     # Sorted by label: every chunk brings a new class.
-    path, X, y = _sorted_svmlight(tmp_path, counts)
+    path, _X, _y = _sorted_svmlight(tmp_path, counts)
     status, _, err = run("train", path, "-o", tmp_path / "m.nbgpu", "--chunk-mb", "0.004")
     assert status == 0, err
     model = nbgpu.load(tmp_path / "m.nbgpu")

@@ -61,7 +61,7 @@ def test_blocks_end_at_line_ends_and_number_their_lines(tmp_path):
     assert blocks[-1].data == b"last, no newline" and blocks[-1].first == len(lines)
     assert sum(b.nbytes for b in blocks) == path.stat().st_size
     # The first block of a CSV holds the header and the row after it.
-    assert list(read_blocks(path, 5, min_lines=2))[0].data.count(b"\n") == 2
+    assert next(iter(read_blocks(path, 5, min_lines=2))).data.count(b"\n") == 2
 
 
 def test_svmlight_in_small_blocks_equals_one_read(svm_file):
@@ -78,7 +78,7 @@ def test_svmlight_in_small_blocks_equals_one_read(svm_file):
 
 
 def test_svmlight_one_based_layout_and_errors(svm_file, tmp_path):
-    path, X, _ = svm_file
+    path, _X, _ = svm_file
     reader = open_reader(path, chunk_bytes=97)
     Xs, _ = load_svmlight_file(str(path))  # scikit-learn's own guess: one-based (no index 0)
     Xr, _ = _concat(_read(reader, finish=_layout(reader, zero_based=False, n_features=Xs.shape[1])))
@@ -198,22 +198,6 @@ def test_csv_header_label_column_and_predict_layout(tmp_path):
         _read(open_reader(features_only, n_features=5), labels=False)
 
 
-@pytest.mark.parametrize(
-    ("text", "message"),
-    [
-        ("1,2,0\n3,4\n", "r.csv line 2: 2 fields where the first row has 3"),
-        ("a,b,label\n1,x,0\n", "r.csv line 2: feature values must be numbers"),
-        ("a,b,label\n1,2,0\n1,2,\n", "r.csv line 3: the label is empty"),
-        ("a,b,label\n1,2,0\n1,\xff,1\n", r"r.csv line 3: not valid UTF-8 text \(byte 0xff\)"),
-    ],
-)
-def test_csv_errors_name_the_file_and_line(tmp_path, text, message):
-    path = tmp_path / "r.csv"
-    path.write_bytes(text.encode("latin-1"))
-    with pytest.raises(ValueError, match=message):
-        _read(open_reader(path))
-
-
 def test_csv_empty_field_is_a_missing_value(tmp_path):
     path = tmp_path / "m.csv"
     path.write_text("a,b,label\n1,,x\n,2,y\n")
@@ -234,22 +218,26 @@ def test_jsonl_vectorised_per_chunk_like_one_call(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("text", "message"),
+    ("name", "text", "message"),
     [
-        ('{"text": "ok", "label": 1}\n{"text": "missing quote}\n', "b.jsonl line 2: not valid JSON"),
-        ('{"text": "ok", "label": 1}\n{"label": 2}\n', 'b.jsonl line 2: expected an object with a string "text"'),
-        ('{"text": "ok", "label": 1}\n{"text": "x"}\n', 'b.jsonl line 2: no "label"'),
-        ('{"text": "ok", "label": [1]}\n', 'b.jsonl line 1: "label" must be a non-empty string or a number'),
-        ('{"text": "ok", "label": NaN}\n', 'b.jsonl line 1: "label" is NaN or infinite'),
-        ('{"text": "ok", "label": 1}\n\n{"text": "\xe9", "label": 1}\n', r"b.jsonl line 3: not valid UTF-8 text"),
+        ("r.csv", "1,2,0\n3,4\n", "r.csv line 2: 2 fields where the first row has 3"),
+        ("r.csv", "a,b,label\n1,x,0\n", "r.csv line 2: feature values must be numbers; got 'x'"),
+        ("r.csv", "a,b,label\n1,2,0\n1,2,\n", "r.csv line 3: the label is empty"),
+        ("r.csv", "a,b,label\n1,2,0\n1,\xff,1\n", r"r.csv line 3: not valid UTF-8 text \(byte 0xff\)"),
+        ("b.jsonl", '{"text": "ok", "label": 1}\n{"text": "missing quote}\n', "b.jsonl line 2: not valid JSON"),
+        ("b.jsonl", '{"text": "ok", "label": 1}\n{"label": 2}\n', 'b.jsonl line 2: expected an object with a string "text"'),
+        ("b.jsonl", '{"text": "ok", "label": 1}\n{"text": "x"}\n', 'b.jsonl line 2: no "label"'),
+        ("b.jsonl", '{"text": "ok", "label": [1]}\n', 'b.jsonl line 1: "label" must be a non-empty string or a number'),
+        ("b.jsonl", '{"text": "ok", "label": NaN}\n', 'b.jsonl line 1: "label" is NaN or infinite'),
+        ("b.jsonl", '{"text": "ok", "label": 1}\n\n{"text": "\xe9", "label": 1}\n', r"b.jsonl line 3: not valid UTF-8 text"),
     ],
 )
-def test_jsonl_errors_name_the_line(tmp_path, text, message):
-    bad = tmp_path / "b.jsonl"
-    bad.write_bytes(text.encode("latin-1"))
-    vec = HashingVectorizer(n_features=64, alternate_sign=False, norm=None)
+def test_text_errors_name_the_file_and_line(tmp_path, name, text, message):
+    path = tmp_path / name
+    path.write_bytes(text.encode("latin-1"))
+    vec = HashingVectorizer(n_features=64, alternate_sign=False, norm=None) if name.endswith(".jsonl") else None
     with pytest.raises(ValueError, match=message):
-        _read(open_reader(bad, vectorizer=vec))
+        _read(open_reader(path, vectorizer=vec))
 
 
 def test_jsonl_needs_a_text_model_and_a_text_model_needs_jsonl(tmp_path):

@@ -252,10 +252,24 @@ def min_index(X):
     return int(X.indices.min()) if X.nnz else None
 
 
+class _FixedWidth:
+    """A reader whose chunks all have the width of the file (or of its
+    vectorizer): the layout of a model's features only checks it."""
+
+    def _width_source(self):
+        return f"{self.path} has"
+
+    def layout(self, chunk, *, n_features, **_):
+        if chunk.X.shape[1] != n_features:
+            msg = f"{self._width_source()} {chunk.X.shape[1]} features but the model expects {n_features}"
+            raise ValueError(msg)
+        return chunk.X
+
+
 # --------------------------------------------------------------------------- #
 # .npz
 # --------------------------------------------------------------------------- #
-class NpzReader:
+class NpzReader(_FixedWidth):
     """``.npz`` archives: a scipy sparse matrix or a dense ``X``, with labels ``y``."""
 
     format = "npz"
@@ -334,17 +348,11 @@ class NpzReader:
             raise ValueError(f"{self.path} holds no labels `y`")
         return block._replace(X=block.X.astype(self.dtype, copy=False))
 
-    def layout(self, chunk, *, n_features, **_):
-        if chunk.X.shape[1] != n_features:
-            msg = f"{self.path} has {chunk.X.shape[1]} features but the model expects {n_features}"
-            raise ValueError(msg)
-        return chunk.X
-
 
 # --------------------------------------------------------------------------- #
 # CSV
 # --------------------------------------------------------------------------- #
-class CsvReader:
+class CsvReader(_FixedWidth):
     """CSV with dense numeric features and one label column; header optional.
 
     The label column is ``--label-column`` (a name or an index), else the
@@ -453,17 +461,11 @@ class CsvReader:
             raise ValueError(msg)
         return Chunk(X, y, _line_range(block), block.nbytes)
 
-    def layout(self, chunk, *, n_features, **_):
-        if chunk.X.shape[1] != n_features:
-            msg = f"{self.path} has {chunk.X.shape[1]} feature columns but the model expects {n_features}"
-            raise ValueError(msg)
-        return chunk.X
-
 
 # --------------------------------------------------------------------------- #
 # JSON lines
 # --------------------------------------------------------------------------- #
-class JsonlReader:
+class JsonlReader(_FixedWidth):
     """JSON lines ``{"text": ..., "label": ...}`` vectorised by a HashingVectorizer.
 
     Labels are read as text (a number ``3`` and a string ``"3"`` are the same
@@ -476,6 +478,9 @@ class JsonlReader:
         self.path, self.chunk_bytes, self.vectorizer = path, int(chunk_bytes), vectorizer
 
     settings = property(lambda self: {"format": self.format})
+
+    def _width_source(self):
+        return "the vectorizer makes"
 
     def blocks(self):
         return read_blocks(self.path, self.chunk_bytes)
@@ -505,12 +510,6 @@ class JsonlReader:
         y = None if not found or any(v is None for v in found) else np.array([_label_text(v) for v in found])
         X = self.vectorizer.transform(texts)
         return Chunk(X, y, _line_range(block), block.nbytes)
-
-    def layout(self, chunk, *, n_features, **_):
-        if chunk.X.shape[1] != n_features:
-            msg = f"the vectorizer makes {chunk.X.shape[1]} features but the model expects {n_features}"
-            raise ValueError(msg)
-        return chunk.X
 
 
 def _label_text(value):

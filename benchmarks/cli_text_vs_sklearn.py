@@ -1,0 +1,188 @@
+"""``nbgpu train`` + ``nbgpu evaluate`` on a JSON-lines text corpus, against the
+equivalent scikit-learn script, end to end.
+
+Both sides read the same training and test files, hash the text with the same
+settings (``HashingVectorizer(n_features=2**20, ngram_range=(1, 2),
+alternate_sign=False, norm=None)``: the command line's defaults with
+``--ngram-range 1,2``), fit ``ComplementNB`` and report accuracy, log-loss,
+per-class precision/recall/F1 and the confusion matrix on the test file:
+
+- nbgpu: two commands, as a user runs them (``python -m nbgpu train ... &&
+  python -m nbgpu evaluate ...``): two interpreter start-ups, the file read
+  once per command, parsing in a background thread;
+- scikit-learn: one Python process (:data:`SKLEARN_SCRIPT`) that reads the
+  files, vectorises, fits and scores.
+
+Each is timed as a child process (wall clock, start-up included), repeats
+interleaved; the medians and their ratio are printed and written as JSON.
+The accuracies of the two must agree (same model, same data).
+
+Corpora: ``synthetic`` (default; made here: Zipfian words, 20 topics, about
+``--docs`` documents) or a real one from ``benchmarks/corpora.py``
+(``pydoc-en``, ``manpages-ru``, ``manpages-ja``); the first 80 % of its lines
+train, the rest test (those files are stored shuffled).
+
+    python benchmarks/cli_text_vs_sklearn.py [--corpus NAME] [--repeats 5] [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+
+SKLEARN_SCRIPT = r'''
+import json, sys
+import numpy as np
+from sklearn.feature_extraction.text import HashingVectorizer
+from sklearn.metrics import accuracy_score, classification_report, confusion_matrix, log_loss
+from sklearn.naive_bayes import ComplementNB
+
+
+def read(path):
+    texts, labels = [], []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                record = json.loads(line)
+                texts.append(record["text"])
+                labels.append(str(record["label"]))
+    return texts, np.array(labels)
+
+
+vec = HashingVectorizer(n_features=2**20, ngram_range=(1, 2), alternate_sign=False, norm=None)
+texts, y = read(sys.argv[1])
+model = ComplementNB().fit(vec.transform(texts), y)
+texts, y = read(sys.argv[2])
+X = vec.transform(texts)
+proba = model.predict_proba(X)
+pred = model.classes_[np.argmax(proba, axis=1)]
+report = classification_report(y, pred, labels=model.classes_, output_dict=True, zero_division=0)
+print(json.dumps({"accuracy": accuracy_score(y, pred), "log_loss": log_loss(y, proba, labels=model.classes_),
+                  "confusion_matrix": confusion_matrix(y, pred, labels=model.classes_).tolist(),
+                  "macro_f1": report["macro avg"]["f1-score"]}))
+'''
+
+
+def synthetic_corpus(path, *, docs, classes=20, vocabulary=50_000, seed=0):
+    """JSON lines of ``docs`` documents: words drawn from a Zipfian vocabulary,
+    one in twelve from the document's topic (a Zipfian law over a topic's own
+    ordering of the words), lengths log-normal (median about 120 words)."""
+    rng = np.random.default_rng(seed)
+    letters = np.array(list("etaoinshrdlucmfwypvbgkjqxz"))
+    weights = 1.0 / np.arange(1, 27) ** 0.9
+    lengths = rng.integers(2, 11, size=vocabulary)
+    words = np.array(["".join(rng.choice(letters, size=n, p=weights / weights.sum())) for n in lengths])
+    zipf = 1.0 / np.arange(1, vocabulary + 1) ** 1.07
+    zipf /= zipf.sum()
+    topics = [rng.permutation(vocabulary) for _ in range(classes)]
+    names = [f"topic-{c:02d}" for c in range(classes)]
+    label_of = rng.integers(0, classes, size=docs)
+    sizes = np.maximum(5, rng.lognormal(np.log(120), 0.6, size=docs).astype(int))
+    with open(path, "w", encoding="utf-8") as f:
+        for label, size in zip(label_of, sizes):
+            common = rng.choice(vocabulary, size=size - size // 12, p=zipf)
+            topical = topics[label][rng.choice(vocabulary, size=size // 12, p=zipf)]
+            order = rng.permutation(size)
+            text = " ".join(words[np.concatenate([common, topical])[order]])
+            f.write(json.dumps({"text": text, "label": names[label]}) + "\n")
+
+
+def split(source, train, test, fraction=0.8):
+    lines = Path(source).read_bytes().splitlines(keepends=True)
+    cut = int(len(lines) * fraction)
+    Path(train).write_bytes(b"".join(lines[:cut]))
+    Path(test).write_bytes(b"".join(lines[cut:]))
+    return cut, len(lines) - cut
+
+
+def _timed(command, cwd):
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    start = time.perf_counter()
+    result = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if result.returncode != 0:
+        raise RuntimeError(f"{' '.join(map(str, command))} failed:\n{result.stderr}")
+    return seconds, result
+
+
+def run_nbgpu(work):
+    py = sys.executable
+    train_s, _ = _timed([py, "-m", "nbgpu", "train", "train.jsonl", "-o", "m.nbgpu", "--model", "complement",
+                         "--ngram-range", "1,2", "-q"], work)
+    eval_s, _ = _timed([py, "-m", "nbgpu", "evaluate", "m.nbgpu", "test.jsonl", "--json", "-o", "report.json", "-q"],
+                       work)
+    return train_s + eval_s, {"train_s": train_s, "evaluate_s": eval_s}, json.loads((work / "report.json").read_text())
+
+
+def run_sklearn(work):
+    seconds, result = _timed([sys.executable, "sklearn_nb.py", "train.jsonl", "test.jsonl"], work)
+    return seconds, {}, json.loads(result.stdout)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", default="synthetic", help="synthetic, or a name of benchmarks/corpora.py")
+    parser.add_argument("--docs", type=int, default=40_000, help="synthetic: number of documents (default 40000)")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--json", type=Path, help="write the results here")
+    args = parser.parse_args(argv)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        if args.corpus == "synthetic":
+            source = work / "corpus.jsonl"
+            synthetic_corpus(source, docs=args.docs)
+        else:
+            sys.path.insert(0, str(HERE))
+            import corpora
+
+            source = corpora.path(args.corpus)
+        n_train, n_test = split(source, work / "train.jsonl", work / "test.jsonl")
+        (work / "sklearn_nb.py").write_text(SKLEARN_SCRIPT)
+        mb = (work / "train.jsonl").stat().st_size / 2**20
+        print(f"corpus {args.corpus}: {n_train} training documents ({mb:.1f} MiB), {n_test} test documents")
+        times = {"nbgpu": [], "sklearn": []}
+        phases, reports = [], {}
+        for repeat in range(args.repeats):
+            order = ("nbgpu", "sklearn") if repeat % 2 == 0 else ("sklearn", "nbgpu")
+            for side in order:
+                seconds, phase, report = (run_nbgpu if side == "nbgpu" else run_sklearn)(work)
+                times[side].append(seconds)
+                reports[side] = report
+                if phase:
+                    phases.append(phase)
+            print(f"  repeat {repeat + 1}: nbgpu {times['nbgpu'][-1]:.2f} s, scikit-learn {times['sklearn'][-1]:.2f} s")
+        acc_nb, acc_sk = reports["nbgpu"]["accuracy"], reports["sklearn"]["accuracy"]
+        if abs(acc_nb - acc_sk) > 1e-9:
+            raise SystemExit(f"accuracies differ: nbgpu {acc_nb} vs scikit-learn {acc_sk}")
+        median = {side: statistics.median(values) for side, values in times.items()}
+        result = {
+            "corpus": args.corpus, "train_docs": n_train, "test_docs": n_test, "train_mib": round(mb, 2),
+            "repeats": args.repeats, "seconds": times, "median_s": median,
+            "nbgpu_phases_median_s": {k: statistics.median(p[k] for p in phases) for k in phases[0]},
+            "speedup_vs_sklearn": median["sklearn"] / median["nbgpu"],
+            "accuracy": acc_nb, "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+        }
+        print(f"median: nbgpu {median['nbgpu']:.2f} s (train {result['nbgpu_phases_median_s']['train_s']:.2f} + "
+              f"evaluate {result['nbgpu_phases_median_s']['evaluate_s']:.2f}), scikit-learn {median['sklearn']:.2f} s: "
+              f"{result['speedup_vs_sklearn']:.2f}x; accuracy {acc_nb:.4f} on both")
+        if args.json:
+            args.json.write_text(json.dumps(result, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

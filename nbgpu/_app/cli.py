@@ -31,6 +31,7 @@ from .._interop.atomic_files import STDOUT, atomic_output, check_output
 from .._interop.progress import progress
 from .._version import __version__
 from .evaluation import (
+    confusion_counts,
     confusion_figure,
     evaluation_report,
     label_text,
@@ -326,17 +327,16 @@ def cmd_evaluate(args):
     loaded, like = _load_model(args)
     classes = np.asarray(to_numpy(loaded.model.classes_))
     k = classes.shape[0]
-    true, pred, loss = [], [], 0.0
+    confusion, loss = np.zeros((k, k), dtype=np.int64), 0.0
     for chunk, proba, decided in _scored_chunks(args, loaded, like, labels=True):
         y = align_labels(chunk.y, classes, where=lines_where(args.data, chunk.lines))
         codes = np.searchsorted(classes, y)
-        true.append(codes)
-        pred.append(decided)
+        confusion += confusion_counts(codes, decided, k)
         if k > 1:
             # Rows of float32 probabilities sum to 1 only to float32 precision.
             proba = proba / np.sum(proba, axis=1, keepdims=True)
             loss += float(log_loss(codes, proba, labels=np.arange(k), normalize=False))
-    report = evaluation_report(np.concatenate(true), np.concatenate(pred), loss, classes)
+    report = evaluation_report(confusion, loss, classes)
     text = json.dumps(report, indent=2) + "\n" if args.json else report_text(report, type(loaded.model).__name__)
     # The report and the picture appear together or not at all.
     picture = atomic_output(args.confusion_png, "wb") if args.confusion_png else contextlib.nullcontext()

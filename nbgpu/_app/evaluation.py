@@ -10,25 +10,39 @@ def label_text(labels):
     return [str(v) for v in np.asarray(labels).tolist()]
 
 
-def evaluation_report(true_codes, pred_codes, log_loss_sum, classes):
-    """Accuracy, log-loss, per-class precision/recall/F1 and the confusion matrix."""
-    from sklearn.metrics import accuracy_score, classification_report, confusion_matrix
+def confusion_counts(true_codes, pred_codes, k):
+    """The k × k confusion matrix of one chunk (rows: truth, columns: decision)."""
+    return np.bincount(true_codes * k + pred_codes, minlength=k * k).reshape(k, k)
 
+
+def evaluation_report(confusion, log_loss_sum, classes):
+    """Accuracy, log-loss, per-class precision/recall/F1 and the confusion matrix.
+
+    Everything comes from the confusion matrix summed over the chunks (k × k
+    numbers, however many rows were scored): scikit-learn's metrics are
+    computed on one row per cell, weighted by its count.
+    """
+    from sklearn.metrics import accuracy_score, classification_report
+
+    confusion = np.asarray(confusion, dtype=np.int64)
     k = len(classes)
     names = label_text(classes)
+    true, pred = np.nonzero(confusion)
+    weight = confusion[true, pred]
     report = classification_report(
-        true_codes, pred_codes, labels=np.arange(k), target_names=names, output_dict=True, zero_division=0
+        true, pred, labels=np.arange(k), target_names=names, output_dict=True, zero_division=0, sample_weight=weight
     )
     per_class = {name: report.pop(name) for name in names}
     report.pop("accuracy", None)
+    rows = int(confusion.sum())
     return {
-        "rows": int(true_codes.shape[0]),
-        "accuracy": float(accuracy_score(true_codes, pred_codes)),
-        "log_loss": log_loss_sum / true_codes.shape[0],
+        "rows": rows,
+        "accuracy": float(accuracy_score(true, pred, sample_weight=weight)),
+        "log_loss": log_loss_sum / rows,
         "classes": names,
         "per_class": per_class,
         "averages": report,
-        "confusion_matrix": confusion_matrix(true_codes, pred_codes, labels=np.arange(k)).tolist(),
+        "confusion_matrix": confusion.tolist(),
     }
 
 

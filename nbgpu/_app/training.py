@@ -62,18 +62,20 @@ class _Seen:
     """Labels and svmlight indices of every chunk read: enough for a second pass."""
 
     def __init__(self):
-        self.labels, self.low, self.width, self.rows = [], None, 0, 0
+        self.labels, self.low, self.width, self.rows = None, None, 0, 0
 
     def add(self, chunk):
         self.rows += chunk.X.shape[0]
-        self.labels.append(np.unique(chunk.y))
+        # One running union: memory stays the classes' however many chunks there are.
+        found = np.unique(chunk.y)
+        self.labels = found if self.labels is None else np.union1d(self.labels, found)
         low = min_index(chunk.X) if hasattr(chunk.X, "indices") else None
         if low is not None:
             self.low = low if self.low is None else min(self.low, low)
         self.width = max(self.width, chunk.X.shape[1])
 
     def classes(self):
-        return typed_labels(np.unique(np.concatenate(self.labels)))
+        return typed_labels(self.labels)
 
 
 def _model_bytes(model_name, n_classes, n_features):

@@ -382,8 +382,12 @@ def check_prior(prior, n_classes, *, name):
 ALPHA_LOWER_BOUND = 1e-10
 
 
-def check_alpha(alpha, n_features, *, force_alpha):
-    """Validate the smoothing ``alpha`` (scalar or one per feature); float64 numpy."""
+def check_alpha(alpha, n_features, *, force_alpha, warn=True):
+    """Validate the smoothing ``alpha`` (scalar or one per feature); float64 numpy.
+
+    Below 1e-10 without ``force_alpha`` it is raised to 1e-10, with a warning
+    when ``warn`` (fit warns; the derived parameters are computed silently).
+    """
     a = np.asarray(to_numpy(alpha) if is_array(alpha) else alpha, dtype=np.float64)
     if a.ndim > 1 or (a.ndim == 1 and a.shape[0] != n_features):
         msg = f"`alpha` must be a scalar or have one value per feature ({n_features}); got shape {a.shape}."
@@ -392,12 +396,13 @@ def check_alpha(alpha, n_features, *, force_alpha):
         msg = f"`alpha` must be finite and >= 0; saw a minimum of {np.min(a):g}."
         raise ValueError(msg)
     if np.min(a) < ALPHA_LOWER_BOUND and not force_alpha:
-        warnings.warn(
-            f"alpha too small will result in numeric errors, setting alpha = "
-            f"{ALPHA_LOWER_BOUND:.1e}. Use `force_alpha=True` to keep alpha unchanged.",
-            UserWarning,
-            stacklevel=3,
-        )
+        if warn:
+            warnings.warn(
+                f"alpha too small will result in numeric errors, setting alpha = "
+                f"{ALPHA_LOWER_BOUND:.1e}. Use `force_alpha=True` to keep alpha unchanged.",
+                UserWarning,
+                stacklevel=3,
+            )
         a = np.maximum(a, ALPHA_LOWER_BOUND)
     return a
 

@@ -100,6 +100,38 @@ def _nonzero_values(data, power, weights, dtype):
     return values
 
 
+def add_class_sums_into(out, X, codes, weights, *, xp):
+    """``out += Yᵀ·X`` in place, on the host; False (nothing done) elsewhere.
+
+    For running sums (a ``partial_fit`` that continues): a host
+    float64 ``out`` (k × d, C-ordered, writable). A sparse ``X`` with fewer
+    nonzeros than ``out`` has entries is one sparse product ``Yᵀ·X`` (its
+    result holds only the (class, column) pairs the batch touches) added
+    into ``out`` at those entries: the work follows the batch, not k × d.
+    Otherwise the dense sums are added in place (no k × d copy).
+    """
+    if not (
+        on_host(xp)
+        and isinstance(out, np.ndarray)
+        and out.dtype == np.float64
+        and out.flags.c_contiguous
+        and out.flags.writeable
+    ):
+        return False
+    n_classes = out.shape[0]
+    if is_sparse(X) and X.nnz < out.size:
+        n = X.shape[0]
+        values = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
+        Y = sp.csr_matrix((values, np.asarray(codes), np.arange(n + 1)), shape=(n, n_classes))
+        sums = (Y.T.tocsr() @ X.astype(np.float64, copy=False)).tocsr()  # float64: exact counts
+        rows = np.repeat(np.arange(n_classes, dtype=np.int64), np.diff(sums.indptr))
+        flat = out.reshape(-1)
+        flat[rows * out.shape[1] + sums.indices] += sums.data  # no repeated (class, column) pair
+        return True
+    out += class_sums(X, codes, weights, n_classes, xp=xp, dtype=np.float64)
+    return True
+
+
 def sparse_class_sums(X, codes, weights, n_classes, *, power=1, dtype=None):
     """Per-class sums of the rows of sparse ``X`` (``Yᵀ·X`` without building ``Y``).
 

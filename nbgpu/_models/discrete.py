@@ -14,13 +14,13 @@ import numpy as np
 
 from sklearn.utils._param_validation import Interval
 
-from .._array.class_sums import class_sums, class_totals
+from .._array.class_sums import add_class_sums_into, class_sums, class_totals
 from .._array.namespace import is_sparse
 from .._array.numerics import log_ratio, safe_log, transposed_as
 from .._array.sparse import sparse_binarize, sparse_matmul
 from .._estimator.base import _BaseNB
 from .._estimator.docs import shared_parameters_doc
-from .._validation import check_alpha, check_non_negative, check_prior
+from .._validation import check_alpha, check_non_negative
 
 
 # The fitted attributes scikit-learn's count models read.
@@ -39,10 +39,11 @@ class _DiscreteNB(_BaseNB):
     }
 
     def _check_params_for_fit(self, n_classes, n_features):
-        check_prior(self.class_prior, n_classes, name="class_prior")
+        self._check_fixed_prior(self.class_prior, n_classes, name="class_prior")
+        check_alpha(self.alpha, n_features, force_alpha=self.force_alpha)  # warns here, once
 
     def _alpha(self, n_features, *, xp, device, dtype):
-        alpha = check_alpha(self.alpha, n_features, force_alpha=self.force_alpha)
+        alpha = check_alpha(self.alpha, n_features, force_alpha=self.force_alpha, warn=False)
         return xp.asarray(alpha, dtype=dtype, device=device)
 
     def _class_log_prior(self, class_count, n_classes, *, xp):
@@ -75,6 +76,14 @@ class _CountNB(_DiscreteNB):
     def _merge(self, a, b, *, xp):
         return {key: a[key] + b[key] for key in a}
 
+    def _accumulate_onto(self, previous, X, codes, weights, n_classes, *, xp, dtype):
+        fc = previous["feature_count"]
+        # NaN (missing values) are split out by _accumulate, not summed.
+        if self._ignore_missing or not add_class_sums_into(fc, X, codes, weights, xp=xp):
+            return super()._accumulate_onto(previous, X, codes, weights, n_classes, xp=xp, dtype=dtype)
+        count = previous["class_count"] + class_totals(codes, weights, n_classes, dtype=dtype, xp=xp)
+        return {"class_count": count, "feature_count": fc}
+
     def _finalize(self, stats, classes, *, xp, dtype):
         n_classes = classes.shape[0]
         cc, fc = stats["class_count"], stats["feature_count"]
@@ -106,9 +115,10 @@ class _CountNB(_DiscreteNB):
     @classmethod
     def _stats_from_sklearn(cls, estimator):
         """Statistics rebuilt from a fitted scikit-learn counterpart."""
+        # Copies: a later partial_fit adds into its statistics in place.
         return {
-            "class_count": np.asarray(estimator.class_count_, dtype=np.float64),
-            "feature_count": np.asarray(estimator.feature_count_, dtype=np.float64),
+            "class_count": np.array(estimator.class_count_, dtype=np.float64),
+            "feature_count": np.array(estimator.feature_count_, dtype=np.float64),
         }
 
 

@@ -17,7 +17,6 @@ from .._array.sparse import sparse_matmul, sparse_with_values
 from .._estimator.base import _BaseNB
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.missing import drop_missing, observed_weights, split_missing, zero_missing
-from .._validation import check_prior
 
 
 def _pooled(count, mean, m2, *, xp):
@@ -119,7 +118,7 @@ class GaussianNB(_BaseNB):
 
     # ---- statistics ---------------------------------------------------- #
     def _check_params_for_fit(self, n_classes, n_features):
-        check_prior(self.priors, n_classes, name="priors")
+        self._check_fixed_prior(self.priors, n_classes, name="priors")
 
     def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
         n, d = X.shape

@@ -55,6 +55,7 @@ def murmurhash3_32(words, starts, lengths, *, xp):
         return h
     nblocks = lengths // 4
     max_blocks = int(xp.max(nblocks))
+    last = words.shape[0] - 1
     order = None  # indices (into the full arrays) of the working set; None: all
     w_start, w_nb, w_h = starts, nblocks, h
     for j in range(max_blocks):
@@ -72,7 +73,10 @@ def murmurhash3_32(words, starts, lengths, *, xp):
             w_nb = xp.take(w_nb, keep)
             w_h = xp.take(w_h, keep)
             active = None
-        k = _scramble(xp.take(words, w_start + 4 * j))
+        at = w_start + 4 * j
+        if active is not None:  # finished strings may point past the buffer
+            at = xp.minimum(at, last)
+        k = _scramble(xp.take(words, at))
         hn = _rotl(w_h ^ k, 13)
         hn = hn * 5 + 0xE6546B64
         w_h = hn if active is None else xp.where(active, hn, w_h)
@@ -103,4 +107,6 @@ def hash_to_index(h, n_features, *, xp):
     """
     negative = h >= 0x80000000
     magnitude = xp.where(negative, (~h) + 1, h)
+    if n_features & (n_features - 1) == 0:  # a power of two: the same, without a division
+        return magnitude & (n_features - 1), negative
     return magnitude % n_features, negative

@@ -18,11 +18,11 @@ import numpy as np
 from sklearn.feature_extraction.text import strip_accents_ascii
 
 from ._array import parallel_map
-from ._charclass import WORD, code_point_flags
+from ._charclass import WORD, byte_flags
 from ._murmurhash import byte_words, hash_to_index, murmurhash3_32
 from ._ngrams import char_spans, join_spans, runs, word_ngram_spans
 from ._rows import sum_duplicates
-from ._utf8 import decode_utf8
+from ._utf8 import char_lengths, decode_utf8
 
 __all__ = ["Plan", "hash_documents"]
 
@@ -96,24 +96,24 @@ def _encoded(text, xp):
 
 
 def _spans_word(docs, plan, xp):
-    text = "\n".join(docs)  # "\n" is no word character: tokens never cross it
-    lens = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs)) + 1
+    # Tokens are runs of word bytes (every byte of a character carries the
+    # character's class), so tokens come out as byte spans directly.
+    encoded = [d.encode("utf-8") for d in docs]
+    raw = b"\n".join(encoded)  # "\n" is no word character: tokens never cross it
+    lens = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)) + 1
     doc_starts = xp.asarray(np.cumsum(lens) - lens)
-    buf, cps, offsets = _encoded(text, xp)
+    buf = xp.asarray(np.frombuffer(raw, dtype=np.uint8))
+    ascii = raw.isascii()
     words = byte_words(buf, xp=xp)
-    is_word = (code_point_flags(cps, xp=xp) & WORD) != 0
-    s, e = runs(is_word, xp=xp)
-    if plan.min_token_chars > 1:
-        keep = xp.nonzero((e - s) >= plan.min_token_chars)[0]
-        s, e = xp.take(s, keep), xp.take(e, keep)
-    s = xp.astype(s, xp.int64)
-    e = xp.astype(e, xp.int64)
-    rows = xp.searchsorted(doc_starts, s, side="right") - 1
-    if offsets is None:
-        starts, lengths = s, e - s
-    else:
-        starts = xp.take(offsets, s)
-        lengths = xp.take(offsets, e) - starts
+    is_word = (byte_flags(buf, xp=xp, ascii=ascii) & WORD) != 0
+    starts, ends = runs(is_word, xp=xp)
+    starts = xp.astype(starts, xp.int64)
+    lengths = xp.astype(ends, xp.int64) - starts
+    if plan.min_token_chars > 1:  # a run of one character is no token
+        first = 1 if ascii else char_lengths(xp.take(buf, starts), xp=xp)
+        keep = xp.nonzero(lengths > first)[0]
+        starts, lengths = xp.take(starts, keep), xp.take(lengths, keep)
+    rows = xp.searchsorted(doc_starts, starts, side="right") - 1
     min_n, max_n = plan.ngram_range
     hashes = None
     if plan.stop_words is not None or min_n == 1:
@@ -190,11 +190,16 @@ def _hash_chunk(docs, plan, xp):
         hashes = xp.zeros(0, dtype=xp.uint32)
         rows = xp.zeros(0, dtype=xp.int64)
     columns, negative = hash_to_index(hashes, plan.n_features, xp=xp)
-    return sum_duplicates(rows, columns, negative if plan.alternate_sign else None, len(docs), xp=xp)
+    negative = negative if plan.alternate_sign else None
+    return sum_duplicates(rows, columns, negative, len(docs), plan.n_features, xp=xp)
 
 
 def _chunk_bounds(docs, plan):
-    """Document ranges of about the planned number of characters each."""
+    """Document ranges of about the planned number of characters each.
+
+    A chunk also holds at most as many documents as keep its (row, column,
+    sign) sort keys in 32 bits, when that is not too few.
+    """
     if plan.analyzer == "word":
         budget = CHUNK_CHARS_WORD
     else:
@@ -202,8 +207,14 @@ def _chunk_bounds(docs, plan):
     sizes = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs)) + 16
     ends = np.cumsum(sizes)
     n_chunks = max(int(ends[-1] // budget) + 1, 1)
+    col_bits = max(int(plan.n_features - 1).bit_length(), 1) + int(plan.alternate_sign)
+    max_docs = 2**32 >> col_bits
+    if max_docs >= 512:
+        n_chunks = max(n_chunks, -(-len(docs) // max_docs))
     cuts = np.searchsorted(ends, np.arange(1, n_chunks) * (ends[-1] / n_chunks))
     bounds = np.unique(np.concatenate([[0], cuts, [len(docs)]]))
+    if max_docs >= 512 and np.diff(bounds).max() > max_docs:  # skewed lengths: split further
+        bounds = np.unique(np.concatenate([bounds, np.arange(0, len(docs), max_docs)]))
     return list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
 
 

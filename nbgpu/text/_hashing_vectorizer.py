@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from numbers import Integral
 
 import numpy as np
@@ -275,6 +276,8 @@ class HashingVectorizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=N
         kinds = set(map(type, docs))
         if not docs or not all(issubclass(k, (str, bytes)) for k in kinds):
             return self._sklearn().transform(docs)
+        if bytes in kinds or any(issubclass(k, bytes) for k in kinds):
+            plan = dataclasses.replace(plan, has_bytes=True)
         if plan.stop_words is not None:
             self._sklearn().build_analyzer()  # scikit-learn's stop-word consistency warning
         try:

@@ -47,6 +47,7 @@ class Plan:
     alternate_sign: bool
     encoding: str
     decode_error: str
+    has_bytes: bool = False  # some documents are bytes, to decode
 
 
 class _CombiningDropper(dict):
@@ -71,7 +72,7 @@ def _strip_accents_unicode(doc):
 
 def _prepare(docs, plan):
     """The preprocessed strings of a chunk (scikit-learn's decode and preprocessor)."""
-    if any(isinstance(d, bytes) for d in docs):
+    if plan.has_bytes:
         docs = [d.decode(plan.encoding, plan.decode_error) if isinstance(d, bytes) else d for d in docs]
     if plan.lowercase:
         docs = [d.lower() for d in docs]
@@ -95,14 +96,46 @@ def _encoded(text, xp):
     return buf, cps, offsets
 
 
+def _joined_word_text(docs, plan):
+    """The preprocessed documents joined by "\\x00" in one string, or None.
+
+    One ``lower`` (and accent stripping) of the joined text equals the
+    per-document ones: they act on each character alone, except the final
+    sigma rule of ``lower``, which looks across case-ignorable characters
+    only, and "\\x00" is neither cased nor case-ignorable; NFKD reorders
+    combining marks only, and "\\x00" is a starter.  None when a document
+    contains "\\x00" or accents are stripped by a callable.
+    """
+    if callable(plan.strip_accents):
+        return None
+    text = "\x00".join(docs)
+    if text.count("\x00") != len(docs) - 1:
+        return None
+    if plan.lowercase:
+        text = text.lower()
+    if plan.strip_accents == "ascii":
+        text = strip_accents_ascii(text)
+    elif plan.strip_accents == "unicode":
+        text = _strip_accents_unicode(text)
+    return text
+
+
 def _spans_word(docs, plan, xp):
     # Tokens are runs of word bytes (every byte of a character carries the
     # character's class), so tokens come out as byte spans directly.
-    encoded = [d.encode("utf-8") for d in docs]
-    raw = b"\n".join(encoded)  # "\n" is no word character: tokens never cross it
-    lens = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)) + 1
-    doc_starts = xp.asarray(np.cumsum(lens) - lens)
-    buf = xp.asarray(np.frombuffer(raw, dtype=np.uint8))
+    if plan.has_bytes:
+        docs = [d.decode(plan.encoding, plan.decode_error) if isinstance(d, bytes) else d for d in docs]
+    text = _joined_word_text(docs, plan)
+    if text is not None:
+        raw = text.encode("utf-8")
+        buf = xp.asarray(np.frombuffer(raw, dtype=np.uint8))
+        doc_starts = xp.concat([xp.zeros(1, dtype=xp.int64), xp.astype(xp.nonzero(buf == 0)[0], xp.int64) + 1])
+    else:
+        encoded = [d.encode("utf-8") for d in _prepare(docs, plan)]
+        raw = b"\n".join(encoded)  # "\n" is no word character: tokens never cross it
+        lens = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)) + 1
+        doc_starts = xp.asarray(np.cumsum(lens) - lens)
+        buf = xp.asarray(np.frombuffer(raw, dtype=np.uint8))
     ascii = raw.isascii()
     words = byte_words(buf, xp=xp)
     is_word = (byte_flags(buf, xp=xp, ascii=ascii) & WORD) != 0
@@ -133,6 +166,7 @@ def _spans_word(docs, plan, xp):
 
 
 def _spans_char(docs, plan, xp):
+    docs = _prepare(docs, plan)
     docs = [_WHITE_SPACES.sub(" ", d) for d in docs]
     text = "".join(docs)
     lens = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
@@ -143,6 +177,7 @@ def _spans_char(docs, plan, xp):
 
 
 def _spans_char_wb(docs, plan, xp):
+    docs = _prepare(docs, plan)
     # scikit-learn collapses r"\s\s+" to " " and then splits on whitespace;
     # re's \s and str.isspace are the same set, so splitting alone is equal.
     split = [d.split() for d in docs]
@@ -181,7 +216,6 @@ _SPANS = {"word": _spans_word, "char": _spans_char, "char_wb": _spans_char_wb}
 
 
 def _hash_chunk(docs, plan, xp):
-    docs = _prepare(docs, plan)
     pieces = _SPANS[plan.analyzer](docs, plan, xp)
     if pieces:
         hashes = xp.concat([h for h, _ in pieces])

@@ -19,6 +19,8 @@ import abc
 import math
 from numbers import Real
 
+import numpy as np
+
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_feature_names, _get_feature_names
@@ -169,6 +171,30 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
     @abc.abstractmethod
     def _merge(self, a, b, *, xp):
         """The statistics of the union of two disjoint sets of rows."""
+
+    # The keys of the statistics whose arrays (or tuples of arrays) have the
+    # class axis first; the others are shared by all classes.
+    _class_axis_statistics: tuple = ("class_count",)
+
+    def _statistics_for_classes(self, stats, index, n_classes, *, xp):
+        """``stats`` laid out for ``n_classes`` classes, class ``i`` of the old
+        layout at ``index[i]`` (host ints) and zeros for the new classes (a
+        class never seen has zero weight and zero sums)."""
+        k = int(index.shape[0])
+        # Row k of the padded arrays is zero: every new class takes it.
+        source = np.full(n_classes, k, dtype=np.int64)
+        source[index] = np.arange(k)
+
+        def relaid(a):
+            zero = xp.zeros((1, *a.shape[1:]), dtype=a.dtype, device=a.device)
+            return xp.take(xp.concat([a, zero], axis=0), xp.asarray(source, device=a.device), axis=0)
+
+        out = dict(stats)
+        for key in self._class_axis_statistics:
+            if key in out:
+                value = out[key]
+                out[key] = tuple(map(relaid, value)) if isinstance(value, tuple) else relaid(value)
+        return out
 
     def _accumulate_onto(self, previous, X, codes, weights, n_classes, *, xp, dtype):
         """``previous`` statistics with a validated batch added: what a
@@ -403,12 +429,15 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
     def merge(self, other):
         """The model fitted on the union of the data of ``self`` and ``other``.
 
-        Both models must be of the same class, with the same parameters,
-        classes and features, fitted on disjoint data (a row seen by both
-        would count twice). Their statistics are merged exactly as
-        ``partial_fit`` merges batches, so ``a.merge(b)`` equals one fit on
-        the concatenated data (up to floating-point rounding of the Gaussian
-        moments).
+        Both models must be of the same class, with the same parameters and
+        features, fitted on disjoint data (a row seen by both would count
+        twice). Their statistics are merged exactly as ``partial_fit`` merges
+        batches, so ``a.merge(b)`` equals one fit on the concatenated data
+        (up to floating-point rounding of the Gaussian moments). Models that
+        saw different classes (data split by time or by site) merge into the
+        union of their classes, a class absent from one side having zero
+        statistics there; parameters with one entry per class
+        (``loss_matrix``, ``class_prior``, ``priors``) must then be unset.
 
         Parameters
         ----------

@@ -180,6 +180,7 @@ class CategoricalNB(_DiscreteNB):
         "min_categories": [None, "array-like", Interval(Integral, 1, None, closed="left")],
         "alpha": [Interval(Real, 0, None, closed="left"), "array-like"],
     }
+    _class_axis_statistics = ("class_count", "counts")  # n_categories is per feature
     _sklearn_counterpart = (
         "CategoricalNB",
         ("class_count_", "class_log_prior_", "category_count_", "feature_log_prob_", "n_categories_"),

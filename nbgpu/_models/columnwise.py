@@ -438,6 +438,14 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, _BaseComposition):
         parts = {name: part._merge(a["parts"][name], b["parts"][name], xp=xp) for name, part in zip(plan.names, plan.parts)}
         return {"class_count": a["class_count"] + b["class_count"], "parts": parts}
 
+    def _statistics_for_classes(self, stats, index, n_classes, *, xp):
+        plan = self._plan()
+        parts = {
+            name: part._statistics_for_classes(stats["parts"][name], index, n_classes, xp=xp)
+            for name, part in zip(plan.names, plan.parts)
+        }
+        return {**super()._statistics_for_classes(stats, index, n_classes, xp=xp), "parts": parts}
+
     def _finalize(self, stats, classes, *, xp, dtype):
         count = stats["class_count"]
         prior, log_prior = self._class_prior(count, xp=xp, fixed=self.priors, name="priors")

@@ -67,6 +67,8 @@ class _DiscreteNB(_BaseNB):
 class _CountNB(_DiscreteNB):
     """Models whose statistics are class counts and per-class feature sums."""
 
+    _class_axis_statistics = ("class_count", "feature_count", "observed_count")
+
     def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
         return {
             "class_count": class_totals(codes, weights, n_classes, dtype=dtype, xp=xp),

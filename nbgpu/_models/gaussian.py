@@ -102,6 +102,7 @@ class GaussianNB(_BaseNB):
         "var_smoothing": [Interval(Real, 0, None, closed="left")],
     }
 
+    _class_axis_statistics = ("class_count", "per_class")  # "total" pools all classes
     _sklearn_counterpart = ("GaussianNB", ("class_count_", "class_prior_", "theta_", "var_", "epsilon_"))
 
     # x enters the scores as x² times -1/(2σ²) and x times a finite weight;

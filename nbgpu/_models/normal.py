@@ -112,6 +112,7 @@ class NormalBayesClassifier(_BaseNB):
     """
 
     _lazy_parameters = False  # finalize may refuse the data
+    _class_axis_statistics = STATS
 
     _parameter_constraints: dict = {
         **_BaseNB._parameter_constraints,

@@ -7,8 +7,10 @@ variable, every CPU backend whose library is installed runs.
 
 Backends: numpy, numpy_readonly (catches writes into inputs),
 array_api_strict (default device), array_api_strict_device1 (a second
-device, so device bugs show on a CPU-only machine), torch (CPU), cupy,
-torch_cuda.
+device, so device bugs show on a CPU-only machine), torch (CPU),
+device_emulated (the device code paths of cupy and cupyx, run by numpy and
+scipy.sparse standing in for them: ``nbgpu/_array/emulated_device.py``),
+cupy, torch_cuda.
 """
 
 from __future__ import annotations
@@ -27,16 +29,19 @@ ALL_BACKENDS = (
     "array_api_strict",
     "array_api_strict_device1",
     "torch",
+    "device_emulated",
     "cupy",
     "torch_cuda",
 )
-CPU_BACKENDS = ALL_BACKENDS[:5]
+CPU_BACKENDS = ALL_BACKENDS[:6]
+GPU_BACKENDS = ("cupy", "torch_cuda")
 _LIBRARY = {
     "numpy": "numpy",
     "numpy_readonly": "numpy",
     "array_api_strict": "array_api_strict",
     "array_api_strict_device1": "array_api_strict",
     "torch": "torch",
+    "device_emulated": "nbgpu._array.emulated_device",
     "cupy": "cupy",
     "torch_cuda": "torch",
 }
@@ -67,15 +72,16 @@ class Backend:
         """A sparse matrix of this backend's sparse library (numpy/cupy only)."""
         if self.name.startswith("numpy"):
             return sp.csr_matrix(np.asarray(a)).asformat(fmt)
-        if self.name == "cupy":
-            import cupyx.scipy.sparse as csp
+        if self.name in ("cupy", "device_emulated"):
+            from nbgpu._array.namespace import device_library
 
+            csp = device_library(self.xp).cupyx.scipy.sparse
             return getattr(csp, f"{fmt}_matrix")(sp.csr_matrix(np.asarray(a)).asformat(fmt))
         pytest.skip(f"{self.name} has no sparse matrices")
 
     @property
     def has_sparse(self):
-        return self.name in ("numpy", "numpy_readonly", "cupy")
+        return self.name in ("numpy", "numpy_readonly", "device_emulated", "cupy")
 
 
 def requested_backends():
@@ -99,6 +105,8 @@ def _make_backend(name):
     if name.startswith("array_api_strict"):
         device = lib.Device("device1") if name.endswith("device1") else lib.Device("CPU_DEVICE")
         return Backend(name, lib, device)
+    if name == "device_emulated":
+        return Backend(name, lib.xp, lib.DEVICE)
     if name == "torch":
         import array_api_compat.torch as xp
 
@@ -172,7 +180,7 @@ def to_numpy(a):
 
 def assert_namespace(a, backend):
     """``a`` is an array of the backend's namespace on its device."""
-    import array_api_compat
+    from nbgpu._array.namespace import get_device, get_namespace
 
-    assert array_api_compat.array_namespace(a) is array_api_compat.array_namespace(backend.asarray([0.0]))
-    assert array_api_compat.device(a) == backend.device
+    assert get_namespace(a) is get_namespace(backend.asarray([0.0]))
+    assert get_device(a) == backend.device

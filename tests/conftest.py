@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -95,9 +96,29 @@ def requested_backends():
     return names
 
 
+# Warnings a GPU library gave while it was imported (shown in the header).
+IMPORT_WARNINGS: list[str] = []
+
+
+def _import(module):
+    """Import a backend's library. cupy's import-time notes about the CUDA
+    installation (e.g. "CUDA path could not be detected") say nothing about
+    nbgpu: recorded and shown in the header, not turned into errors by
+    ``filterwarnings = error``; a library that fails to work still fails below."""
+    if module not in ("cupy", "torch"):
+        return importlib.import_module(module)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        lib = importlib.import_module(module)
+        if module == "cupy":
+            importlib.import_module("cupyx.scipy.sparse")
+    IMPORT_WARNINGS.extend(f"{module}: {w.category.__name__}: {w.message}" for w in caught)
+    return lib
+
+
 def _make_backend(name):
     """A usable Backend, or raise ImportError/RuntimeError saying why not."""
-    lib = importlib.import_module(_LIBRARY[name])
+    lib = _import(_LIBRARY[name])
     if name.startswith("numpy"):
         import array_api_compat.numpy as xp
 
@@ -119,9 +140,11 @@ def _make_backend(name):
         return Backend(name, xp, lib.device("cuda"))
     if name == "cupy":
         import array_api_compat.cupy as xp
-        import cupyx.scipy.sparse  # noqa: F401  (registers cupyx sparse for nbgpu)
 
-        lib.zeros(1).sum()  # fails here when no GPU/driver is usable
+        with warnings.catch_warnings(record=True) as caught:  # the first kernel finds the CUDA installation
+            warnings.simplefilter("always")
+            float(lib.zeros(1).sum())  # fails here when no GPU/driver is usable
+        IMPORT_WARNINGS.extend(f"cupy: {w.category.__name__}: {w.message}" for w in caught)
         return Backend(name, xp, lib.cuda.Device())
     raise AssertionError(name)
 
@@ -138,9 +161,26 @@ def pytest_configure(config):
     for name in candidates:
         try:
             _BACKENDS[name] = _make_backend(name)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             if name in required:
                 raise pytest.UsageError(f"backend {name!r} was requested but cannot run: {exc!r}") from exc
+
+
+def pytest_report_header(config):
+    lines = [f"nbgpu backends: {', '.join(active_backends())}"]
+    lines += [f"import warning (not an error): {w}" for w in IMPORT_WARNINGS]
+    return lines
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``gpu`` run where the cupy backend runs; elsewhere they are
+    skipped, saying so (a requested cupy that cannot run already failed)."""
+    if "cupy" in active_backends():
+        return
+    skip = pytest.mark.skip(reason="needs cupy and a CUDA GPU: request NBGPU_TEST_BACKENDS=cupy (ci/gpu.sh does)")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
 
 
 def active_backends():

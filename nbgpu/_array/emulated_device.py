@@ -234,21 +234,18 @@ class DeviceArray(np.ndarray):
         np.ndarray.__setitem__(_host(self), _index_key(key), _host(value))
 
     # Reading a value back waits for the device.
-    def __bool__(self):
-        _sync("bool()")
-        return bool(_host(self))
+    def _read_back(convert, what):  # a method factory used in the class body
+        def method(self):
+            _sync(what)
+            return convert(_host(self))
 
-    def __float__(self):
-        _sync("float()")
-        return float(_host(self))
+        return method
 
-    def __int__(self):
-        _sync("int()")
-        return int(_host(self))
-
-    def __complex__(self):
-        _sync("complex()")
-        return complex(_host(self))
+    __bool__ = _read_back(bool, "bool()")
+    __float__ = _read_back(float, "float()")
+    __int__ = _read_back(int, "int()")
+    __complex__ = _read_back(complex, "complex()")
+    del _read_back
 
     def __index__(self):
         msg = "a device array cannot be used as a Python integer (cupy arrays have no __index__)"
@@ -287,12 +284,6 @@ class DeviceArray(np.ndarray):
     @property
     def device(self):
         return DEVICE
-
-    def to_device(self, device, /, *, stream=None):
-        if device != DEVICE:
-            msg = f"the emulated device cannot move arrays to {device!r}; use .get()"
-            raise ValueError(msg)
-        return self
 
 
 def owns(x):
@@ -802,12 +793,6 @@ def _module(name, **attributes):
     return mod
 
 
-def _repeat(a, repeats, axis=None):
-    if isinstance(repeats, np.ndarray):
-        _sync("cupy.repeat with array repeats")
-    return np.repeat(a, repeats, axis=axis)
-
-
 def _asnumpy(a, stream=None):
     if isinstance(a, DeviceArray):
         return a.get()
@@ -861,7 +846,6 @@ cupy = _module(
     ascontiguousarray=_device_function(np.ascontiguousarray, "ascontiguousarray"),
     asfortranarray=_device_function(np.asfortranarray, "asfortranarray"),
     empty=_empty,
-    repeat=_device_function(_repeat, "repeat"),
     bool_=np.bool_, int32=np.int32, int64=np.int64, float32=np.float32, float64=np.float64,
     **{name: _device_function(getattr(np, name), name) for name in _NUMPY_FUNCTIONS},
 )
@@ -869,7 +853,6 @@ cupy = _module(
 cupyx = _module(
     "cupyx",
     scatter_add=_scatter(np.add, "scatter_add"),
-    scatter_max=_scatter(np.maximum, "scatter_max"),
     empty_pinned=empty_pinned,
     scipy=_module(
         "cupyx.scipy",

@@ -15,7 +15,12 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from .._array.class_sums import category_counts, class_sums, class_totals, feature_block_sums
+from .._array.class_sums import (
+    category_counts,
+    class_sums,
+    class_totals,
+    feature_block_sums,
+)
 from .._array.namespace import has_sparse, is_sparse, to_namespace, to_numpy
 from .._array.numerics import product_operand, safe_log
 from .._array.sparse import (
@@ -27,8 +32,8 @@ from .._array.sparse import (
 )
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.missing import split_missing
-from .discrete import _DiscreteNB
 from .._validation import check_categories
+from .discrete import _DiscreteNB
 
 
 def _offsets(n_categories):

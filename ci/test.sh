@@ -2,7 +2,10 @@
 # Create a fresh virtual environment, install nbgpu with its test extras the
 # way the README says, and run the CPU test suite.
 #   NBGPU_VENV            where to put the environment (default: .venv)
-#   NBGPU_TEST_BACKENDS   backends that must run (default: every CPU backend)
+#   NBGPU_TEST_BACKENDS   backends that must run (default: every CPU backend, the
+#                         device_emulated stand-in for cupy included)
+#   NBGPU_CUPY_PATH       a folder holding cupy for tests/test_cupy_api.py (default: one
+#                         made here; cupy imports without a GPU. Set it empty to skip that test)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv="${NBGPU_VENV:-.venv}"
@@ -12,5 +15,14 @@ python -m pip install -q --upgrade pip
 # The CPU build of torch: the torch backend of the test grid.
 python -m pip install -q "torch==2.13.0"
 python -m pip install -q -e ".[test,dask,bench]"
-export NBGPU_TEST_BACKENDS="${NBGPU_TEST_BACKENDS:-numpy,numpy_readonly,array_api_strict,array_api_strict_device1,torch}"
+# cupy beside, not inside, the environment: only the API check's own interpreter
+# imports it (an installed cupy without a GPU would change what the libraries
+# under test try). About 20 s and 300 MB.
+if [ -z "${NBGPU_CUPY_PATH+set}" ]; then
+    export NBGPU_CUPY_PATH="$venv-cupy-site"
+    [ -d "$NBGPU_CUPY_PATH/cupy" ] || python -m pip install -q --target "$NBGPU_CUPY_PATH" --no-deps \
+        "cupy-cuda12x==14.2.*" fastrlock cuda-pathfinder
+fi
+[ -n "${NBGPU_CUPY_PATH}" ] || unset NBGPU_CUPY_PATH
+export NBGPU_TEST_BACKENDS="${NBGPU_TEST_BACKENDS:-numpy,numpy_readonly,array_api_strict,array_api_strict_device1,torch,device_emulated}"
 python -m pytest "$@"

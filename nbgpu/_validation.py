@@ -15,7 +15,16 @@ import numpy as np
 from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.multiclass import type_of_target
 
-from ._array.namespace import get_device, get_namespace, is_array, is_sparse, result_dtype, to_namespace, to_numpy
+from ._array.namespace import (
+    get_device,
+    get_namespace,
+    is_array,
+    is_host_array,
+    is_sparse,
+    result_dtype,
+    to_namespace,
+    to_numpy,
+)
 from ._array.sparse import sparse_canonical, sparse_values
 
 
@@ -203,7 +212,7 @@ def check_y(y, n_samples):
     if y.shape[0] != n_samples:
         msg = f"`y` has {y.shape[0]} labels but `X` has {n_samples} rows; they must match."
         raise ValueError(msg)
-    if isinstance(y, np.ndarray):
+    if is_host_array(y):
         if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
             msg = "`y` contains NaN or infinity; labels must be finite."
             raise ValueError(msg)
@@ -233,7 +242,7 @@ def _small_codes_bound(*arrays):
     of that length: one linear pass instead of a hash or a binary search per
     label, with a table no larger than a few bytes per label.
     """
-    if not all(isinstance(a, np.ndarray) and np.can_cast(a.dtype, np.intp) and a.dtype.kind in "iu" for a in arrays):
+    if not all(is_host_array(a) and np.can_cast(a.dtype, np.intp) and a.dtype.kind in "iu" for a in arrays):
         return None
     if not all(a.size for a in arrays):
         return None
@@ -248,7 +257,7 @@ def unique_labels(y):
     """Sorted distinct labels of ``y`` in its namespace."""
     if _small_codes_bound(y) is not None:
         return np.flatnonzero(np.bincount(y)).astype(y.dtype)
-    if isinstance(y, np.ndarray):
+    if is_host_array(y):
         return np.unique(y)
     xp = get_namespace(y)
     return xp.unique_values(y)
@@ -285,8 +294,10 @@ def encode_labels(y, classes, *, xp, device):
     Raises if a label is not one of ``classes``: silently dropping those rows
     would lose data.
     """
-    host_y = isinstance(y, np.ndarray)
-    host_classes = isinstance(classes, np.ndarray)
+    # Labels on a device are encoded there (numeric classes are moved to them):
+    # no round trip of the labels through the host.
+    host_y = is_host_array(y)
+    host_classes = is_host_array(classes) and classes.dtype.kind not in "biuf"
     if host_y or host_classes:
         yh, ch = to_numpy(y), to_numpy(classes)
         bound = _small_codes_bound(yh, ch)

@@ -34,7 +34,7 @@ from .._array.namespace import (
     to_namespace,
     to_namespace_tree,
 )
-from .._array.numerics import log_or_neg_inf
+from .._array.numerics import log_or_neg_inf, product_operand
 from .._validation import (
     check_classes,
     check_classes_unchanged,
@@ -95,6 +95,10 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
     # covariance, a part's zero prior): it finalizes at every fit, so the
     # failure belongs to the call that caused it.
     _lazy_parameters = True
+
+    # Fitted arrays that scoring multiplies sparse X with: to_device lays
+    # them out as the target's sparse product wants (numerics.product_operand).
+    _product_operands: tuple = ()
 
     # ---- hooks a model implements ------------------------------------- #
     def _check_values(self, X):
@@ -422,6 +426,9 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
         for name, value in list(vars(self).items()):
             if name not in params:
                 self.__dict__[name] = to_namespace_tree(value, xp, device)
+        for name in self._product_operands:
+            if name in self.__dict__:
+                self.__dict__[name] = product_operand(self.__dict__[name], xp=xp)
         return self
 
     # ---- merging and exchange ------------------------------------------ #

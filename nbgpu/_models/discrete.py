@@ -16,7 +16,7 @@ from sklearn.utils._param_validation import Interval
 
 from .._array.class_sums import add_class_sums_into, class_sums, class_totals
 from .._array.namespace import is_sparse
-from .._array.numerics import log_ratio, safe_log, transposed_as
+from .._array.numerics import log_ratio, safe_log, scoring_weights
 from .._array.sparse import sparse_binarize, sparse_matmul
 from .._estimator.base import _BaseNB
 from .._estimator.docs import shared_parameters_doc
@@ -30,6 +30,7 @@ _COUNT_ATTRIBUTES = ("class_count_", "feature_count_", "class_log_prior_", "feat
 class _DiscreteNB(_BaseNB):
     """Shared parameters and class prior of the discrete models."""
 
+    _product_operands = ("_weight_",)
     _parameter_constraints: dict = {
         **_BaseNB._parameter_constraints,
         "alpha": [Interval(Real, 0, None, closed="left"), "array-like"],
@@ -92,8 +93,8 @@ class _CountNB(_DiscreteNB):
         alpha = self._alpha(fc.shape[1], xp=xp, device=fc.device, dtype=fc.dtype)
         log_prior = self._class_log_prior(cc, n_classes, xp=xp)
         flp, weight, bias = self._feature_params(cc, fc, alpha, log_prior, xp=xp)
-        # Scoring streams the weights feature by feature (features × classes).
-        weight_out = transposed_as(weight, dtype, xp=xp)
+        # Scoring weights: features × classes, laid out for X @ W.
+        weight_out = scoring_weights(weight, dtype, xp=xp)
         # They are often the log-probabilities themselves: share them.
         flp_out = weight_out.T if weight is flp else xp.astype(flp, dtype)
         return {

@@ -5,6 +5,7 @@ scipy or cupyx sparse matrices, and returns results in the namespace and on
 the device of its input.
 """
 
+from ._estimator.feature_selection import chi2
 from ._interop import dask as _dask  # noqa: F401  (registers the Dask adapter)
 from ._interop.model_files import load, save
 from ._interop.streaming import fit_stream, svmlight_chunks
@@ -30,6 +31,7 @@ __all__ = [
     "NormalBayesClassifier",
     "PoissonNB",
     "__version__",
+    "chi2",
     "fit_stream",
     "load",
     "save",

@@ -6,9 +6,9 @@ Also times ``MultinomialNB.chi2_scores()`` (no pass over the data).
 """
 
 import sys
-import time
 
 import numpy as np
+from interleaved import interleaved_medians, print_ratios
 from sklearn.feature_selection import chi2 as sk_chi2
 from text_corpus import load_counts
 
@@ -24,21 +24,13 @@ def main(repeat=7):
         rel = np.max(np.abs(a[ok] - b[ok]) / np.maximum(np.abs(b[ok]), 1e-300))
         print(f"  max relative difference of {name}: {rel:.1e}")
     model = nbgpu.MultinomialNB().fit(X, y)
-    timings = {"sklearn chi2": [], "nbgpu.chi2": [], "MultinomialNB.chi2_scores()": []}
     calls = {
         "sklearn chi2": lambda: sk_chi2(X, y),
         "nbgpu.chi2": lambda: nbgpu.chi2(X, y),
         "MultinomialNB.chi2_scores()": model.chi2_scores,
     }
-    for _ in range(repeat):
-        for name, call in calls.items():
-            t0 = time.perf_counter()
-            call()
-            timings[name].append(time.perf_counter() - t0)
-    base = np.median(timings["sklearn chi2"])
-    for name, ts in timings.items():
-        med = np.median(ts)
-        print(f"  {name:30s} median {med * 1e3:8.1f} ms   sklearn / this = {base / med:6.1f}x")
+    medians, _ = interleaved_medians(calls, repeat)
+    print_ratios(medians, "sklearn chi2", unit="ms")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ the device of its input.
 from ._estimator.feature_selection import chi2
 from ._interop import dask as _dask  # noqa: F401  (registers the Dask adapter)
 from ._interop.model_files import load, save
+from ._interop.smoothing_search import SmoothingSearchCV
 from ._interop.streaming import fit_stream, svmlight_chunks
 from ._models import (
     BernoulliNB,
@@ -30,6 +31,7 @@ __all__ = [
     "MultinomialNB",
     "NormalBayesClassifier",
     "PoissonNB",
+    "SmoothingSearchCV",
     "__version__",
     "chi2",
     "fit_stream",

@@ -43,6 +43,7 @@ from .._models import (
     CategoricalNB,
     ComplementNB,
     GaussianNB,
+    KernelDensityNB,
     MultinomialNB,
     NormalBayesClassifier,
     PoissonNB,
@@ -64,13 +65,8 @@ FINALIZE_PARAMETERS = {
     CategoricalNB: _COUNT_PRIOR,
     GaussianNB: ("priors", "var_smoothing", *_PRIOR),
     NormalBayesClassifier: ("priors", "reg_covar", *_PRIOR),
+    KernelDensityNB: ("bandwidth", "kernel", "priors", *_PRIOR),
 }
-
-
-def register_finalize_parameters(cls, names):
-    """Declare the finalize-only parameters of a model class (models above
-    this table, such as KernelDensityNB, add themselves)."""
-    FINALIZE_PARAMETERS[cls] = tuple(names)
 
 
 def _count_difference(total, part, *, xp):

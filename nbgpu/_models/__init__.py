@@ -8,6 +8,7 @@ from .categorical import CategoricalNB
 from .columnwise import ColumnwiseNB
 from .discrete import BernoulliNB, ComplementNB, MultinomialNB
 from .gaussian import GaussianNB
+from .kernel_density import KernelDensityNB
 from .normal import NormalBayesClassifier
 from .poisson import PoissonNB
 
@@ -19,6 +20,7 @@ MODELS = {
         ColumnwiseNB,
         ComplementNB,
         GaussianNB,
+        KernelDensityNB,
         MultinomialNB,
         NormalBayesClassifier,
         PoissonNB,

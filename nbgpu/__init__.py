@@ -20,6 +20,7 @@ from ._models import (
     MultinomialNB,
     NormalBayesClassifier,
     PoissonNB,
+    SemiSupervisedNB,
 )
 from ._version import __version__
 
@@ -33,6 +34,7 @@ __all__ = [
     "MultinomialNB",
     "NormalBayesClassifier",
     "PoissonNB",
+    "SemiSupervisedNB",
     "SmoothingSearchCV",
     "__version__",
     "chi2",

@@ -7,7 +7,9 @@ its rows. Every version lives here:
 - :func:`class_totals` — ``Yᵀ·1``, the per-class weight;
 - :func:`class_sums` — ``Yᵀ·X`` (or ``Yᵀ·X²``), dense or sparse ``X``;
 - :func:`category_counts` — ``Yᵀ·OneHot(X)`` for category codes;
-- :func:`class_scatter` — per-class mean and scatter matrix ``Σ (x−μ)(x−μ)ᵀ``.
+- :func:`class_scatter` — per-class mean and scatter matrix ``Σ (x−μ)(x−μ)ᵀ``;
+- :func:`soft_class_sums` — ``Rᵀ·X`` with soft class weights ``R`` (n × k),
+  e.g. the responsibilities of EM on unlabeled rows.
 
 On the host the work runs on all cores (row or nonzero blocks through the
 shared pool); on a device it is one library call per block. Sums are
@@ -401,3 +403,42 @@ def class_scatter(X, codes, weights, n_classes, *, xp, dtype):
     wide = xp.reshape(xp.reshape(Y, (n, n_classes, 1)) * xp.reshape(resid, (n, 1, d)), (n, n_classes * d))
     scatter = xp.reshape(wide.T @ resid, (n_classes, d, d))
     return count, mean, scatter
+
+
+def soft_class_sums(X, R, *, xp, dtype, power=1):
+    """``Rᵀ·X`` (``power=1``) or ``Rᵀ·(X ⊙ X)`` (``power=2``) for a dense soft
+    class matrix ``R`` (n × k: each row's weight in every class, e.g. EM
+    responsibilities times sample weights), in ``dtype``.
+
+    The soft counterpart of :func:`class_sums`: a row is spread over the
+    classes by its weights instead of being duplicated per class. Sparse
+    ``X`` is one sparse-dense product ``(Xᵀ·R)ᵀ`` (never densified); dense
+    ``X`` goes in row blocks, each upcast on its own.
+
+    Parameters
+    ----------
+    X : dense array or CSR/CSC matrix of shape (n_samples, n_features)
+    R : dense array of shape (n_samples, n_classes), in ``dtype``
+    xp : namespace of ``X``
+    dtype : accumulation dtype
+    power : {1, 2}
+
+    Returns
+    -------
+    sums : dense array of shape (n_classes, n_features)
+    """
+    if is_sparse(X):
+        values = X.data if power == 1 else X.data * X.data
+        Xp = type(X)((values, X.indices, X.indptr), shape=X.shape)
+        return (Xp.T @ R).T
+    n, d = X.shape
+    out = None
+    for start, stop in blocks.row_blocks(n, 8 * (d + R.shape[1])):
+        Xb = xp.astype(X[start:stop, ...], dtype, copy=False)
+        if power == 2:
+            Xb = Xb * Xb
+        part = R[start:stop, ...].T @ Xb
+        out = part if out is None else out + part
+    if out is None:
+        return xp.zeros((R.shape[1], d), dtype=dtype, device=R.device)
+    return out

@@ -25,17 +25,10 @@ from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clo
 from sklearn.exceptions import FitFailedWarning, NotFittedError
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import ParameterGrid, check_cv
-from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import _get_feature_names
 
-from .._array.namespace import (
-    accumulation_dtype,
-    first_array,
-    get_device,
-    get_namespace,
-    is_array,
-    to_numpy,
-)
+from .._array.namespace import accumulation_dtype, first_array, get_namespace, is_array, to_numpy
+from .._array.rows import take_rows
 from .._array.numerics import nonzero
 from .._estimator.base import _BaseNB
 from .._models import (
@@ -105,19 +98,11 @@ _DIFFERENCE = {
 }
 
 
-def _rows(X, index):
-    """Rows ``index`` of ``X`` (an Array API array, sparse matrix, DataFrame or list)."""
-    if is_array(X) and not isinstance(X, np.ndarray):
-        xp = get_namespace(X)
-        return xp.take(X, xp.asarray(index, device=get_device(X)), axis=0)
-    return _safe_indexing(X, index)
-
-
 def _score_weights(sample_weight, index):
     """The ``sample_weight`` keyword of a scorer on rows ``index`` (host numpy)."""
     if sample_weight is None:
         return {}
-    return {"sample_weight": to_numpy(_rows(sample_weight, index))}
+    return {"sample_weight": to_numpy(take_rows(sample_weight, index))}
 
 
 def _scorers_taking_weights(scorers, search):
@@ -296,8 +281,8 @@ class SmoothingSearchCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         base = clone(est)
 
         def stats_of(index):
-            w = None if sample_weight is None else _rows(sample_weight, index)
-            return base._fit_batch(_rows(X, index), _rows(y, index), classes, w, reset=True, commit=False)
+            w = None if sample_weight is None else take_rows(sample_weight, index)
+            return base._fit_batch(take_rows(X, index), take_rows(y, index), classes, w, reset=True, commit=False)
 
         tests = np.concatenate([test for _, test in splits]) if splits else np.empty(0, dtype=np.intp)
         partition = (
@@ -373,10 +358,10 @@ class SmoothingSearchCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         )
         for i, (train, _) in enumerate(splits):
             if not full[i]:
-                w = None if sample_weight is None else _rows(sample_weight, train)
-                fold_classes = unique_labels(_rows(y, train))
+                w = None if sample_weight is None else take_rows(sample_weight, train)
+                fold_classes = unique_labels(take_rows(y, train))
                 t0 = time.perf_counter()
-                train_stats[i] = clone(est)._fit_batch(_rows(X, train), _rows(y, train), fold_classes, w,
+                train_stats[i] = clone(est)._fit_batch(take_rows(X, train), take_rows(y, train), fold_classes, w,
                                                        reset=True, commit=False)
                 accum_seconds[i] += time.perf_counter() - t0
         score_dtype = "float32" if str(X.dtype).endswith("float32") else "float64"
@@ -388,12 +373,12 @@ class SmoothingSearchCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         train_scores = defaultdict(lambda: np.zeros((n_cand, n_splits)))
         failures = []
         for s, (train, test) in enumerate(splits):
-            X_test, y_test = _rows(X, test), _rows(y, test)
+            X_test, y_test = take_rows(X, test), take_rows(y, test)
             test_kw = _score_weights(sample_weight, test)
             if self.return_train_score:
-                X_train, y_train = _rows(X, train), _rows(y, train)
+                X_train, y_train = take_rows(X, train), take_rows(y, train)
                 train_kw = _score_weights(sample_weight, train)
-            fold_classes = classes if full[s] else unique_labels(_rows(y, train))
+            fold_classes = classes if full[s] else unique_labels(take_rows(y, train))
             for c, params in enumerate(candidates):
                 t0 = time.perf_counter()
                 try:

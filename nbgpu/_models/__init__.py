@@ -11,6 +11,7 @@ from .gaussian import GaussianNB
 from .kernel_density import KernelDensityNB
 from .normal import NormalBayesClassifier
 from .poisson import PoissonNB
+from .semi_supervised import SemiSupervisedNB
 
 MODELS = {
     cls.__name__: cls

@@ -66,14 +66,9 @@ def class_sums(X, codes, weights, n_classes, *, xp, dtype, power=1):
     """
     if is_sparse(X):
         return sparse_class_sums(X, codes, weights, n_classes, power=power, dtype=dtype)
-    n, d = X.shape
     host = on_host(xp)
     out = None
-    # Blocks of rows, each upcast on its own: no full float64 copy of X.
-    for start, stop in blocks.row_blocks(n, 8 * (d + n_classes)):
-        Xb = xp.astype(X[start:stop, ...], dtype, copy=False)
-        if power == 2:
-            Xb = Xb * Xb
+    for start, stop, Xb in _upcast_row_blocks(X, n_classes, xp=xp, dtype=dtype, power=power):
         wb = None if weights is None else weights[start:stop]
         if host:
             # The one-hot Y as a sparse matrix: one streaming pass adding every
@@ -87,6 +82,15 @@ def class_sums(X, codes, weights, n_classes, *, xp, dtype, power=1):
             part = onehot(codes[start:stop], n_classes, dtype=dtype, xp=xp, weights=wb).T @ Xb
         out = part if out is None else out + part
     return out
+
+
+def _upcast_row_blocks(X, n_classes, *, xp, dtype, power):
+    """``(start, stop, X[start:stop] ** power in dtype)`` per row block of
+    dense ``X``: each block upcast on its own, so no full float64 copy of X."""
+    n, d = X.shape
+    for start, stop in blocks.row_blocks(n, 8 * (d + n_classes)):
+        Xb = xp.astype(X[start:stop, ...], dtype, copy=False)
+        yield start, stop, (Xb * Xb if power == 2 else Xb)
 
 
 def _nonzero_values(data, power, weights, dtype):
@@ -406,39 +410,19 @@ def class_scatter(X, codes, weights, n_classes, *, xp, dtype):
 
 
 def soft_class_sums(X, R, *, xp, dtype, power=1):
-    """``Rᵀ·X`` (``power=1``) or ``Rᵀ·(X ⊙ X)`` (``power=2``) for a dense soft
-    class matrix ``R`` (n × k: each row's weight in every class, e.g. EM
-    responsibilities times sample weights), in ``dtype``.
-
-    The soft counterpart of :func:`class_sums`: a row is spread over the
-    classes by its weights instead of being duplicated per class. Sparse
-    ``X`` is one sparse-dense product ``(Xᵀ·R)ᵀ`` (never densified); dense
-    ``X`` goes in row blocks, each upcast on its own.
-
-    Parameters
-    ----------
-    X : dense array or CSR/CSC matrix of shape (n_samples, n_features)
-    R : dense array of shape (n_samples, n_classes), in ``dtype``
-    xp : namespace of ``X``
-    dtype : accumulation dtype
-    power : {1, 2}
-
-    Returns
-    -------
-    sums : dense array of shape (n_classes, n_features)
+    """``Rᵀ·X`` (``power=1``) or ``Rᵀ·(X ⊙ X)`` (``power=2``) in ``dtype``: the
+    soft counterpart of :func:`class_sums` (same arguments and result), with
+    a dense soft class matrix ``R`` (n × k, in ``dtype``: each row's weight in
+    every class, e.g. EM responsibilities times sample weights) in place of
+    ``codes`` and ``weights``. A row is spread over the classes by its
+    weights instead of being repeated per class. Sparse ``X`` is one
+    sparse-dense product ``(Xᵀ·R)ᵀ``, never densified.
     """
     if is_sparse(X):
         values = X.data if power == 1 else X.data * X.data
         Xp = type(X)((values, X.indices, X.indptr), shape=X.shape)
         return (Xp.T @ R).T
-    n, d = X.shape
-    out = None
-    for start, stop in blocks.row_blocks(n, 8 * (d + R.shape[1])):
-        Xb = xp.astype(X[start:stop, ...], dtype, copy=False)
-        if power == 2:
-            Xb = Xb * Xb
-        part = R[start:stop, ...].T @ Xb
-        out = part if out is None else out + part
-    if out is None:
-        return xp.zeros((R.shape[1], d), dtype=dtype, device=R.device)
+    out = xp.zeros((R.shape[1], X.shape[1]), dtype=dtype, device=R.device)
+    for start, stop, Xb in _upcast_row_blocks(X, R.shape[1], xp=xp, dtype=dtype, power=power):
+        out = out + R[start:stop, ...].T @ Xb
     return out

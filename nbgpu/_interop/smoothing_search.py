@@ -22,15 +22,22 @@ from collections import defaultdict
 import numpy as np
 from scipy.stats import rankdata
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
-from sklearn.exceptions import FitFailedWarning, NotFittedError
+from sklearn.exceptions import FitFailedWarning
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import ParameterGrid, check_cv
 from sklearn.utils.validation import _get_feature_names
 
-from .._array.namespace import accumulation_dtype, first_array, get_namespace, is_array, to_numpy
-from .._array.rows import take_rows
+from .._array.namespace import (
+    accumulation_dtype,
+    first_array,
+    get_namespace,
+    is_array,
+    to_numpy,
+)
 from .._array.numerics import nonzero
+from .._array.rows import take_rows
 from .._estimator.base import _BaseNB
+from .._estimator.delegation import _PredictsWithInnerModel
 from .._models import (
     BernoulliNB,
     CategoricalNB,
@@ -130,7 +137,7 @@ def _host_labels(y):
     return to_numpy(y) if is_array(y) else np.asarray(y)
 
 
-class SmoothingSearchCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Exhaustive search over finalize-only parameters, one pass over the data per fold.
 
     The same search, results and attributes as
@@ -450,34 +457,20 @@ class SmoothingSearchCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return self
 
     # ---- the best model ------------------------------------------------ #
-    def _best(self):
-        if not hasattr(self, "best_estimator_"):
-            if hasattr(self, "cv_results_"):
-                msg = "This SmoothingSearchCV was fitted with refit=False: it has no best_estimator_ to predict with."
-                raise AttributeError(msg)
-            msg = f"This {type(self).__name__} instance is not fitted yet. Call 'fit' with appropriate arguments before using this estimator."
-            raise NotFittedError(msg)
-        return self.best_estimator_
+    _fitted_attribute = "best_estimator_"
 
-    def predict(self, X):
-        """Classes predicted by ``best_estimator_``."""
-        return self._best().predict(X)
+    def _fitted_model(self):
+        if hasattr(self, "cv_results_") and not hasattr(self, "best_estimator_"):
+            msg = "This SmoothingSearchCV was fitted with refit=False: it has no best_estimator_ to predict with."
+            raise AttributeError(msg)
+        return super()._fitted_model()
 
-    def predict_proba(self, X):
-        """Class probabilities from ``best_estimator_``."""
-        return self._best().predict_proba(X)
-
-    def predict_log_proba(self, X):
-        """Log class probabilities from ``best_estimator_``."""
-        return self._best().predict_log_proba(X)
-
-    def predict_joint_log_proba(self, X):
-        """Joint log-likelihoods ``log P(x, c)`` from ``best_estimator_``."""
-        return self._best().predict_joint_log_proba(X)
+    def _inner_estimator(self):
+        return self.estimator
 
     def score(self, X, y):
         """The refit metric of ``best_estimator_`` on ``X``, ``y`` (as GridSearchCV.score)."""
-        best = self._best()
+        best = self._fitted_model()
         scorer = self.scorer_
         if self.multimetric_:
             if not isinstance(self.refit, str):
@@ -485,15 +478,6 @@ class SmoothingSearchCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 raise ValueError(msg)
             scorer = scorer[self.refit]
         return scorer(best, X, y)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        inner = self.estimator.__sklearn_tags__()
-        tags.input_tags.sparse = inner.input_tags.sparse
-        tags.input_tags.allow_nan = inner.input_tags.allow_nan
-        tags.input_tags.positive_only = inner.input_tags.positive_only
-        tags.classifier_tags.poor_score = inner.classifier_tags.poor_score
-        return tags
 
 
 def _results(candidates, fit_time, score_time, test_scores, train_scores):

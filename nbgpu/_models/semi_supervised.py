@@ -15,7 +15,7 @@ import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
-from sklearn.exceptions import ConvergenceWarning, NotFittedError
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import _get_feature_names
 
 from .._array.class_sums import soft_class_sums
@@ -28,6 +28,7 @@ from .._array.namespace import (
 )
 from .._array.rows import take_rows
 from .._estimator.base import _BaseNB
+from .._estimator.delegation import _PredictsWithInnerModel
 from .._validation import check_sample_weight, check_X, check_y, unique_labels
 from .discrete import MultinomialNB, _CountNB
 
@@ -60,7 +61,7 @@ def _soft_statistics(est, X, R, *, xp, dtype):
     return stats
 
 
-class SemiSupervisedNB(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+class SemiSupervisedNB(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Naive Bayes trained on labeled and unlabeled rows by EM.
 
     Rows whose label is ``-1`` (for string labels, the string ``"-1"``) are
@@ -124,8 +125,10 @@ class SemiSupervisedNB(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.tol = tol
         self.unlabeled_weight = unlabeled_weight
 
+    _fitted_attribute = "estimator_"
+
     def _check_params(self):
-        est = MultinomialNB() if self.estimator is None else self.estimator
+        est = self._inner_estimator()
         if not isinstance(est, _BaseNB):
             msg = f"`estimator` must be an nbgpu naive Bayes model; got {type(est).__name__}."
             raise TypeError(msg)
@@ -230,33 +233,5 @@ class SemiSupervisedNB(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             self.feature_names_in_ = feature_names
         return self
 
-    def _fitted(self):
-        if not hasattr(self, "estimator_"):
-            msg = f"This {type(self).__name__} instance is not fitted yet. Call 'fit' with appropriate arguments before using this estimator."
-            raise NotFittedError(msg)
-        return self.estimator_
-
-    def predict(self, X):
-        """Classes predicted by the fitted model."""
-        return self._fitted().predict(X)
-
-    def predict_proba(self, X):
-        """Class probabilities from the fitted model."""
-        return self._fitted().predict_proba(X)
-
-    def predict_log_proba(self, X):
-        """Log class probabilities from the fitted model."""
-        return self._fitted().predict_log_proba(X)
-
-    def predict_joint_log_proba(self, X):
-        """Joint log-likelihoods ``log P(x, c)`` from the fitted model."""
-        return self._fitted().predict_joint_log_proba(X)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        inner = (MultinomialNB() if self.estimator is None else self.estimator).__sklearn_tags__()
-        tags.input_tags.sparse = inner.input_tags.sparse
-        tags.input_tags.allow_nan = inner.input_tags.allow_nan
-        tags.input_tags.positive_only = inner.input_tags.positive_only
-        tags.classifier_tags.poor_score = inner.classifier_tags.poor_score
-        return tags
+    def _inner_estimator(self):
+        return MultinomialNB() if self.estimator is None else self.estimator

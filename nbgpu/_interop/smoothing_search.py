@@ -281,8 +281,9 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
 
     # ---- search -------------------------------------------------------- #
     def _fold_statistics(self, X, y, sample_weight, splits, classes):
-        """``(train statistics of every split or None, total statistics or
-        None, seconds of accumulation per split)``."""
+        """``(training statistics of every split, statistics of all rows or
+        None, seconds of accumulation per split)``. The fast path needs test
+        folds that partition the rows, each training fold its complement."""
         est = self.estimator
         n = X.shape[0]
         base = clone(est)
@@ -295,7 +296,7 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
         partition = (
             tests.shape[0] == n
             and np.array_equal(np.sort(tests), np.arange(n))
-            and all(train.shape[0] + test.shape[0] == n for train, test in splits)
+            and all(np.union1d(train, test).shape[0] == n == train.shape[0] + test.shape[0] for train, test in splits)
         )
         t0 = time.perf_counter()
         if not partition:  # each training fold once, from its own rows

@@ -156,3 +156,16 @@ def test_bad_input():
 )
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
+
+
+def test_data_frame_columns():
+    pd = pytest.importorskip("pandas")
+    X, y = zipf_corpus(n_docs=90, n_words=30)
+    df = pd.DataFrame(X.toarray(), columns=[f"w{i}" for i in range(30)])
+    partial = np.where(np.arange(90) % 3 == 0, y, -1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = nbgpu.SemiSupervisedNB().fit(df, partial)
+    assert list(model.feature_names_in_) == list(df.columns)
+    assert list(model.estimator_.feature_names_in_) == list(df.columns)
+    model.predict(df)  # no warning about feature names (warnings are errors here)

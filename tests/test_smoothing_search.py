@@ -203,3 +203,14 @@ def test_bad_input():
 )
 def test_sklearn_estimator_checks(estimator, check):
     check(clone(estimator))
+
+
+def test_data_frame_columns():
+    pd = pytest.importorskip("pandas")
+    X, y = zipf_corpus(n_docs=90, n_words=30)
+    df = pd.DataFrame(X.toarray(), columns=[f"w{i}" for i in range(30)])
+    ours = nbgpu.SmoothingSearchCV(nbgpu.MultinomialNB(), GRIDS["MultinomialNB"]).fit(df, y)
+    ref = GridSearchCV(nbgpu.MultinomialNB(), GRIDS["MultinomialNB"]).fit(df, y)
+    assert_same_search(ours, ref)
+    assert list(ours.feature_names_in_) == list(df.columns)
+    np.testing.assert_array_equal(ours.predict(df), ref.predict(df))

@@ -341,7 +341,11 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
             raise ValueError(msg)
         est = self.estimator
         feature_names = _get_feature_names(X)
+        given = X
         X, xp, device = check_X(X, estimator=est, allow_nan=est._ignore_missing)
+        # Scored on the validated array (canonical sparse, no second check), but
+        # on the DataFrame itself where the model checks its column names.
+        X_given = given if feature_names is not None else X
         n_samples, n_features = X.shape
         y = check_y(y, n_samples)
         if sample_weight is not None:
@@ -381,10 +385,10 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
         train_scores = defaultdict(lambda: np.zeros((n_cand, n_splits)))
         failures = []
         for s, (train, test) in enumerate(splits):
-            X_test, y_test = take_rows(X, test), take_rows(y, test)
+            X_test, y_test = take_rows(X_given, test), take_rows(y, test)
             test_kw = _score_weights(sample_weight, test)
             if self.return_train_score:
-                X_train, y_train = take_rows(X, train), take_rows(y, train)
+                X_train, y_train = take_rows(X_given, train), take_rows(y, train)
                 train_kw = _score_weights(sample_weight, train)
             fold_classes = classes if full[s] else unique_labels(take_rows(y, train))
             for c, params in enumerate(candidates):

@@ -176,11 +176,12 @@ class SemiSupervisedNB(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierMi
                                         commit=False)
         score_dtype = "float32" if str(X.dtype).endswith("float32") else "float64"
 
-        def fitted(stats):
-            return clone(est)._become_fitted(stats, classes, n_features=d, feature_names=feature_names,
+        def fitted(stats, names=None):
+            # The iterations score validated arrays: their models carry no column names.
+            return clone(est)._become_fitted(stats, classes, n_features=d, feature_names=names,
                                              score_dtype=score_dtype)
 
-        model = fitted(labeled)
+        model, stats = fitted(labeled), labeled
         X_u = take_rows(X, unlabeled_rows) if unlabeled_rows.shape[0] else None
         if X_u is not None:
             est._check_values(X_u)
@@ -212,7 +213,8 @@ class SemiSupervisedNB(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierMi
             if w_u is not None:
                 R = R * xp.reshape(w_u, (-1, 1))
             unlabeled_stats = _soft_statistics(est, Xt_u, R, xp=get_namespace(R), dtype=acc)
-            model = fitted(est._merge(labeled, unlabeled_stats, xp=get_namespace(first_array(labeled))))  # M-step
+            stats = est._merge(labeled, unlabeled_stats, xp=get_namespace(first_array(labeled)))  # M-step
+            model = fitted(stats)
             n_iter += 1
             history.append(log_likelihood(model))
             converged = abs(history[-1] - history[-2]) < self.tol
@@ -223,7 +225,7 @@ class SemiSupervisedNB(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierMi
                 "Increase max_iter or tol."
             )
             warnings.warn(msg, ConvergenceWarning, stacklevel=2)
-        self.estimator_ = model
+        self.estimator_ = model if feature_names is None else fitted(stats, feature_names)
         self.classes_ = classes
         self.n_iter_ = n_iter
         self.log_likelihood_ = history

@@ -12,8 +12,10 @@ if int(_numpy.__version__.split(".")[0]) < 2:
     # to_device, astype) that every model here is written against.
     raise ImportError(f"nbgpu needs numpy >= 2.0; numpy {_numpy.__version__} is installed.")
 
+from ._estimator.feature_selection import chi2
 from ._interop import dask as _dask  # noqa: F401  (registers the Dask adapter)
 from ._interop.model_files import load, save
+from ._interop.smoothing_search import SmoothingSearchCV
 from ._interop.streaming import fit_stream, svmlight_chunks
 from ._models import (
     BernoulliNB,
@@ -21,9 +23,11 @@ from ._models import (
     ColumnwiseNB,
     ComplementNB,
     GaussianNB,
+    KernelDensityNB,
     MultinomialNB,
     NormalBayesClassifier,
     PoissonNB,
+    SemiSupervisedNB,
 )
 from ._version import __version__
 
@@ -33,10 +37,14 @@ __all__ = [
     "ColumnwiseNB",
     "ComplementNB",
     "GaussianNB",
+    "KernelDensityNB",
     "MultinomialNB",
     "NormalBayesClassifier",
     "PoissonNB",
+    "SemiSupervisedNB",
+    "SmoothingSearchCV",
     "__version__",
+    "chi2",
     "fit_stream",
     "load",
     "save",

@@ -54,12 +54,15 @@ def _numeric_object(arr, name):
         raise ValueError(msg) from exc
 
 
-def check_X(X, *, estimator, name="X", allow_nan=False, finite=True):
+def check_X(X, *, estimator, name="X", allow_nan=False, finite=True, sum_duplicates=True):
     """Validate a data matrix and return it with its namespace and device.
 
     ``allow_nan=True`` lets NaN through (missing values the model handles);
     infinity is always an error. ``finite=False`` leaves the pass over the
     values that checks it to the caller (see ``_BaseNB._jll``).
+    ``sum_duplicates=False`` keeps a CSR/CSC matrix with duplicate entries
+    or unsorted indices as it is (no copy), for a caller that only sums
+    values linearly (duplicates then add up the same).
 
     Returns
     -------
@@ -71,7 +74,7 @@ def check_X(X, *, estimator, name="X", allow_nan=False, finite=True):
     est = type(estimator).__name__
     sparse = is_sparse(X)
     if sparse:
-        X = sparse_canonical(X)
+        X = sparse_canonical(X) if sum_duplicates or X.format not in ("csr", "csc") else X
     elif not is_array(X):
         X = _host_array(X, name)
     else:
@@ -102,7 +105,11 @@ def check_X(X, *, estimator, name="X", allow_nan=False, finite=True):
     device = get_device(X)
     dtype = result_dtype(X.dtype, xp, device)
     if X.dtype != dtype:
-        X = X.astype(dtype) if sparse else xp.astype(X, dtype)
+        if sparse and not sum_duplicates:
+            # scipy's astype sums duplicates (a sort of every row): cast the values only.
+            X = type(X)((X.data.astype(dtype), X.indices, X.indptr), shape=X.shape)
+        else:
+            X = X.astype(dtype) if sparse else xp.astype(X, dtype)
     if finite:
         check_finite(X, estimator=estimator, name=name, allow_nan=allow_nan)
     return X, xp, device

@@ -15,6 +15,7 @@ MODELS = {
     "GaussianNB": lambda: nbgpu.GaussianNB(),
     "CategoricalNB": lambda: nbgpu.CategoricalNB(),
     "NormalBayesClassifier": lambda: nbgpu.NormalBayesClassifier(),
+    "KernelDensityNB": lambda: nbgpu.KernelDensityNB(bandwidth=0.7),
     "ColumnwiseNB": lambda: nbgpu.ColumnwiseNB([("g", nbgpu.GaussianNB(), [0, 1]), ("p", nbgpu.PoissonNB(), [2, 3])]),
 }
 

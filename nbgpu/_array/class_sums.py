@@ -7,7 +7,9 @@ its rows. Every version lives here:
 - :func:`class_totals` — ``Yᵀ·1``, the per-class weight;
 - :func:`class_sums` — ``Yᵀ·X`` (or ``Yᵀ·X²``), dense or sparse ``X``;
 - :func:`category_counts` — ``Yᵀ·OneHot(X)`` for category codes;
-- :func:`class_scatter` — per-class mean and scatter matrix ``Σ (x−μ)(x−μ)ᵀ``.
+- :func:`class_scatter` — per-class mean and scatter matrix ``Σ (x−μ)(x−μ)ᵀ``;
+- :func:`soft_class_sums` — ``Rᵀ·X`` with soft class weights ``R`` (n × k),
+  e.g. the responsibilities of EM on unlabeled rows.
 
 On the host the work runs on all cores (row or nonzero blocks through the
 shared pool); on a device it is one library call per block. Sums are
@@ -77,14 +79,9 @@ def class_sums(X, codes, weights, n_classes, *, xp, dtype, power=1):
     """
     if is_sparse(X):
         return sparse_class_sums(X, codes, weights, n_classes, power=power, dtype=dtype)
-    n, d = X.shape
     host = on_host(xp)
     out = None
-    # Blocks of rows, each upcast on its own: no full float64 copy of X.
-    for start, stop in blocks.row_blocks(n, 8 * (d + n_classes)):
-        Xb = xp.astype(X[start:stop, ...], dtype, copy=False)
-        if power == 2:
-            Xb = Xb * Xb
+    for start, stop, Xb in _upcast_row_blocks(X, n_classes, xp=xp, dtype=dtype, power=power):
         wb = None if weights is None else weights[start:stop]
         if host:
             # The one-hot Y as a sparse matrix: one streaming pass adding every
@@ -98,6 +95,15 @@ def class_sums(X, codes, weights, n_classes, *, xp, dtype, power=1):
             part = onehot(codes[start:stop], n_classes, dtype=dtype, xp=xp, weights=wb).T @ Xb
         out = part if out is None else out + part
     return out
+
+
+def _upcast_row_blocks(X, n_classes, *, xp, dtype, power):
+    """``(start, stop, X[start:stop] ** power in dtype)`` per row block of
+    dense ``X``: each block upcast on its own, so no full float64 copy of X."""
+    n, d = X.shape
+    for start, stop in blocks.row_blocks(n, 8 * (d + n_classes)):
+        Xb = xp.astype(X[start:stop, ...], dtype, copy=False)
+        yield start, stop, (Xb * Xb if power == 2 else Xb)
 
 
 def _nonzero_values(data, power, weights, dtype):
@@ -495,3 +501,22 @@ def class_scatter(X, codes, weights, n_classes, *, xp, dtype):
     wide = xp.reshape(xp.reshape(Y, (n, n_classes, 1)) * xp.reshape(resid, (n, 1, d)), (n, n_classes * d))
     scatter = xp.reshape(wide.T @ resid, (n_classes, d, d))
     return count, mean, scatter
+
+
+def soft_class_sums(X, R, *, xp, dtype, power=1):
+    """``Rᵀ·X`` (``power=1``) or ``Rᵀ·(X ⊙ X)`` (``power=2``) in ``dtype``: the
+    soft counterpart of :func:`class_sums` (same arguments and result), with
+    a dense soft class matrix ``R`` (n × k, in ``dtype``: each row's weight in
+    every class, e.g. EM responsibilities times sample weights) in place of
+    ``codes`` and ``weights``. A row is spread over the classes by its
+    weights instead of being repeated per class. Sparse ``X`` is one
+    sparse-dense product ``(Xᵀ·R)ᵀ``, never densified.
+    """
+    if is_sparse(X):
+        values = X.data if power == 1 else X.data * X.data
+        Xp = type(X)((values, X.indices, X.indptr), shape=X.shape)
+        return (Xp.T @ R).T
+    out = xp.zeros((R.shape[1], X.shape[1]), dtype=dtype, device=R.device)
+    for start, stop, Xb in _upcast_row_blocks(X, R.shape[1], xp=xp, dtype=dtype, power=power):
+        out = out + R[start:stop, ...].T @ Xb
+    return out

@@ -15,11 +15,12 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from .._array.class_sums import add_class_sums_into, class_sums, class_totals
-from .._array.namespace import is_sparse
+from .._array.namespace import get_namespace, is_sparse
 from .._array.numerics import log_ratio, safe_log, scoring_weights
 from .._array.sparse import sparse_binarize, sparse_matmul
 from .._estimator.base import _BaseNB
 from .._estimator.docs import shared_parameters_doc
+from .._estimator.feature_selection import chi2_from_counts
 from .._validation import check_alpha, check_non_negative
 
 
@@ -123,6 +124,32 @@ class _CountNB(_DiscreteNB):
             "class_count": np.array(estimator.class_count_, dtype=np.float64),
             "feature_count": np.array(estimator.feature_count_, dtype=np.float64),
         }
+
+    def chi2_scores(self):
+        """Chi-squared statistic and p-value of every feature against the class.
+
+        Computed from the statistics the model holds (``class_count_`` and
+        ``feature_count_``), without a pass over the data: equal to
+        ``nbgpu.chi2(X, y)`` (and :func:`sklearn.feature_selection.chi2`) on
+        the data the model was fitted on, sample weights included. For
+        BernoulliNB the features are the binarized ones. See
+        :func:`nbgpu.chi2` for the formulas.
+
+        Returns
+        -------
+        chi2 : array of shape (n_features,)
+        pvalues : array of shape (n_features,)
+            Both in the namespace and on the device of the fitted statistics.
+        """
+        self._check_is_fitted()
+        if "observed_count" in self._stats:
+            msg = (
+                f"chi2_scores is not defined for a {type(self).__name__} fitted with missing values "
+                "(missing='ignore'): the classes' weights differ from feature to feature."
+            )
+            raise ValueError(msg)
+        cc, fc = self._stats["class_count"], self._stats["feature_count"]
+        return chi2_from_counts(cc, fc, xp=get_namespace(fc))
 
 
 @shared_parameters_doc("prior_smoothing", "loss_matrix")

@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("distributed")
 
-import dask_scaling  # noqa: E402  (benchmarks/ is on sys.path beside this conftest)
+import dask_scaling
 
 SIZES = {**dask_scaling.DEFAULTS, "blocks": 48}
 WORKER_MEMORY = "1GB"

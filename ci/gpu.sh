@@ -11,6 +11,8 @@
 #
 # Results go to $OUT when set (the device runner's output folder), else to
 # benchmarks/results/:
+#   gpu-checks-<stamp>.log                 tests/test_gpu.py: the cupy/cupyx calls nbgpu relies on,
+#                                          every model against numpy, streaming, Dask, synchronisations
 #   gpu-tests-<stamp>.log                  the test suite with cupy and torch_cuda required
 #   gpu-pytest-benchmark-<stamp>.json      pytest-benchmark, every model, cupy vs sklearn
 #   gpu-<device>-<stamp>.json / .png       `nbgpu bench --size gpu` table data and chart
@@ -20,8 +22,10 @@
 #   NBGPU_GPU_BENCH_SIZE   size preset of the bench table (default: gpu)
 #   NBGPU_GPU_SKIP_STREAM  set to 1 to leave out the 2x-GPU-memory stream
 #   NBGPU_GPU_STAGES       which stages to run, comma-separated, of
-#                          tests,pytest-benchmark,bench,targets (default: all;
-#                          split them over calls that have a time limit)
+#                          checks,tests,pytest-benchmark,bench,targets (default: all;
+#                          each fits a 10-minute call: split them over such calls)
+#   NBGPU_GPU_TEST_BACKENDS  backends of the tests stage (default: cupy,torch_cuda;
+#                          the CPU backends, device_emulated included, are CI's)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
@@ -43,14 +47,24 @@ PY
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv || true
 device="$(python3 -c 'from nbgpu._app import bench; print(bench.device_name("nbgpu-gpu"))' | tr -c 'A-Za-z0-9_.-' '-' | sed 's/-*$//')"
 
-stages=",${NBGPU_GPU_STAGES:-tests,pytest-benchmark,bench,targets},"
+stages=",${NBGPU_GPU_STAGES:-checks,tests,pytest-benchmark,bench,targets},"
 stage() { [[ "$stages" == *",$1,"* ]]; }
 
 status=0
+# cupy's import-time notes about the CUDA installation are shown, not made errors
+# (tests/conftest.py records them for the report header; this covers benchmarks).
+export PYTHONWARNINGS="${PYTHONWARNINGS:-default::UserWarning:cupy._environment}"
+# 0. The GPU checks: the calls the CPU stand-in claims cupy makes, every model
+#    on cupy against numpy, streaming, Dask, synchronisations per call.
+if stage checks; then
+    NBGPU_TEST_BACKENDS=cupy python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gpu.py 2>&1 | tee "$out/gpu-checks-$stamp.log"
+    status=${PIPESTATUS[0]}
+fi
 # 1. The unit tests on the GPU backends (a requested backend that cannot run fails the run).
 if stage tests; then
-    NBGPU_TEST_BACKENDS=numpy,cupy,torch_cuda python3 -m pytest -q tests/ 2>&1 | tee "$out/gpu-tests-$stamp.log"
-    status=${PIPESTATUS[0]}
+    NBGPU_TEST_BACKENDS="${NBGPU_GPU_TEST_BACKENDS:-cupy,torch_cuda}" python3 -m pytest -q -p no:cacheprovider tests/ 2>&1 \
+        | tee "$out/gpu-tests-$stamp.log"
+    rc=${PIPESTATUS[0]}; [ "$status" -eq 0 ] && status=$rc
 fi
 
 # 2. pytest-benchmark: every model x op x size, cupy against scikit-learn and numpy.

@@ -15,7 +15,16 @@ import numpy as np
 from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.multiclass import type_of_target
 
-from ._array.namespace import get_device, get_namespace, is_array, is_sparse, result_dtype, to_namespace, to_numpy
+from ._array.namespace import (
+    get_device,
+    get_namespace,
+    is_array,
+    is_host_array,
+    is_sparse,
+    result_dtype,
+    to_namespace,
+    to_numpy,
+)
 from ._array.sparse import sparse_canonical, sparse_values
 
 
@@ -45,12 +54,15 @@ def _numeric_object(arr, name):
         raise ValueError(msg) from exc
 
 
-def check_X(X, *, estimator, name="X", allow_nan=False, finite=True):
+def check_X(X, *, estimator, name="X", allow_nan=False, finite=True, sum_duplicates=True):
     """Validate a data matrix and return it with its namespace and device.
 
     ``allow_nan=True`` lets NaN through (missing values the model handles);
     infinity is always an error. ``finite=False`` leaves the pass over the
     values that checks it to the caller (see ``_BaseNB._jll``).
+    ``sum_duplicates=False`` keeps a CSR/CSC matrix with duplicate entries
+    or unsorted indices as it is (no copy), for a caller that only sums
+    values linearly (duplicates then add up the same).
 
     Returns
     -------
@@ -62,7 +74,7 @@ def check_X(X, *, estimator, name="X", allow_nan=False, finite=True):
     est = type(estimator).__name__
     sparse = is_sparse(X)
     if sparse:
-        X = sparse_canonical(X)
+        X = sparse_canonical(X) if sum_duplicates or X.format not in ("csr", "csc") else X
     elif not is_array(X):
         X = _host_array(X, name)
     else:
@@ -93,7 +105,11 @@ def check_X(X, *, estimator, name="X", allow_nan=False, finite=True):
     device = get_device(X)
     dtype = result_dtype(X.dtype, xp, device)
     if X.dtype != dtype:
-        X = X.astype(dtype) if sparse else xp.astype(X, dtype)
+        if sparse and not sum_duplicates:
+            # scipy's astype sums duplicates (a sort of every row): cast the values only.
+            X = type(X)((X.data.astype(dtype), X.indices, X.indptr), shape=X.shape)
+        else:
+            X = X.astype(dtype) if sparse else xp.astype(X, dtype)
     if finite:
         check_finite(X, estimator=estimator, name=name, allow_nan=allow_nan)
     return X, xp, device
@@ -203,7 +219,7 @@ def check_y(y, n_samples):
     if y.shape[0] != n_samples:
         msg = f"`y` has {y.shape[0]} labels but `X` has {n_samples} rows; they must match."
         raise ValueError(msg)
-    if isinstance(y, np.ndarray):
+    if is_host_array(y):
         if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
             msg = "`y` contains NaN or infinity; labels must be finite."
             raise ValueError(msg)
@@ -233,7 +249,7 @@ def _small_codes_bound(*arrays):
     of that length: one linear pass instead of a hash or a binary search per
     label, with a table no larger than a few bytes per label.
     """
-    if not all(isinstance(a, np.ndarray) and np.can_cast(a.dtype, np.intp) and a.dtype.kind in "iu" for a in arrays):
+    if not all(is_host_array(a) and np.can_cast(a.dtype, np.intp) and a.dtype.kind in "iu" for a in arrays):
         return None
     if not all(a.size for a in arrays):
         return None
@@ -248,7 +264,7 @@ def unique_labels(y):
     """Sorted distinct labels of ``y`` in its namespace."""
     if _small_codes_bound(y) is not None:
         return np.flatnonzero(np.bincount(y)).astype(y.dtype)
-    if isinstance(y, np.ndarray):
+    if is_host_array(y):
         return np.unique(y)
     xp = get_namespace(y)
     return xp.unique_values(y)
@@ -285,8 +301,10 @@ def encode_labels(y, classes, *, xp, device):
     Raises if a label is not one of ``classes``: silently dropping those rows
     would lose data.
     """
-    host_y = isinstance(y, np.ndarray)
-    host_classes = isinstance(classes, np.ndarray)
+    # Labels on a device are encoded there (numeric classes are moved to them):
+    # no round trip of the labels through the host.
+    host_y = is_host_array(y)
+    host_classes = is_host_array(classes) and classes.dtype.kind not in "biuf"
     if host_y or host_classes:
         yh, ch = to_numpy(y), to_numpy(classes)
         bound = _small_codes_bound(yh, ch)
@@ -382,8 +400,12 @@ def check_prior(prior, n_classes, *, name):
 ALPHA_LOWER_BOUND = 1e-10
 
 
-def check_alpha(alpha, n_features, *, force_alpha):
-    """Validate the smoothing ``alpha`` (scalar or one per feature); float64 numpy."""
+def check_alpha(alpha, n_features, *, force_alpha, warn=True):
+    """Validate the smoothing ``alpha`` (scalar or one per feature); float64 numpy.
+
+    Below 1e-10 without ``force_alpha`` it is raised to 1e-10, with a warning
+    when ``warn`` (fit warns; the derived parameters are computed silently).
+    """
     a = np.asarray(to_numpy(alpha) if is_array(alpha) else alpha, dtype=np.float64)
     if a.ndim > 1 or (a.ndim == 1 and a.shape[0] != n_features):
         msg = f"`alpha` must be a scalar or have one value per feature ({n_features}); got shape {a.shape}."
@@ -392,12 +414,13 @@ def check_alpha(alpha, n_features, *, force_alpha):
         msg = f"`alpha` must be finite and >= 0; saw a minimum of {np.min(a):g}."
         raise ValueError(msg)
     if np.min(a) < ALPHA_LOWER_BOUND and not force_alpha:
-        warnings.warn(
-            f"alpha too small will result in numeric errors, setting alpha = "
-            f"{ALPHA_LOWER_BOUND:.1e}. Use `force_alpha=True` to keep alpha unchanged.",
-            UserWarning,
-            stacklevel=3,
-        )
+        if warn:
+            warnings.warn(
+                f"alpha too small will result in numeric errors, setting alpha = "
+                f"{ALPHA_LOWER_BOUND:.1e}. Use `force_alpha=True` to keep alpha unchanged.",
+                UserWarning,
+                stacklevel=3,
+            )
         a = np.maximum(a, ALPHA_LOWER_BOUND)
     return a
 

@@ -7,14 +7,17 @@ variable, every CPU backend whose library is installed runs.
 
 Backends: numpy, numpy_readonly (catches writes into inputs),
 array_api_strict (default device), array_api_strict_device1 (a second
-device, so device bugs show on a CPU-only machine), torch (CPU), cupy,
-torch_cuda.
+device, so device bugs show on a CPU-only machine), torch (CPU),
+device_emulated (the device code paths of cupy and cupyx, run by numpy and
+scipy.sparse standing in for them: ``nbgpu/_array/emulated_device.py``),
+cupy, torch_cuda.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,16 +30,19 @@ ALL_BACKENDS = (
     "array_api_strict",
     "array_api_strict_device1",
     "torch",
+    "device_emulated",
     "cupy",
     "torch_cuda",
 )
-CPU_BACKENDS = ALL_BACKENDS[:5]
+CPU_BACKENDS = ALL_BACKENDS[:6]
+GPU_BACKENDS = ("cupy", "torch_cuda")
 _LIBRARY = {
     "numpy": "numpy",
     "numpy_readonly": "numpy",
     "array_api_strict": "array_api_strict",
     "array_api_strict_device1": "array_api_strict",
     "torch": "torch",
+    "device_emulated": "nbgpu._array.emulated_device",
     "cupy": "cupy",
     "torch_cuda": "torch",
 }
@@ -67,15 +73,16 @@ class Backend:
         """A sparse matrix of this backend's sparse library (numpy/cupy only)."""
         if self.name.startswith("numpy"):
             return sp.csr_matrix(np.asarray(a)).asformat(fmt)
-        if self.name == "cupy":
-            import cupyx.scipy.sparse as csp
+        if self.name in ("cupy", "device_emulated"):
+            from nbgpu._array.namespace import device_library
 
+            csp = device_library(self.xp).cupyx.scipy.sparse
             return getattr(csp, f"{fmt}_matrix")(sp.csr_matrix(np.asarray(a)).asformat(fmt))
         pytest.skip(f"{self.name} has no sparse matrices")
 
     @property
     def has_sparse(self):
-        return self.name in ("numpy", "numpy_readonly", "cupy")
+        return self.name in ("numpy", "numpy_readonly", "device_emulated", "cupy")
 
 
 def requested_backends():
@@ -89,9 +96,29 @@ def requested_backends():
     return names
 
 
+# Warnings a GPU library gave while it was imported (shown in the header).
+IMPORT_WARNINGS: list[str] = []
+
+
+def _import(module):
+    """Import a backend's library. cupy's import-time notes about the CUDA
+    installation (e.g. "CUDA path could not be detected") say nothing about
+    nbgpu: recorded and shown in the header, not turned into errors by
+    ``filterwarnings = error``; a library that fails to work still fails below."""
+    if module not in ("cupy", "torch"):
+        return importlib.import_module(module)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        lib = importlib.import_module(module)
+        if module == "cupy":
+            importlib.import_module("cupyx.scipy.sparse")
+    IMPORT_WARNINGS.extend(f"{module}: {w.category.__name__}: {w.message}" for w in caught)
+    return lib
+
+
 def _make_backend(name):
     """A usable Backend, or raise ImportError/RuntimeError saying why not."""
-    lib = importlib.import_module(_LIBRARY[name])
+    lib = _import(_LIBRARY[name])
     if name.startswith("numpy"):
         import array_api_compat.numpy as xp
 
@@ -99,6 +126,8 @@ def _make_backend(name):
     if name.startswith("array_api_strict"):
         device = lib.Device("device1") if name.endswith("device1") else lib.Device("CPU_DEVICE")
         return Backend(name, lib, device)
+    if name == "device_emulated":
+        return Backend(name, lib.xp, lib.DEVICE)
     if name == "torch":
         import array_api_compat.torch as xp
 
@@ -111,9 +140,11 @@ def _make_backend(name):
         return Backend(name, xp, lib.device("cuda"))
     if name == "cupy":
         import array_api_compat.cupy as xp
-        import cupyx.scipy.sparse  # noqa: F401  (registers cupyx sparse for nbgpu)
 
-        lib.zeros(1).sum()  # fails here when no GPU/driver is usable
+        with warnings.catch_warnings(record=True) as caught:  # the first kernel finds the CUDA installation
+            warnings.simplefilter("always")
+            float(lib.zeros(1).sum())  # fails here when no GPU/driver is usable
+        IMPORT_WARNINGS.extend(f"cupy: {w.category.__name__}: {w.message}" for w in caught)
         return Backend(name, xp, lib.cuda.Device())
     raise AssertionError(name)
 
@@ -130,9 +161,26 @@ def pytest_configure(config):
     for name in candidates:
         try:
             _BACKENDS[name] = _make_backend(name)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             if name in required:
                 raise pytest.UsageError(f"backend {name!r} was requested but cannot run: {exc!r}") from exc
+
+
+def pytest_report_header(config):
+    lines = [f"nbgpu backends: {', '.join(active_backends())}"]
+    lines += [f"import warning (not an error): {w}" for w in IMPORT_WARNINGS]
+    return lines
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``gpu`` run where the cupy backend runs; elsewhere they are
+    skipped, saying so (a requested cupy that cannot run already failed)."""
+    if "cupy" in active_backends():
+        return
+    skip = pytest.mark.skip(reason="needs cupy and a CUDA GPU: request NBGPU_TEST_BACKENDS=cupy (ci/gpu.sh does)")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
 
 
 def active_backends():
@@ -172,10 +220,10 @@ def to_numpy(a):
 
 def assert_namespace(a, backend):
     """``a`` is an array of the backend's namespace on its device."""
-    import array_api_compat
+    from nbgpu._array.namespace import get_device, get_namespace
 
-    assert array_api_compat.array_namespace(a) is array_api_compat.array_namespace(backend.asarray([0.0]))
-    assert array_api_compat.device(a) == backend.device
+    assert get_namespace(a) is get_namespace(backend.asarray([0.0]))
+    assert get_device(a) == backend.device
 
 
 @pytest.fixture

@@ -332,8 +332,8 @@ def test_failed_call_leaves_model_unchanged(name):
     params = ours(name).get_params()
     for what, call in _failing_calls(name, X, y):
         model = ours(name).partial_fit(X[:25], y[:25], classes=[0, 1, 2])
+        proba = to_numpy(model.predict_proba(X))  # derives the parameters partial_fit deferred
         before = snapshot(model)
-        proba = to_numpy(model.predict_proba(X))
         with pytest.raises(ERRORS):
             call(model)
         model.set_params(**params)  # undo what a call set on purpose

@@ -179,7 +179,7 @@ def test_local_scheduler_without_cluster():
 
 
 # Dask blocks are arrays of numpy or cupy (and their sparse matrices).
-BLOCK_BACKENDS = [n for n in ("numpy", "numpy_readonly", "cupy") if n in active_backends()]
+BLOCK_BACKENDS = [n for n in ("numpy", "numpy_readonly", "device_emulated", "cupy") if n in active_backends()]
 
 
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])

@@ -91,8 +91,11 @@ def test_merge_errors():
         a.merge(nbgpu.MultinomialNB(alpha=0.5).fit(X, y))
     with pytest.raises(ValueError, match="fitted on 5 features, this model on 6"):
         a.merge(nbgpu.MultinomialNB().fit(X[:, :5], y))
-    with pytest.raises(ValueError, match=r"classes \[0, 1\] but this model has \[0, 1, 2\]"):
-        a.merge(nbgpu.MultinomialNB().fit(X[y < 2], y[y < 2]))
+    # Different classes merge into their union (tests/test_union_merge.py),
+    # unless a parameter has one entry per class of each model.
+    costly = nbgpu.MultinomialNB(loss_matrix=1.0 - np.eye(3)).fit(X, y)
+    with pytest.raises(ValueError, match=r"classes \[1, 2, 3\] but this model has \[0, 1, 2\]"):
+        costly.merge(nbgpu.MultinomialNB(loss_matrix=1.0 - np.eye(3)).fit(X, y + 1))
     with pytest.raises(Exception, match="not fitted"):
         a.merge(nbgpu.MultinomialNB())
 

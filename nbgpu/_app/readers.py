@@ -581,9 +581,15 @@ def parsed_chunks(reader, *, labels, finish=None, depth=1):
     ``finish(chunk) -> chunk`` runs in that thread too (e.g. the layout of a
     model's features). At most ``depth`` chunks wait in the queue, so the
     file is read once and memory holds ``depth + 2`` chunks at most (one
-    being parsed, the queue, the one the caller works on). Empty chunks are
-    dropped.
+    being parsed, the queue, the one the caller works on). Empty chunks come
+    with ``X=None`` (their bytes still count for progress).
+
+    The reader thread keeps a core busy, so BLAS gets the others meanwhile:
+    BLAS threads that spin on every core (OpenBLAS waits busily between
+    calls) made training on small chunks three times slower on two cores.
     """
+    from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
+
     from .._interop.streaming import _Prefetcher as Prefetcher
 
     def produce(_, block):
@@ -592,4 +598,5 @@ def parsed_chunks(reader, *, labels, finish=None, depth=1):
             return chunk._replace(X=None)
         return chunk if finish is None else finish(chunk)
 
-    return Prefetcher(reader.blocks(), produce, depth)
+    with threadpool_limits(limits=max(1, (os.cpu_count() or 1) - 1), user_api="blas"):
+        yield from Prefetcher(reader.blocks(), produce, depth)

@@ -7,7 +7,9 @@ its rows. Every version lives here:
 - :func:`class_totals` — ``Yᵀ·1``, the per-class weight;
 - :func:`class_sums` — ``Yᵀ·X`` (or ``Yᵀ·X²``), dense or sparse ``X``;
 - :func:`category_counts` — ``Yᵀ·OneHot(X)`` for category codes;
-- :func:`class_scatter` — per-class mean and scatter matrix ``Σ (x−μ)(x−μ)ᵀ``.
+- :func:`class_scatter` — per-class mean and scatter matrix ``Σ (x−μ)(x−μ)ᵀ``;
+- :func:`soft_class_sums` — ``Rᵀ·X`` with soft class weights ``R`` (n × k),
+  e.g. the responsibilities of EM on unlabeled rows.
 
 On the host the work runs on all cores (row or nonzero blocks through the
 shared pool); on a device it is one library call per block. Sums are
@@ -21,8 +23,21 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import blocks
-from .namespace import has_sparse, is_sparse, on_host, sparse_lib, to_numpy
-from .sparse import onehot_csr, sparse_host_array, sparse_onehot_nonzero
+from .namespace import (
+    device_library,
+    get_namespace,
+    has_sparse,
+    is_sparse,
+    on_host,
+    sparse_lib,
+)
+from .sparse import (
+    index_dtype,
+    onehot_nonzero_columns,
+    sparse_host_array,
+    sparse_onehot_nonzero,
+    stored_rows,
+)
 from .threads import n_threads, parallel_map
 
 
@@ -64,14 +79,9 @@ def class_sums(X, codes, weights, n_classes, *, xp, dtype, power=1):
     """
     if is_sparse(X):
         return sparse_class_sums(X, codes, weights, n_classes, power=power, dtype=dtype)
-    n, d = X.shape
     host = on_host(xp)
     out = None
-    # Blocks of rows, each upcast on its own: no full float64 copy of X.
-    for start, stop in blocks.row_blocks(n, 8 * (d + n_classes)):
-        Xb = xp.astype(X[start:stop, ...], dtype, copy=False)
-        if power == 2:
-            Xb = Xb * Xb
+    for start, stop, Xb in _upcast_row_blocks(X, n_classes, xp=xp, dtype=dtype, power=power):
         wb = None if weights is None else weights[start:stop]
         if host:
             # The one-hot Y as a sparse matrix: one streaming pass adding every
@@ -87,6 +97,15 @@ def class_sums(X, codes, weights, n_classes, *, xp, dtype, power=1):
     return out
 
 
+def _upcast_row_blocks(X, n_classes, *, xp, dtype, power):
+    """``(start, stop, X[start:stop] ** power in dtype)`` per row block of
+    dense ``X``: each block upcast on its own, so no full float64 copy of X."""
+    n, d = X.shape
+    for start, stop in blocks.row_blocks(n, 8 * (d + n_classes)):
+        Xb = xp.astype(X[start:stop, ...], dtype, copy=False)
+        yield start, stop, (Xb * Xb if power == 2 else Xb)
+
+
 def _nonzero_values(data, power, weights, dtype):
     """``data ** power * weights`` in ``dtype``: a copy, never written into ``X``.
 
@@ -98,6 +117,38 @@ def _nonzero_values(data, power, weights, dtype):
     if weights is not None:
         values *= weights
     return values
+
+
+def add_class_sums_into(out, X, codes, weights, *, xp):
+    """``out += Yᵀ·X`` in place, on the host; False (nothing done) elsewhere.
+
+    For running sums (a ``partial_fit`` that continues): a host
+    float64 ``out`` (k × d, C-ordered, writable). A sparse ``X`` with fewer
+    nonzeros than ``out`` has entries is one sparse product ``Yᵀ·X`` (its
+    result holds only the (class, column) pairs the batch touches) added
+    into ``out`` at those entries: the work follows the batch, not k × d.
+    Otherwise the dense sums are added in place (no k × d copy).
+    """
+    if not (
+        on_host(xp)
+        and isinstance(out, np.ndarray)
+        and out.dtype == np.float64
+        and out.flags.c_contiguous
+        and out.flags.writeable
+    ):
+        return False
+    n_classes = out.shape[0]
+    if is_sparse(X) and X.nnz < out.size:
+        n = X.shape[0]
+        values = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
+        Y = sp.csr_matrix((values, np.asarray(codes), np.arange(n + 1)), shape=(n, n_classes))
+        sums = (Y.T.tocsr() @ X.astype(np.float64, copy=False)).tocsr()  # float64: exact counts
+        rows = np.repeat(np.arange(n_classes, dtype=np.int64), np.diff(sums.indptr))
+        flat = out.reshape(-1)
+        flat[rows * out.shape[1] + sums.indices] += sums.data  # no repeated (class, column) pair
+        return True
+    out += class_sums(X, codes, weights, n_classes, xp=xp, dtype=np.float64)
+    return True
 
 
 def sparse_class_sums(X, codes, weights, n_classes, *, power=1, dtype=None):
@@ -132,7 +183,9 @@ def sparse_class_sums(X, codes, weights, n_classes, *, power=1, dtype=None):
     """
     lib = sparse_lib(X)
     dtype = lib.float64 if dtype is None else dtype
-    if lib is np and X.format == "csr":
+    if lib is not np:
+        return _device_sparse_class_sums(X, codes, weights, n_classes, power=power, dtype=dtype)
+    if X.format == "csr":
         return _csr_class_sums(X, codes, weights, n_classes, power=power, dtype=dtype)
     n_samples, n_features = X.shape
     k = n_classes
@@ -153,16 +206,6 @@ def sparse_class_sums(X, codes, weights, n_classes, *, power=1, dtype=None):
         if weights is not None:
             rows = lib.repeat(lib.arange(start, stop), counts) if is_csr else X.indices[lo:hi]
         return keys, _nonzero_values(X.data[lo:hi], power, None if rows is None else weights[rows], dtype)
-
-    if lib is not np:
-        from cupyx import scatter_add
-
-        out = lib.zeros(n_bins, dtype=dtype)
-        for start, stop, lo, hi in blocks.nnz_blocks(to_numpy(X.indptr), max(blocks.BLOCK_BYTES // 16, 1)):
-            if hi > lo:
-                keys, values = keys_values(start, stop, lo, hi)
-                scatter_add(out, keys, values)
-        return out.reshape(n_features, k).T
 
     index_bytes = X.indices.nbytes + X.indptr.nbytes
     per_nnz = np.dtype(key_dtype).itemsize + np.dtype(dtype).itemsize
@@ -196,6 +239,39 @@ def sparse_class_sums(X, codes, weights, n_classes, *, power=1, dtype=None):
     out = parts[0]
     for part in parts[1:]:
         out += part
+    return out.reshape(n_features, k).T
+
+
+def _device_sparse_class_sums(X, codes, weights, n_classes, *, power, dtype):
+    """:func:`sparse_class_sums` on a device: a scatter-add into the bins.
+
+    Stored values are taken in blocks of about ``BLOCK_BYTES`` of
+    temporaries; the row (CSR) or column (CSC) of each comes from a search
+    in ``indptr`` on the device, so no block reads anything back to the host
+    (no synchronisation at all, however many blocks). One pass of
+    ``cupyx.scatter_add`` (atomic adds, one per stored value) whatever the
+    number of classes: a product with the one-hot ``Y`` would do ``k``
+    multiply-adds per stored value.
+    """
+    lib = device_library(get_namespace(codes))
+    cp = lib.cupy
+    n_features = X.shape[1]
+    k = n_classes
+    key_dtype = index_dtype(cp, n_features * k)
+    codes = codes.astype(key_dtype)
+    is_csr = X.format == "csr"
+    out = cp.zeros(n_features * k, dtype=dtype)
+    # keys, major index, positions, values, gathered weights: ~32 bytes each
+    step = max(blocks.BLOCK_BYTES // 32, 1)
+    for lo in range(0, X.nnz, step):
+        hi = min(lo + step, X.nnz)
+        major = stored_rows(X, lo, hi)
+        minor = X.indices[lo:hi]
+        rows, columns = (major, minor) if is_csr else (minor, major)
+        keys = columns.astype(key_dtype) * key_dtype(k)
+        keys += codes[rows]
+        values = _nonzero_values(X.data[lo:hi], power, None if weights is None else weights[rows], dtype)
+        lib.cupyx.scatter_add(out, keys, values)
     return out.reshape(n_features, k).T
 
 
@@ -289,18 +365,12 @@ def category_counts(X, codes, weights, offsets, n_classes, *, xp, dtype):
         return _sparse_category_counts(X, codes, weights, offsets, n_classes, xp=xp, dtype=dtype)
     if on_host(xp):
         return _host_category_counts(X, codes, weights, offsets, n_classes, dtype=dtype)
+    if has_sparse(xp):
+        return _device_category_counts(X, codes, weights, offsets, n_classes, xp=xp, dtype=dtype)
     n, d = X.shape
     n_columns = int(offsets[-1])
     device = codes.device
-    start_col = xp.asarray(offsets[:-1], device=device)
     out = xp.zeros((n_classes, n_columns), dtype=dtype, device=device)
-    if has_sparse(xp):  # OneHot(X) as a sparse matrix with one stored 1 per entry
-        for start, stop in blocks.row_blocks(n, 32 * d):
-            idx = xp.astype(X[start:stop, :], xp.int64) + start_col
-            w = None if weights is None else weights[start:stop]
-            oh = onehot_csr(idx, n_columns, dtype=dtype)
-            out = out + sparse_class_sums(oh, codes[start:stop], w, n_classes, dtype=dtype)
-        return out
     # No sparse matrices: compare each row block with every column's category.
     feature = np.repeat(np.arange(d, dtype=np.int64), np.diff(offsets))
     value = xp.asarray(np.arange(n_columns) - offsets[feature], dtype=X.dtype, device=device)
@@ -313,6 +383,35 @@ def category_counts(X, codes, weights, offsets, n_classes, *, xp, dtype):
     return out
 
 
+def _device_category_counts(X, codes, weights, offsets, n_classes, *, xp, dtype):
+    """:func:`category_counts` of dense ``X`` on a device, as a histogram.
+
+    The host's keys (``class * M + offsets[j] + X[i, j]``) scattered with
+    ``cupyx.scatter_add`` in row blocks: one pass over ``X``, nothing read
+    back to the host (no synchronisation), no one-hot matrix.
+    """
+    lib = device_library(xp)
+    n, d = X.shape
+    n_columns = int(offsets[-1])
+    device = codes.device
+    key_dtype = index_dtype(xp, n_classes * n_columns)
+    start = xp.asarray(offsets[:-1], dtype=key_dtype, device=device)
+    # Categories of zero-weight rows are not seen, so they can lie past their
+    # feature's columns: clipped to its last column, where they add 0.
+    last = xp.asarray(np.diff(offsets) - 1, dtype=X.dtype, device=device)
+    class_start = xp.astype(codes, key_dtype) * key_dtype(n_columns)
+    out = xp.zeros(n_classes * n_columns, dtype=dtype, device=device)
+    for a, b in blocks.row_blocks(n, d * (np.dtype(key_dtype).itemsize + 8)):
+        values = X[a:b, :] if weights is None else xp.minimum(X[a:b, :], last)
+        keys = xp.astype(values, key_dtype) + start + xp.reshape(class_start[a:b], (-1, 1))
+        if weights is None:
+            w = xp.ones(keys.shape, dtype=dtype, device=device)
+        else:
+            w = xp.broadcast_to(xp.reshape(weights[a:b], (-1, 1)), keys.shape)
+        lib.cupyx.scatter_add(out, xp.reshape(keys, (-1,)), xp.reshape(w, (-1,)))
+    return xp.reshape(out, (n_classes, n_columns))
+
+
 def _sparse_category_counts(X, codes, weights, offsets, n_classes, *, xp, dtype):
     """:func:`category_counts` of sparse ``X``: the stored values are counted
     (one stored 1 each in a one-hot matrix), then category 0 of every
@@ -320,8 +419,9 @@ def _sparse_category_counts(X, codes, weights, offsets, n_classes, *, xp, dtype)
     n_columns = int(offsets[-1])
     d = X.shape[1]
     device = codes.device
-    nz = sparse_onehot_nonzero(X, sparse_host_array(X, offsets), dtype=dtype)
-    counts = class_sums(nz, codes, weights, n_classes, xp=xp, dtype=dtype)[:, :n_columns]
+    nz = sparse_onehot_nonzero(X, sparse_host_array(X, offsets), n_columns=n_columns, dtype=dtype)
+    seen, _ = onehot_nonzero_columns(np.diff(offsets))
+    counts = xp.take(class_sums(nz, codes, weights, n_classes, xp=xp, dtype=dtype), xp.asarray(seen, device=device), axis=1)
     totals = class_totals(codes, weights, n_classes, dtype=dtype, xp=xp)
     zeros = xp.reshape(totals, (-1, 1)) - feature_block_sums(counts, offsets, xp=xp)
     # Column offsets[j] (category 0 of feature j) takes zeros[:, j]; the others a 0.
@@ -401,3 +501,22 @@ def class_scatter(X, codes, weights, n_classes, *, xp, dtype):
     wide = xp.reshape(xp.reshape(Y, (n, n_classes, 1)) * xp.reshape(resid, (n, 1, d)), (n, n_classes * d))
     scatter = xp.reshape(wide.T @ resid, (n_classes, d, d))
     return count, mean, scatter
+
+
+def soft_class_sums(X, R, *, xp, dtype, power=1):
+    """``Rᵀ·X`` (``power=1``) or ``Rᵀ·(X ⊙ X)`` (``power=2``) in ``dtype``: the
+    soft counterpart of :func:`class_sums` (same arguments and result), with
+    a dense soft class matrix ``R`` (n × k, in ``dtype``: each row's weight in
+    every class, e.g. EM responsibilities times sample weights) in place of
+    ``codes`` and ``weights``. A row is spread over the classes by its
+    weights instead of being repeated per class. Sparse ``X`` is one
+    sparse-dense product ``(Xᵀ·R)ᵀ``, never densified.
+    """
+    if is_sparse(X):
+        values = X.data if power == 1 else X.data * X.data
+        Xp = type(X)((values, X.indices, X.indptr), shape=X.shape)
+        return (Xp.T @ R).T
+    out = xp.zeros((R.shape[1], X.shape[1]), dtype=dtype, device=R.device)
+    for start, stop, Xb in _upcast_row_blocks(X, R.shape[1], xp=xp, dtype=dtype, power=power):
+        out = out + R[start:stop, ...].T @ Xb
+    return out

@@ -10,57 +10,78 @@ import os
 import platform
 import time
 
-import array_api_compat
 import numpy as np
 import scipy.sparse as sp
-from array_api_compat import is_cupy_namespace, is_torch_namespace
+from array_api_compat import is_torch_namespace
 
-from .namespace import is_sparse, to_namespace
+from .namespace import (
+    _cupy_library,
+    device_library,
+    get_device,
+    get_namespace,
+    is_array,
+    is_sparse,
+    on_host,
+    to_namespace,
+    uses_device_library,
+)
+
+
+def gpu_library():
+    """The device library (cupy and cupyx, see ``namespace.device_library``)
+    of "the GPU": what ``--device gpu`` and ``fit_stream(device="gpu")`` use.
+    Raises ImportError without cupy. The test suite points it at the CPU
+    stand-in to run those paths without a GPU."""
+    return _cupy_library()
 
 
 def gpu_array_like():
-    """An empty cupy array on the current GPU, or None when no GPU works.
+    """An empty array on the current GPU, or None when no GPU works.
 
     A GPU "works" when cupy imports and a small computation on it succeeds
     (a machine with cupy installed but no driver gives None).
     """
     try:
-        import cupy
-        import cupyx.scipy.sparse  # noqa: F401  (lets is_sparse see cupyx matrices)
-
-        like = cupy.empty(0, dtype=cupy.float64)
-        float(cupy.ones(2).sum())
+        cp = gpu_library().cupy
+        like = cp.empty(0, dtype=cp.float64)
+        float(cp.ones(2).sum())
         return like
     except Exception:  # ImportError, CUDA errors: no usable GPU
         return None
 
 
+def _like_namespace(like):
+    """The namespace of ``like``, or None for the host (None or a numpy array)."""
+    if like is None:
+        return None
+    xp = get_namespace(like)
+    return None if on_host(xp) else xp
+
+
 def host_to_like(X, like):
     """A host numpy array or scipy.sparse matrix on the namespace/device of ``like``.
 
-    ``like=None`` (or a numpy array) keeps ``X`` on the host; a cupy array
-    moves dense ``X`` to a cupy array and sparse ``X`` to the matching
+    ``like=None`` (or a numpy array) keeps ``X`` on the host; a device array
+    moves dense ``X`` to that device and sparse ``X`` to the matching
     ``cupyx.scipy.sparse`` format.
     """
-    if like is None or isinstance(like, np.ndarray):
+    xp = _like_namespace(like)
+    if xp is None:
         return X
     if sp.issparse(X):
-        import cupyx.scipy.sparse as csp
-
+        csp = device_library(xp).cupyx.scipy.sparse
         fmt = X.format if X.format in ("csr", "csc") else "csr"
         return getattr(csp, f"{fmt}_matrix")(device_sparse_values(X.asformat(fmt)))
-    return to_namespace(X, array_api_compat.array_namespace(like), array_api_compat.device(like))
+    return to_namespace(X, xp, get_device(like))
 
 
 def synchronize(like):
     """Wait until the device of ``like`` has finished its queued work (timings)."""
-    if like is None or isinstance(like, np.ndarray):
+    xp = _like_namespace(like)
+    if xp is None:
         return
-    xp = array_api_compat.array_namespace(like)
-    if is_cupy_namespace(xp):
-        import cupy
-
-        cupy.cuda.get_current_stream().synchronize()
+    if uses_device_library(xp):
+        device_library(xp).cupy.cuda.get_current_stream().synchronize()
     elif is_torch_namespace(xp) and like.device.type == "cuda":
         import torch
 
@@ -89,13 +110,11 @@ class PinnedUploader:
     event, so the copy of the next chunk overlaps the work on this one.
     """
 
-    def __init__(self):
-        import cupy
-        import cupyx.scipy.sparse as csp
-
-        self.cupy, self.csp = cupy, csp
-        self.device = cupy.cuda.Device()
-        self.stream = cupy.cuda.Stream(non_blocking=True)
+    def __init__(self, library=None):
+        lib = gpu_library() if library is None else library
+        self.cupy, self.cupyx, self.csp = lib.cupy, lib.cupyx, lib.cupyx.scipy.sparse
+        self.device = self.cupy.cuda.Device()
+        self.stream = self.cupy.cuda.Stream(non_blocking=True)
 
     def _is_pinned(self, host):
         runtime = self.cupy.cuda.runtime
@@ -105,13 +124,11 @@ class PinnedUploader:
             return False
 
     def _array(self, host):
-        import cupyx
-
         host = np.ascontiguousarray(host)
         if host.size and self._is_pinned(host):
             pinned = host  # a loader that reads into pinned buffers: no staging copy
         else:
-            pinned = cupyx.empty_pinned(host.shape, dtype=host.dtype)
+            pinned = self.cupyx.empty_pinned(host.shape, dtype=host.dtype)
             pinned[...] = host
         out = self.cupy.empty(host.shape, dtype=host.dtype)
         out.set(pinned, stream=self.stream)
@@ -121,14 +138,14 @@ class PinnedUploader:
         keep = []  # pinned buffers stay alive until the copy has run
 
         def put(a):
-            if a is None or type(a).__module__.startswith("cupy"):
+            if a is None or (is_array(a) and not on_host(get_namespace(a))):
                 return a  # nothing to copy, or already on the device
             dev, pinned = self._array(np.asarray(a))
             keep.append(pinned)
             return dev
 
         with self.device, self.stream:
-            if is_sparse(X) and not type(X).__module__.startswith("cupyx"):
+            if sp.issparse(X):
                 X = device_sparse_values(X.tocsr())  # cupyx stores no integers
                 X = self.csp.csr_matrix((put(X.data), put(X.indices), put(X.indptr)), shape=X.shape)
             elif not is_sparse(X):
@@ -177,10 +194,12 @@ def timed_runs(fn, repeats, like=None):
 
 def device_name(like=None):
     """A readable name of the processor that runs arrays like ``like`` (None: this CPU)."""
-    if like is not None and is_cupy_namespace(array_api_compat.array_namespace(like)):
-        import cupy
-
-        name = cupy.cuda.runtime.getDeviceProperties(like.device.id)["name"]
+    xp = _like_namespace(like)
+    if xp is not None and uses_device_library(xp):
+        lib = device_library(xp)
+        if lib.emulated:
+            return "CPU stand-in for a GPU (emulated device)"
+        name = lib.cupy.cuda.runtime.getDeviceProperties(like.device.id)["name"]
         return name.decode() if isinstance(name, bytes) else str(name)
     try:
         with open("/proc/cpuinfo") as f:
@@ -196,14 +215,14 @@ def gpu_versions():
     """Versions of the GPU stack (cupy, CUDA runtime), empty without a GPU."""
     if gpu_array_like() is None:
         return {}
-    import cupy
+    cupy = gpu_library().cupy
 
     return {"cupy": cupy.__version__, "cuda_runtime": cupy.cuda.runtime.runtimeGetVersion()}
 
 
 def device_memory_bytes(like):
     """Total memory of the GPU of ``like``."""
-    import cupy
+    cupy = gpu_library().cupy
 
     with cupy.cuda.Device(like.device.id):
         return int(cupy.cuda.runtime.memGetInfo()[1])
@@ -211,7 +230,7 @@ def device_memory_bytes(like):
 
 def pinned_copy(a):
     """A copy of host array ``a`` in pinned (page-locked) host memory."""
-    import cupyx
+    cupyx = gpu_library().cupyx
 
     out = cupyx.empty_pinned(a.shape, dtype=a.dtype)
     out[...] = a
@@ -224,7 +243,7 @@ def copy_bandwidths(like, nbytes=2 * 2**30, repeats=5):
     The device copy counts the bytes read and written (2 × size / time), the
     traffic a kernel that reads X once competes with.
     """
-    import cupy
+    cupy = gpu_library().cupy
 
     a = cupy.empty(nbytes, dtype=cupy.uint8)
     b = cupy.empty_like(a)

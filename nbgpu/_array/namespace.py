@@ -8,7 +8,9 @@ users pay nothing for it.
 
 from __future__ import annotations
 
+import functools
 import sys
+import types
 
 import array_api_compat
 import numpy as np
@@ -30,12 +32,61 @@ def cupyx_sparse():
     return cupyx.scipy.sparse
 
 
+def _emulated():
+    """The CPU stand-in for the device library, once something imported it
+    (the ``device_emulated`` test backend), else None."""
+    return sys.modules.get("nbgpu._array.emulated_device")
+
+
+def _emulated_owns(x) -> bool:
+    emulated = _emulated()
+    return emulated is not None and emulated.owns(x)
+
+
+@functools.cache
+def _cupy_library():
+    import array_api_compat.cupy as xp
+    import cupy
+    import cupyx
+    import cupyx.scipy.sparse
+    import cupyx.scipy.special
+
+    return types.SimpleNamespace(cupy=cupy, cupyx=cupyx, xp=xp, emulated=False)
+
+
+def uses_device_library(xp) -> bool:
+    """Whether namespace ``xp`` is that of the device library (cupy, or its
+    CPU stand-in): the namespaces whose device paths :func:`device_library` serves."""
+    emulated = _emulated()
+    return is_cupy_namespace(xp) or (emulated is not None and xp is emulated.xp)
+
+
+def device_library(xp):
+    """cupy and cupyx behind the device namespace ``xp``: the one way device
+    code reaches them.
+
+    Returns an object with attributes ``cupy`` and ``cupyx`` (the modules, or
+    for the CPU stand-in its modules of the same names and layout) and ``xp``
+    (the Array API namespace of their arrays).
+    """
+    emulated = _emulated()
+    if emulated is not None and xp is emulated.xp:
+        return emulated.LIBRARY
+    if is_cupy_namespace(xp):
+        return _cupy_library()
+    msg = f"namespace {getattr(xp, '__name__', xp)!r} has no device library (cupy)"
+    raise TypeError(msg)
+
+
 def is_sparse(X) -> bool:
     """True for a scipy.sparse or (already imported) cupyx.scipy.sparse matrix."""
     if sp.issparse(X):
         return True
     mod = cupyx_sparse()
-    return mod is not None and mod.issparse(X)
+    if mod is not None and mod.issparse(X):
+        return True
+    emulated = _emulated()
+    return emulated is not None and emulated.issparse(X)
 
 
 def is_dask_array(X) -> bool:
@@ -45,12 +96,17 @@ def is_dask_array(X) -> bool:
 
 
 def sparse_lib(X):
-    """The dense library (numpy or cupy) behind a sparse matrix."""
+    """The dense library (numpy, or the device library's cupy) behind a sparse matrix."""
     if sp.issparse(X):
         return np
-    import cupy
+    if _emulated_owns(X):
+        return _emulated().cupy
+    return _cupy_library().cupy
 
-    return cupy
+
+def is_host_array(x) -> bool:
+    """True for a numpy array on the host (not an emulated device array)."""
+    return isinstance(x, np.ndarray) and not _emulated_owns(x)
 
 
 def is_array(x) -> bool:
@@ -64,24 +120,35 @@ def get_namespace(*arrays):
     Sparse matrices map to the namespace of their dense library; ``None`` is
     ignored.
     """
-    dense = []
+    dense, emulated = [], False
     for a in arrays:
         if a is None:
             continue
-        dense.append(sparse_lib(a).empty(0) if is_sparse(a) else a)
+        if _emulated_owns(a):
+            emulated = True
+        else:
+            dense.append(sparse_lib(a).empty(0) if is_sparse(a) else a)
+    if emulated:
+        if any(is_array(a) for a in dense):
+            msg = "Multiple namespaces for array inputs: the emulated device's and a host library's"
+            raise TypeError(msg)
+        return _emulated().xp
     return array_api_compat.array_namespace(*dense)
 
 
 def get_device(X):
     """The device of a dense array or of a sparse matrix's stored values."""
+    if _emulated_owns(X):
+        return _emulated().DEVICE
     if is_sparse(X):
         return array_api_compat.device(X.data)
     return array_api_compat.device(X)
 
 
 def has_sparse(xp) -> bool:
-    """Whether the namespace has a sparse matrix library this module drives."""
-    return is_numpy_namespace(xp) or is_cupy_namespace(xp)
+    """Whether the namespace has a sparse matrix library this module drives
+    (scipy.sparse on the host, the device library's cupyx.scipy.sparse)."""
+    return on_host(xp) or uses_device_library(xp)
 
 
 def has_float64(xp, device) -> bool:
@@ -111,6 +178,8 @@ def result_dtype(dtype, xp, device):
 
 def to_numpy(x):
     """A host numpy copy (or view) of any dense array."""
+    if _emulated_owns(x):
+        return x.get()
     if isinstance(x, np.ndarray):
         return x
     if isinstance(x, np.generic):  # numpy's 0-d reductions
@@ -129,8 +198,8 @@ def to_namespace(x, xp, device):
         return None
     if type(x) is np.ndarray and xp is array_api_compat.numpy:
         return x  # the common case, cheaply: scoring asks per row block
-    if is_array(x) and array_api_compat.array_namespace(x) is xp:
-        if array_api_compat.device(x) == device:
+    if is_array(x) and get_namespace(x) is xp:
+        if get_device(x) == device:
             return x
         return array_api_compat.to_device(x, device)
     host = to_numpy(x) if is_array(x) else np.asarray(x)
@@ -164,9 +233,13 @@ def first_array(tree):
 def on_host(xp) -> bool:
     """Whether arrays of ``xp`` take the host code paths.
 
-    The one switch between host and device code: host paths split work over
-    the CPU cores in cache-sized blocks and synchronise freely (a "sync" is
-    free there); device paths hand whole blocks to the library and keep
-    synchronisations to a constant per call.
+    The one switch between host and device code: host paths (numpy, scipy)
+    split work over the CPU cores in cache-sized blocks and read values back
+    freely (a "sync" is free there); device paths hand whole blocks to the
+    library and keep synchronisations to a constant per call, whatever the
+    number of blocks. Device paths that need more than the Array API reach
+    cupy and cupyx (or their CPU stand-in) through :func:`device_library`;
+    other namespaces (torch, array-api-strict) take the device paths with the
+    Array API alone.
     """
     return is_numpy_namespace(xp)

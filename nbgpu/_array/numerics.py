@@ -8,10 +8,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from array_api_compat import is_cupy_namespace, is_numpy_namespace, is_torch_namespace
+from array_api_compat import is_torch_namespace
 
 from .blocks import column_chunks
-from .namespace import to_numpy
+from .namespace import device_library, on_host, to_numpy, uses_device_library
 from .threads import parallel_map
 
 
@@ -81,7 +81,7 @@ def best_scores_finite(jll, *, xp, cheap_sync):
 
 def lgamma(a, *, xp):
     """log Γ(a) elementwise (not in the Array API standard), same namespace and device."""
-    if is_numpy_namespace(xp):
+    if on_host(xp):
         from scipy.special import gammaln
 
         return xp.asarray(gammaln(a))
@@ -89,10 +89,8 @@ def lgamma(a, *, xp):
         import torch
 
         return torch.lgamma(a)
-    if is_cupy_namespace(xp):
-        from cupyx.scipy.special import gammaln
-
-        return gammaln(a)
+    if uses_device_library(xp):
+        return device_library(xp).cupyx.scipy.special.gammaln(a)
     # Other namespaces (array-api-strict): through the host and back.
     from scipy.special import gammaln
 
@@ -106,12 +104,10 @@ def contiguous(a, *, xp):
     Sparse-times-dense products stream the dense operand row by row, so its
     layout decides their speed.
     """
-    if is_numpy_namespace(xp):
+    if on_host(xp):
         return np.ascontiguousarray(a)
-    if is_cupy_namespace(xp):
-        import cupy
-
-        return cupy.ascontiguousarray(a)
+    if uses_device_library(xp):
+        return device_library(xp).cupy.ascontiguousarray(a)
     if is_torch_namespace(xp):
         return a.contiguous()
     return a
@@ -123,7 +119,7 @@ def log_in_place(x, *, xp):
     Finalize works on k × d arrays of tens of MB: a fresh one costs its page
     faults on top of the pass.
     """
-    if is_numpy_namespace(xp) and isinstance(x, np.ndarray) and x.flags.writeable:
+    if on_host(xp) and isinstance(x, np.ndarray) and x.flags.writeable:
         if x.ndim != 2:
             return np.log(x, out=x)
         parallel_map(lambda cols: np.log(x[:, cols], out=x[:, cols]), column_chunks(x.shape, x.itemsize))
@@ -137,7 +133,7 @@ def transposed_as(a, dtype, *, xp):
     On numpy the cast and the transpose are one pass into one new array,
     in column chunks on all cores.
     """
-    if is_numpy_namespace(xp):
+    if on_host(xp):
         out = np.empty(a.shape[::-1], dtype=dtype)
 
         def chunk(cols):
@@ -146,6 +142,29 @@ def transposed_as(a, dtype, *, xp):
         parallel_map(chunk, column_chunks(a.shape, a.itemsize))
         return out
     return contiguous(xp.astype(a, dtype).T, xp=xp)
+
+
+def product_operand(w, *, xp):
+    """Dense ``w`` laid out as the right-hand operand of ``X @ w`` wants it.
+
+    On the host row-major: scipy's sparse product streams ``w`` by rows. On
+    a device column-major: cuSPARSE takes its dense operand so, and cupyx
+    copies any other layout to column-major on every product (for scoring
+    weights, a copy of the whole d × k matrix per row block). Dense products
+    (cuBLAS) take either layout without a copy.
+    """
+    if uses_device_library(xp):
+        return device_library(xp).cupy.asfortranarray(w)
+    return contiguous(w, xp=xp)
+
+
+def scoring_weights(a, dtype, *, xp):
+    """``a.T`` (d × k scoring weights from k × d parameters) as ``dtype``,
+    laid out by :func:`product_operand`'s rule. On a device that is a view:
+    the transpose of a row-major k × d array is column-major."""
+    if uses_device_library(xp):
+        return contiguous(xp.astype(a, dtype), xp=xp).T
+    return transposed_as(a, dtype, xp=xp)
 
 
 def float_warnings_off():

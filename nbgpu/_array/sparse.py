@@ -10,13 +10,52 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import blocks
-from .namespace import cupyx_sparse, has_sparse, is_numpy_namespace, sparse_lib, to_numpy
+from .namespace import (
+    device_library,
+    get_namespace,
+    has_sparse,
+    on_host,
+    sparse_lib,
+    to_numpy,
+)
 from .threads import n_threads, parallel_map
 
 
-def sparse_module(lib):
-    """The sparse matrix library of dense library ``lib`` (numpy or cupy)."""
-    return sp if lib is np else cupyx_sparse()
+def _on_device(X):
+    """Whether sparse (or dense) ``X`` lives on a device (cupyx, or its stand-in)."""
+    return not on_host(get_namespace(X))
+
+
+def _library(X):
+    """The device library (cupy and cupyx) of a device array or sparse matrix."""
+    return device_library(get_namespace(X))
+
+
+def device_compressed(X_like, fmt, data, indices, indptr, shape, *, canonical):
+    """A device CSR/CSC matrix from its arrays, without a synchronisation.
+
+    cupyx's constructor from ``(data, indices, indptr)`` reads the ends of
+    ``indptr`` back to the host, and the contents of int64 index arrays: one
+    to five synchronisations per matrix. nbgpu builds its matrices from
+    arrays it made consistent itself, so it makes an empty matrix of the
+    shape and hands it the arrays (public attributes, as in scipy).
+    ``indices`` and ``indptr`` share one integer dtype, int32 where the
+    values fit (what cupyx's constructor would choose, and what cuSPARSE's
+    fast paths take). ``canonical`` (True, False or None for "unknown") is
+    recorded as the format flag, so a product does not check it again.
+    ``X_like`` is any array or matrix of the same device library.
+    """
+    sparse = _library(X_like).cupyx.scipy.sparse
+    out = getattr(sparse, f"{fmt}_matrix")(tuple(int(s) for s in shape), dtype=data.dtype)
+    out.data, out.indices, out.indptr = data, indices, indptr
+    if canonical is not None:
+        out.has_canonical_format = canonical
+    return out
+
+
+def index_dtype(lib, *bounds):
+    """int32 when every value below ``max(bounds)`` fits, else int64."""
+    return lib.int32 if max(bounds) < 2**31 else lib.int64
 
 
 def sparse_canonical(X):
@@ -41,14 +80,23 @@ def sparse_values(X):
 
 def sparse_with_values(X, data):
     """A matrix with ``X``'s sparsity structure and new stored values."""
+    if _on_device(X):  # shares X's index arrays
+        return device_compressed(X, X.format, data, X.indices, X.indptr, X.shape, canonical=X.has_canonical_format)
     out = X.copy()
     out.data = data
     return out
 
 
 def sparse_binarize(X, threshold):
-    """``X > threshold`` as a sparse matrix of ones (threshold >= 0 keeps zeros zero)."""
+    """``X > threshold`` as a sparse matrix of ones (threshold >= 0 keeps zeros zero).
+
+    On a device the values that drop out stay stored, as zeros: they add
+    nothing to sums or products, and compacting them would read their
+    number back (a synchronisation).
+    """
     keep = X.data > threshold
+    if _on_device(X):
+        return sparse_with_values(X, keep.astype(X.dtype))
     if bool(keep.all()):
         # Nothing drops out (counts with threshold 0): share X's index arrays.
         return type(X)((keep.astype(X.dtype), X.indices, X.indptr), shape=X.shape, copy=False)
@@ -69,10 +117,22 @@ def sparse_column_max(X, rows=None):
     True; the others count as zeros.
     """
     lib = sparse_lib(X)
-    if rows is not None:
-        sparse = sparse_module(lib)
-        X = sparse.diags(rows.astype(X.dtype)) @ X
+    if rows is not None and _on_device(X):
+        # The stored values of the other rows set to zero (no diagonal product).
+        row = stored_rows(X) if X.format == "csr" else X.indices
+        X = sparse_with_values(X, lib.where(rows[row], X.data, lib.zeros(1, dtype=X.dtype)))
+    elif rows is not None:
+        X = sp.diags(rows.astype(X.dtype)) @ X
     return lib.asarray(X.max(axis=0).toarray()).reshape(-1)
+
+
+def stored_rows(X, lo=0, hi=None):
+    """Row of every stored value ``lo:hi`` of a CSR matrix (column of a CSC
+    one): a search in ``indptr``, so no value is read back to the host."""
+    lib = sparse_lib(X)
+    hi = X.nnz if hi is None else hi
+    position = lib.arange(lo, hi, dtype=index_dtype(lib, X.nnz))
+    return lib.searchsorted(X.indptr[1:], position, side="right")
 
 
 def sparse_matmul(X, W):
@@ -107,34 +167,34 @@ def sparse_rows(X, start, stop):
     return X[start:stop]
 
 
+def row_slicer(X):
+    """``f(start, stop)`` giving rows ``start:stop`` of ``X`` (dense or sparse).
+
+    A device matrix is sliced from one host copy of its ``indptr`` (one
+    synchronisation for all slices; cupyx's own row slice reads two values
+    back per slice, and a CSC matrix is turned into CSR once).
+    """
+    if not _on_device(X) or not hasattr(X, "format"):
+        return lambda start, stop: X[start:stop, ...]
+    canonical = X.has_canonical_format
+    X = X.tocsr()
+    indptr = to_numpy(X.indptr)
+
+    def rows(start, stop):
+        lo, hi = int(indptr[start]), int(indptr[stop])
+        return device_compressed(
+            X, "csr", X.data[lo:hi], X.indices[lo:hi], X.indptr[start : stop + 1] - X.indptr.dtype.type(lo),
+            (stop - start, X.shape[1]), canonical=canonical,
+        )
+
+    return rows
+
+
 def sparse_columns(X, index):
     """Columns ``index`` (host int array) of a sparse matrix, still sparse."""
     if index.shape[0] and np.array_equal(index, np.arange(index[0], index[0] + index.shape[0])):
         return X[:, int(index[0]) : int(index[0]) + index.shape[0]]
     return X[:, sparse_lib(X).asarray(index)]
-
-
-def onehot_csr(index, n_columns, *, dtype):
-    """A CSR matrix with one stored 1 per entry of the integer matrix ``index``.
-
-    Row ``i`` holds ones at columns ``index[i, :]``: the one-hot encoding of a
-    categorical matrix whose per-feature column offsets are already added.
-    Entries ``>= n_columns`` (categories unseen in training) are dropped.
-    """
-    lib = np if isinstance(index, np.ndarray) else _cupy()
-    sparse = sparse_module(lib)
-    n, d = index.shape
-    keep = index < n_columns
-    if bool(keep.all()):
-        indptr = lib.arange(0, n * d + 1, d, dtype=lib.int64)
-        cols = index.reshape(-1)
-    else:
-        indptr = lib.concatenate(
-            [lib.zeros(1, dtype=lib.int64), lib.cumsum(keep.sum(axis=1))]
-        )
-        cols = index[keep]
-    data = lib.ones(cols.shape[0], dtype=dtype)
-    return sparse.csr_matrix((data, cols, indptr), shape=(n, n_columns))
 
 
 def gathered_row_sums(table, index, *, xp):
@@ -146,37 +206,65 @@ def gathered_row_sums(table, index, *, xp):
     a sum over the middle axis.
     """
     n, d = index.shape
+    if on_host(xp):
+        flat = np.reshape(index, (-1,))
+        indptr = np.arange(0, n * d + 1, d, dtype=flat.dtype)
+        ones = np.ones(n * d, dtype=table.dtype)
+        return sp.csr_matrix((ones, flat, indptr), shape=(n, table.shape[0])) @ table
     if has_sparse(xp):
-        lib = np if is_numpy_namespace(xp) else _cupy()
-        sparse = sparse_module(lib)
-        flat = lib.reshape(index, (-1,))
-        indptr = lib.arange(0, n * d + 1, d, dtype=flat.dtype)
+        # Indices increase along every row (callers' promise): canonical,
+        # so the product checks nothing; built without a synchronisation.
+        lib = device_library(xp).cupy
+        idx = index_dtype(lib, n * d + 1, table.shape[0])
+        flat = xp.astype(xp.reshape(index, (-1,)), idx, copy=False)
+        indptr = lib.arange(0, n * d + 1, d, dtype=idx)
         ones = lib.ones(n * d, dtype=table.dtype)
-        return sparse.csr_matrix((ones, flat, indptr), shape=(n, table.shape[0])) @ table
+        return device_compressed(index, "csr", ones, flat, indptr, (n, table.shape[0]), canonical=True) @ table
     rows = xp.take(table, xp.astype(xp.reshape(index, (-1,)), xp.int64), axis=0)
     return xp.sum(xp.reshape(rows, (n, d, -1)), axis=1)
 
 
-def sparse_onehot_nonzero(X, offsets, *, dtype):
+def sparse_onehot_nonzero(X, offsets, *, n_columns, dtype):
     """One-hot encoding of the stored values of an integer-valued sparse ``X``.
 
-    Stored value ``v`` in column ``j`` becomes a 1 at column ``offsets[j] + v``;
-    implicit zeros are not encoded (callers account for category 0 from the
-    row totals). A value whose column would reach the next feature's block (a
-    category unseen in training) goes to the extra column ``offsets[-1] + j``,
-    so the result has ``offsets[-1] + n_features`` columns and ``X.nnz``
-    stored ones.
+    Feature ``j`` owns columns ``offsets[j] + j`` to ``offsets[j + 1] + j``
+    (see :func:`onehot_nonzero_columns`): its categories, then one column
+    for the categories unseen in training. Stored value ``v`` in column ``j``
+    becomes a 1 at column ``offsets[j] + j + min(v, n_j)``, with ``n_j`` the
+    feature's number of categories; implicit zeros are not encoded (callers
+    account for category 0 from the row totals). The result has
+    ``offsets[-1] + n_features`` columns and ``X.nnz`` stored ones, in
+    increasing columns along every row (canonical when ``X`` is).
+    ``offsets`` is an int64 array of ``X``'s library; ``n_columns`` its last
+    value, given by the caller (on a device, reading it is a synchronisation).
     """
     lib = sparse_lib(X)
-    sparse = sparse_module(lib)
+    canonical = X.has_canonical_format
     X = X.tocsr()
-    n_columns = int(offsets[-1])
-    feature = X.indices.astype(lib.int64)
-    cols = offsets[feature] + X.data.astype(lib.int64)
-    cols = lib.where(cols < offsets[feature + 1], cols, n_columns + feature)
+    start = offsets[:-1] + lib.arange(X.shape[1], dtype=offsets.dtype)
+    feature = X.indices
+    last = offsets[feature + 1] - offsets[feature]  # the feature's unseen column
+    cols = start[feature] + lib.minimum(X.data.astype(offsets.dtype), last)
     data = lib.ones(cols.shape[0], dtype=dtype)
     shape = (X.shape[0], n_columns + X.shape[1])
-    return sparse.csr_matrix((data, cols, X.indptr.copy()), shape=shape)
+    if lib is np:
+        return sp.csr_matrix((data, cols, X.indptr.copy()), shape=shape)
+    idx = X.indptr.dtype if index_dtype(lib, *shape, X.nnz + 1) == lib.int32 else lib.int64
+    return device_compressed(
+        X, "csr", data, cols.astype(idx), X.indptr.astype(idx), shape, canonical=canonical
+    )
+
+
+def onehot_nonzero_columns(n_categories):
+    """Host int64 arrays ``(seen, unseen)``: the columns of
+    :func:`sparse_onehot_nonzero`'s result that hold each category of each
+    feature (in the flat order of ``offsets``), and each feature's column for
+    unseen categories."""
+    n_categories = np.asarray(n_categories, dtype=np.int64)
+    feature = np.repeat(np.arange(n_categories.shape[0]), n_categories)
+    seen = np.arange(feature.shape[0]) + feature
+    unseen = np.cumsum(n_categories) + np.arange(n_categories.shape[0])
+    return seen, unseen
 
 
 def structure_problem(fmt, data, indices, indptr, shape):
@@ -208,7 +296,7 @@ def structure_problem(fmt, data, indices, indptr, shape):
     nnz = indices.shape[0]
     if data.shape[0] != nnz:
         return f"data has {data.shape[0]} values but indices has {nnz}"
-    lib = np if isinstance(indptr, np.ndarray) else _cupy()
+    lib = np if on_host(get_namespace(indptr)) else _library(indptr).cupy
     # One synchronisation on a device: every check reduced to a few scalars.
     first, last = indptr[0], indptr[-1]
     falls = lib.any(lib.diff(indptr) < 0) if n_major else lib.asarray(False)
@@ -233,8 +321,3 @@ def host_sparse(fmt, data, indices, indptr, shape):
         raise ValueError(problem)
     return getattr(sp, f"{fmt}_matrix")((data, indices, indptr), shape=tuple(int(s) for s in shape))
 
-
-def _cupy():
-    import cupy
-
-    return cupy

@@ -19,6 +19,8 @@ import abc
 import math
 from numbers import Real
 
+import numpy as np
+
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_feature_names, _get_feature_names
@@ -32,7 +34,7 @@ from .._array.namespace import (
     to_namespace,
     to_namespace_tree,
 )
-from .._array.numerics import log_or_neg_inf
+from .._array.numerics import log_or_neg_inf, product_operand
 from .._validation import (
     check_classes,
     check_classes_unchanged,
@@ -49,6 +51,10 @@ from .adapters import adapter_for, computed
 from .merging import merge_models
 from .scoring import _ScoringMixin
 from .sklearn_interchange import from_sklearn, to_sklearn
+
+
+# What _become_fitted sets itself; everything else a fitted model has is derived.
+_FIT_STATE = frozenset({"classes_", "n_features_in_", "feature_names_in_", "_stats", "_fit_dtype_", "_derived_"})
 
 
 def score_dtype_of(stats, name):
@@ -85,6 +91,15 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
     # (ComplementNB): it cannot be a part of a ColumnwiseNB.
     _scores_are_log_likelihoods = True
 
+    # False for a model whose finalize can fail on the data (a singular
+    # covariance, a part's zero prior): it finalizes at every fit, so the
+    # failure belongs to the call that caused it.
+    _lazy_parameters = True
+
+    # Fitted arrays that scoring multiplies sparse X with: to_device lays
+    # them out as the target's sparse product wants (numerics.product_operand).
+    _product_operands: tuple = ()
+
     # ---- hooks a model implements ------------------------------------- #
     def _check_values(self, X):
         """Model-specific checks of the values of ``X`` (fit and predict)."""
@@ -96,7 +111,28 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
         return X
 
     def _check_params_for_fit(self, n_classes, n_features):
-        """Validate data-dependent parameters before any statistic is computed."""
+        """Validate data-dependent parameters before any statistic is computed.
+
+        Every parameter ``_finalize`` reads is checked here, so a call that
+        defers finalizing (a ``partial_fit`` that continues) still refuses a
+        bad parameter when it is made.
+        """
+
+    def _check_fixed_prior(self, fixed, n_classes, *, name):
+        """Validate a fixed class prior (``priors`` / ``class_prior``) and its
+        combination with ``prior_smoothing``."""
+        check_prior(fixed, n_classes, name=name)
+        smoothing = float(getattr(self, "prior_smoothing", 0.0))
+        if not math.isfinite(smoothing):
+            msg = f"`prior_smoothing` must be a finite number >= 0; got {smoothing}."
+            raise ValueError(msg)
+        if fixed is not None and smoothing != 0.0:
+            msg = (
+                f"`prior_smoothing={smoothing:g}` cannot be combined with a fixed "
+                f"`{name}`: a fixed prior is not estimated from counts, so there "
+                f"is nothing to smooth. Set prior_smoothing=0 or {name}=None."
+            )
+            raise ValueError(msg)
 
     @property
     def _ignore_missing(self):
@@ -117,18 +153,9 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
         estimate scikit-learn uses and λ = 1 Laplace's rule of succession.
         """
         k = class_count.shape[0]
+        self._check_fixed_prior(fixed, k, name=name)
         smoothing = float(getattr(self, "prior_smoothing", 0.0))
-        if not math.isfinite(smoothing):
-            msg = f"`prior_smoothing` must be a finite number >= 0; got {smoothing}."
-            raise ValueError(msg)
         if fixed is not None:
-            if smoothing != 0.0:
-                msg = (
-                    f"`prior_smoothing={smoothing:g}` cannot be combined with a fixed "
-                    f"`{name}`: a fixed prior is not estimated from counts, so there "
-                    f"is nothing to smooth. Set prior_smoothing=0 or {name}=None."
-                )
-                raise ValueError(msg)
             prior = to_namespace(check_prior(fixed, k, name=name), xp, class_count.device)
             return prior, log_or_neg_inf(prior, xp=xp)
         if not fit_prior:
@@ -148,6 +175,42 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
     @abc.abstractmethod
     def _merge(self, a, b, *, xp):
         """The statistics of the union of two disjoint sets of rows."""
+
+    # The keys of the statistics whose arrays (or tuples of arrays) have the
+    # class axis first; the others are shared by all classes.
+    _class_axis_statistics: tuple = ("class_count",)
+
+    def _statistics_for_classes(self, stats, index, n_classes, *, xp):
+        """``stats`` laid out for ``n_classes`` classes, class ``i`` of the old
+        layout at ``index[i]`` (host ints) and zeros for the new classes (a
+        class never seen has zero weight and zero sums)."""
+        k = int(index.shape[0])
+        # Row k of the padded arrays is zero: every new class takes it.
+        source = np.full(n_classes, k, dtype=np.int64)
+        source[index] = np.arange(k)
+
+        def relaid(a):
+            zero = xp.zeros((1, *a.shape[1:]), dtype=a.dtype, device=a.device)
+            return xp.take(xp.concat([a, zero], axis=0), xp.asarray(source, device=a.device), axis=0)
+
+        out = dict(stats)
+        for key in self._class_axis_statistics:
+            if key in out:
+                value = out[key]
+                out[key] = tuple(map(relaid, value)) if isinstance(value, tuple) else relaid(value)
+        return out
+
+    def _accumulate_onto(self, previous, X, codes, weights, n_classes, *, xp, dtype):
+        """``previous`` statistics with a validated batch added: what a
+        ``partial_fit`` that continues stores.
+
+        ``_merge`` of a fresh ``_accumulate`` by default. A model may add into
+        ``previous`` in place (its own statistics: no k × d temporary and no
+        k × d copy per chunk); it is called only once every check of the
+        call has passed.
+        """
+        batch = self._accumulate(X, codes, weights, n_classes, xp=xp, dtype=dtype, previous=previous)
+        return self._merge(previous, batch, xp=xp)
 
     @abc.abstractmethod
     def _finalize(self, stats, classes, *, xp, dtype):
@@ -220,9 +283,9 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
         if adapter is not None:
             return adapter.fit(self, X, y, sample_weight, classes, reset=first)
         y, sample_weight = computed(y, sample_weight)
-        return self._fit_batch(X, y, classes, sample_weight, reset=first)
+        return self._fit_batch(X, y, classes, sample_weight, reset=first, partial=True)
 
-    def _fit_batch(self, X, y, classes, sample_weight, *, reset, commit=True):
+    def _fit_batch(self, X, y, classes, sample_weight, *, reset, commit=True, partial=False):
         """Fit one batch; with ``commit=False`` only return its statistics.
 
         ``commit=False`` (a row block fitted on a Dask worker) validates and
@@ -256,35 +319,84 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
         if not reset:
             previous = to_namespace_tree(self._stats, xp, device)
         Xt = self._model_input(X, xp)
-        batch = self._accumulate(Xt, codes, weights, n_classes, xp=xp, dtype=acc, previous=previous)
-        stats = batch if previous is None else self._merge(previous, batch, xp=xp)
+        if previous is None or not commit:
+            batch = self._accumulate(Xt, codes, weights, n_classes, xp=xp, dtype=acc, previous=previous)
+            stats = batch if previous is None else self._merge(previous, batch, xp=xp)
+        else:
+            stats = self._accumulate_onto(previous, Xt, codes, weights, n_classes, xp=xp, dtype=acc)
         if not commit:
             return stats
         if not reset:
             feature_names = getattr(self, "feature_names_in_", None)
         score_dtype = "float32" if dtype == xp.float32 else "float64"
-        return self._become_fitted(stats, classes, n_features=n_features, feature_names=feature_names, score_dtype=score_dtype)
+        # fit finalizes at once (scikit-learn's contract: predict does not
+        # change a fitted model's __dict__); partial_fit only stores its
+        # statistics: N chunks cost N accumulations and one finalize, at the
+        # first read. Parameters were checked above either way.
+        return self._become_fitted(
+            stats, classes, n_features=n_features, feature_names=feature_names, score_dtype=score_dtype, lazy=partial
+        )
 
-    def _become_fitted(self, stats, classes, *, n_features, feature_names, score_dtype):
+    def _become_fitted(self, stats, classes, *, n_features, feature_names, score_dtype, lazy=False):
         """Become the fitted model that ``stats`` define; returns ``self``.
 
         The one way to become fitted (see the module docstring). The fitted
         arrays are in the namespace and on the device of ``stats``;
         ``score_dtype`` ("float32" or "float64") is the dtype of parameters
         and scores. Everything is computed before anything is stored.
+
+        With ``lazy=True`` the parameters derived from the statistics
+        (``feature_log_prob_``, scoring weights, ...) are computed when first
+        read (:meth:`__getattr__`), once, and kept until the statistics
+        change. Models whose finalize can fail on the data finalize at once
+        whatever ``lazy`` says (``_lazy_parameters = False``).
         """
-        xp = get_namespace(first_array(stats))
-        attrs = self._finalize(stats, classes, xp=xp, dtype=score_dtype_of(stats, score_dtype))
-        self.__dict__.pop("feature_names_in_", None)
+        attrs = None
+        if not (lazy and self._lazy_parameters):
+            attrs = self._finalize(stats, classes, xp=get_namespace(first_array(stats)), dtype=score_dtype_of(stats, score_dtype))
+        state = self.__dict__
+        for name in state.pop("_derived_", None) or ():  # parameters of earlier statistics
+            state.pop(name, None)
+        state.pop("feature_names_in_", None)
         if feature_names is not None:
             self.feature_names_in_ = feature_names
         self.n_features_in_ = n_features
         self.classes_ = classes
         self._stats = stats
         self._fit_dtype_ = score_dtype
-        self.__dict__.update(attrs)
+        # None marks parameters not derived yet; else the names of those derived.
+        self._derived_ = None
+        if attrs is not None:
+            self._store_derived(attrs)
         return self
 
+    def _store_derived(self, attrs):
+        self.__dict__.update(attrs)
+        self._derived_ = tuple(attrs)
+
+    def __getattr__(self, name):
+        # Only reached for a name not set on the instance: a fitted parameter
+        # (scikit-learn's trailing underscore) of a model whose statistics
+        # have not been finalized yet is derived now. The state a fit sets
+        # itself is never derived (scikit-learn probes feature_names_in_).
+        state = self.__dict__
+        if (
+            name.endswith("_")
+            and not name.startswith("__")
+            and name not in _FIT_STATE
+            and "_stats" in state
+            and "_derived_" in state
+            and state["_derived_"] is None
+        ):
+            stats = state["_stats"]
+            xp = get_namespace(first_array(stats))
+            self._store_derived(
+                self._finalize(stats, state["classes_"], xp=xp, dtype=score_dtype_of(stats, state["_fit_dtype_"]))
+            )
+            if name in state:
+                return state[name]
+        msg = f"{type(self).__name__!r} object has no attribute {name!r}"
+        raise AttributeError(msg)
 
     # ---- moving a fitted model ------------------------------------------ #
     def to_device(self, like=None, *, xp=None, device=None):
@@ -314,6 +426,9 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
         for name, value in list(vars(self).items()):
             if name not in params:
                 self.__dict__[name] = to_namespace_tree(value, xp, device)
+        for name in self._product_operands:
+            if name in self.__dict__:
+                self.__dict__[name] = product_operand(self.__dict__[name], xp=xp)
         return self
 
     # ---- merging and exchange ------------------------------------------ #
@@ -321,12 +436,15 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
     def merge(self, other):
         """The model fitted on the union of the data of ``self`` and ``other``.
 
-        Both models must be of the same class, with the same parameters,
-        classes and features, fitted on disjoint data (a row seen by both
-        would count twice). Their statistics are merged exactly as
-        ``partial_fit`` merges batches, so ``a.merge(b)`` equals one fit on
-        the concatenated data (up to floating-point rounding of the Gaussian
-        moments).
+        Both models must be of the same class, with the same parameters and
+        features, fitted on disjoint data (a row seen by both would count
+        twice). Their statistics are merged exactly as ``partial_fit`` merges
+        batches, so ``a.merge(b)`` equals one fit on the concatenated data
+        (up to floating-point rounding of the Gaussian moments). Models that
+        saw different classes (data split by time or by site) merge into the
+        union of their classes, a class absent from one side having zero
+        statistics there; parameters with one entry per class
+        (``loss_matrix``, ``class_prior``, ``priors``) must then be unset.
 
         Parameters
         ----------

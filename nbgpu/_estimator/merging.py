@@ -3,7 +3,9 @@
 ``a.merge(b)`` is the model fitted on the union of the (disjoint) data of
 ``a`` and ``b``: the statistics are merged by the model's own ``_merge``
 (the same arithmetic as ``partial_fit``) and the result becomes fitted
-through ``_become_fitted``.
+through ``_become_fitted``. Models that saw different classes (data split by
+time or by site) merge into the union of their classes: a class one model
+never saw has zero statistics there.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, clone
 
-from .._array.namespace import first_array, get_device, get_namespace, is_array, to_namespace_tree, to_numpy
+from .._array.namespace import first_array, get_device, get_namespace, is_array, to_namespace, to_namespace_tree, to_numpy
 
 
 def host_value(value):
@@ -48,20 +50,43 @@ def merge_models(a, b):
     if a.n_features_in_ != b.n_features_in_:
         msg = f"`other` was fitted on {b.n_features_in_} features, this model on {a.n_features_in_}; they must match."
         raise ValueError(msg)
-    ca, cb = to_numpy(a.classes_), to_numpy(b.classes_)
-    if ca.shape != cb.shape or not np.all(ca == cb):
-        msg = (
-            f"`other` has classes {cb.tolist()[:20]} but this model has {ca.tolist()[:20]}; "
-            "fit both with the same `classes` (partial_fit(..., classes=...)) to merge them."
-        )
-        raise ValueError(msg)
     na, nb = getattr(a, "feature_names_in_", None), getattr(b, "feature_names_in_", None)
     if (na is None) != (nb is None) or (na is not None and not np.array_equal(na, nb)):
         msg = "`other` was fitted with different feature names than this model; they must match."
         raise ValueError(msg)
     like = first_array(a._stats)
     xp, device = get_namespace(like), get_device(like)
-    stats = a._merge(to_namespace_tree(a._stats, xp, device), to_namespace_tree(b._stats, xp, device), xp=xp)
-    return clone(a)._become_fitted(
-        stats, a.classes_, n_features=a.n_features_in_, feature_names=na, score_dtype=a._fit_dtype_
+    stats_a, stats_b = to_namespace_tree(a._stats, xp, device), to_namespace_tree(b._stats, xp, device)
+    classes = a.classes_
+    ca, cb = to_numpy(a.classes_), to_numpy(b.classes_)
+    if ca.shape != cb.shape or not np.all(ca == cb):
+        union = _class_union(a, ca, cb)
+        stats_a = a._statistics_for_classes(stats_a, np.searchsorted(union, ca), union.shape[0], xp=xp)
+        stats_b = a._statistics_for_classes(stats_b, np.searchsorted(union, cb), union.shape[0], xp=xp)
+        classes = union if isinstance(a.classes_, np.ndarray) else to_namespace(union, get_namespace(a.classes_), get_device(a.classes_))
+    stats = a._merge(stats_a, stats_b, xp=xp)
+    return clone(a)._become_fitted(stats, classes, n_features=a.n_features_in_, feature_names=na, score_dtype=a._fit_dtype_, lazy=True)
+
+
+# Parameters with one entry per class: fixed for each model's own classes.
+_PER_CLASS_PARAMETERS = ("loss_matrix", "class_prior", "priors")
+
+
+def _class_union(model, ca, cb):
+    """The sorted union of two models' classes (host), when they can be merged."""
+    if ca.dtype.kind != cb.dtype.kind and not (ca.dtype.kind in "iub" and cb.dtype.kind in "iub"):
+        msg = f"`other` has labels of dtype {cb.dtype} but this model has {ca.dtype}; they cannot be merged."
+        raise ValueError(msg)
+    fixed = sorted(
+        name
+        for name, value in model.get_params(deep=True).items()
+        if name.rpartition("__")[2] in _PER_CLASS_PARAMETERS and value is not None
     )
+    if fixed:
+        msg = (
+            f"`other` has classes {cb.tolist()[:20]} but this model has {ca.tolist()[:20]}, and "
+            f"{', '.join(fixed)} has one entry per class of each: merging models of different "
+            "classes needs them unset (set them on the merged model)."
+        )
+        raise ValueError(msg)
+    return np.union1d(ca, cb)

@@ -24,7 +24,7 @@ A model opts in with three small steps (GaussianNB and CategoricalNB do):
 from __future__ import annotations
 
 from .._array.class_sums import class_sums
-from .._array.namespace import get_namespace, is_sparse
+from .._array.namespace import get_namespace, is_sparse, on_host
 from .._array.sparse import sparse_matmul, sparse_values, sparse_with_values
 
 
@@ -43,18 +43,20 @@ def split_missing(X, *, xp, fill=0.0):
     -------
     filled : same kind as ``X``
     indicator : same kind as ``X`` (1.0 where ``X`` was NaN) or None
-        None when ``X`` holds no NaN.
+        None when ``X`` holds no NaN, found out on the host only: on a
+        device that would read a value back (a synchronisation per block),
+        so the indicator is always made there.
     """
     if is_sparse(X):
         data = sparse_values(X)
         dxp = get_namespace(data)
         nan = dxp.isnan(data)
-        if not bool(dxp.any(nan)):
+        if on_host(dxp) and not bool(dxp.any(nan)):
             return X, None
         filled = dxp.where(nan, dxp.asarray(fill, dtype=data.dtype, device=data.device), data)
         return sparse_with_values(X, filled), sparse_with_values(X, dxp.astype(nan, data.dtype))
     nan = xp.isnan(X)
-    if not bool(xp.any(nan)):
+    if on_host(xp) and not bool(xp.any(nan)):
         return X, None
     fill = xp.asarray(fill, dtype=X.dtype, device=X.device)
     return xp.where(nan, fill, X), xp.astype(nan, X.dtype)

@@ -19,6 +19,7 @@ from sklearn.utils.validation import _check_feature_names
 from .._array.blocks import map_row_blocks
 from .._array.namespace import get_namespace, is_array, on_host, result_dtype, to_namespace, to_numpy
 from .._array.numerics import best_scores_finite, float_warnings_off, log_posterior
+from .._array.sparse import row_slicer
 from .._validation import check_finite, check_n_features, check_X
 from .adapters import adapter_for, computed
 
@@ -86,9 +87,10 @@ class _ScoringMixin:
         if not in_blocks:
             self._check_block_values(X, finite=not from_scores)
         dtype = result_dtype(X.dtype, xp, device)
+        rows = row_slicer(X)
 
         def block(start, stop):
-            Xb = X[start:stop, ...]
+            Xb = rows(start, stop)
             if in_blocks:
                 self._check_block_values(Xb, finite=not from_scores)
             # With from_scores, a NaN in X is reported below, as an error.

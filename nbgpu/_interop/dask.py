@@ -190,8 +190,9 @@ def dask_map(estimator, X, name):
     check_n_features(estimator, X.shape[1], reset=False)
     xp = get_namespace(X._meta)
     if name == "predict":
-        classes = estimator.classes_
-        meta = classes[:0] if isinstance(classes, np.ndarray) else xp.asarray(to_numpy(classes)[:0])
+        # Numeric labels come back in the blocks' namespace (string labels on the host).
+        labels = to_numpy(estimator.classes_)
+        meta = labels[:0] if labels.dtype.kind not in "biuf" else xp.asarray(labels[:0])
         kwargs = {"drop_axis": 1}
     else:
         k = estimator.classes_.shape[0]
@@ -228,10 +229,19 @@ def dask_score(estimator, X, y, sample_weight):
 
     pred = dask_map(estimator, X, "predict")
     truth, weight = (_as_dask_rows(v, pred, name) for v, name in ((y, "y"), (sample_weight, "sample_weight")))
-    hit = (pred == truth).astype(np.float64)
+    # Compared on the host, block by block: the predicted labels of device
+    # blocks are device arrays, the labels may be anything (host arrays,
+    # strings), and a device library refuses to compare with host arrays.
+    hit = da.map_blocks(_hits, pred, truth, dtype=np.float64, meta=np.empty((0,), dtype=np.float64))
     if weight is None:
         return float(hit.mean().compute())
+    weight = weight.map_blocks(to_numpy, dtype=weight.dtype, meta=np.empty((0,), dtype=weight.dtype))
     return float(da.average(hit, weights=weight).compute())
+
+
+def _hits(pred, truth):
+    """1.0 where a predicted label equals the true one (host float64)."""
+    return (to_numpy(pred) == to_numpy(truth)).astype(np.float64)
 
 
 def _as_dask_rows(values, pred, name):

@@ -8,8 +8,10 @@ from .categorical import CategoricalNB
 from .columnwise import ColumnwiseNB
 from .discrete import BernoulliNB, ComplementNB, MultinomialNB
 from .gaussian import GaussianNB
+from .kernel_density import KernelDensityNB
 from .normal import NormalBayesClassifier
 from .poisson import PoissonNB
+from .semi_supervised import SemiSupervisedNB
 
 MODELS = {
     cls.__name__: cls
@@ -19,6 +21,7 @@ MODELS = {
         ColumnwiseNB,
         ComplementNB,
         GaussianNB,
+        KernelDensityNB,
         MultinomialNB,
         NormalBayesClassifier,
         PoissonNB,

@@ -15,14 +15,25 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from .._array.class_sums import category_counts, class_sums, class_totals, feature_block_sums
-from .._array.namespace import has_sparse, is_sparse, to_numpy
-from .._array.numerics import contiguous, safe_log
-from .._array.sparse import gathered_row_sums, sparse_column_max, sparse_host_array, sparse_matmul, sparse_onehot_nonzero
+from .._array.class_sums import (
+    category_counts,
+    class_sums,
+    class_totals,
+    feature_block_sums,
+)
+from .._array.namespace import has_sparse, is_sparse, to_namespace, to_numpy
+from .._array.numerics import product_operand, safe_log
+from .._array.sparse import (
+    gathered_row_sums,
+    onehot_nonzero_columns,
+    sparse_column_max,
+    sparse_matmul,
+    sparse_onehot_nonzero,
+)
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.missing import split_missing
-from .discrete import _DiscreteNB
 from .._validation import check_categories
+from .discrete import _DiscreteNB
 
 
 def _offsets(n_categories):
@@ -180,6 +191,8 @@ class CategoricalNB(_DiscreteNB):
         "min_categories": [None, "array-like", Interval(Integral, 1, None, closed="left")],
         "alpha": [Interval(Real, 0, None, closed="left"), "array-like"],
     }
+    _class_axis_statistics = ("class_count", "counts")  # n_categories is per feature
+    _product_operands = ("_table_", "_delta_")
     _sklearn_counterpart = (
         "CategoricalNB",
         ("class_count_", "class_log_prior_", "category_count_", "feature_log_prob_", "n_categories_"),
@@ -281,9 +294,25 @@ class CategoricalNB(_DiscreteNB):
             "n_categories_": xp.asarray(n_cat, device=counts.device),
             "_category_count_": counts,
             "_feature_log_prob_": xp.astype(flp, dtype),
-            "_weight_": contiguous(xp.astype(flp.T, dtype), xp=xp),
             "_bias_": xp.astype(log_prior, dtype),
-            "_table_": xp.astype(self._scoring_table(flp.T, n_cat, xp=xp), dtype),
+            "_table_": product_operand(xp.astype(self._scoring_table(flp.T, n_cat, xp=xp), dtype), xp=xp),
+            **self._sparse_scoring(flp.T, log_prior, n_cat, xp=xp, dtype=dtype),
+            **self._lookup_constants(n_cat, xp=xp, device=counts.device),
+        }
+
+    @staticmethod
+    def _lookup_constants(n_cat, *, xp, device):
+        """The small arrays every scoring block needs, made once at fit (on a
+        device an upload per block would wait for the device), and the
+        category numbers as host metadata that stays on the host."""
+        p = n_cat.shape[0] // 2
+        index_dtype = xp.int32 if int(_group_sizes(n_cat)[0].sum()) < 2**31 else xp.int64
+        return {
+            "_n_cat_host_": tuple(int(v) for v in n_cat),
+            "_code_limit_": xp.asarray(n_cat, device=device),
+            "_radix_": xp.asarray(n_cat[1 : 2 * p : 2] + 1, device=device),
+            "_group_start_": xp.asarray(_group_sizes(n_cat)[1], dtype=index_dtype, device=device),
+            "_offsets_": xp.asarray(_offsets(n_cat), device=device),
         }
 
     @staticmethod
@@ -293,7 +322,28 @@ class CategoricalNB(_DiscreteNB):
         padded = xp.concat([weight, zero], axis=0)
         a, b = _table_rows(n_cat)
         rows = [xp.asarray(i, device=weight.device) for i in (a, b)]
-        return contiguous(xp.take(padded, rows[0], axis=0) + xp.take(padded, rows[1], axis=0), xp=xp)
+        return xp.take(padded, rows[0], axis=0) + xp.take(padded, rows[1], axis=0)
+
+    @staticmethod
+    def _sparse_scoring(weight, log_prior, n_cat, *, xp, dtype):
+        """What sparse scoring multiplies: every row scores category 0 of
+        every feature (``_zero_score_``), then each stored value swaps its
+        feature's category-0 weight for its own (an unseen category: for
+        none) through ``_delta_``, laid out as ``sparse_onehot_nonzero``'s
+        columns."""
+        off = _offsets(n_cat)
+        device = weight.device
+        base = xp.take(weight, xp.asarray(off[:-1], device=device), axis=0)
+        first = xp.take(weight, xp.asarray(off[_column_feature(n_cat)], device=device), axis=0)
+        seen, unseen = onehot_nonzero_columns(n_cat)
+        source = np.empty(seen.shape[0] + unseen.shape[0], dtype=np.int64)
+        source[seen] = np.arange(seen.shape[0])
+        source[unseen] = seen.shape[0] + np.arange(unseen.shape[0])
+        delta = xp.take(xp.concat([weight - first, -base], axis=0), xp.asarray(source, device=device), axis=0)
+        return {
+            "_delta_": product_operand(xp.astype(delta, dtype), xp=xp),
+            "_zero_score_": xp.astype(xp.sum(base, axis=0) + log_prior, dtype),
+        }
 
     @classmethod
     def _stats_from_sklearn(cls, est):
@@ -326,33 +376,27 @@ class CategoricalNB(_DiscreteNB):
         return 8 * n_features * (n_classes + 3)  # the gathered rows (n × d × k)
 
     def _joint_log_likelihood(self, X, *, xp, device, dtype):
-        weight, bias = self._fitted_arrays(("_weight_", "_bias_"), xp=xp, device=device, dtype=dtype)
-        n_cat = to_numpy(self.n_categories_)
+        n_cat = np.asarray(self._n_cat_host_, dtype=np.int64)
+        limit, radix, start, offsets = (
+            to_namespace(getattr(self, name), xp, device) for name in ("_code_limit_", "_radix_", "_group_start_", "_offsets_")
+        )
         if self._ignore_missing:
             # An unseen category has the same factor (1) in every class, which
             # is exactly a marginalised feature: score missing values as one.
             X, _ = split_missing(X, xp=xp, fill=float(n_cat.max()))
         if is_sparse(X):
-            off = _offsets(n_cat)
-            # Category 0 everywhere, then each stored value swaps its
-            # feature's category-0 row of W for its own (unseen: for zero).
-            base = xp.take(weight, xp.asarray(off[:-1], device=device), axis=0)
-            first = xp.take(weight, xp.asarray(off[_column_feature(n_cat)], device=device), axis=0)
-            delta = contiguous(xp.concat([weight - first, -base], axis=0), xp=xp)
-            nz = sparse_onehot_nonzero(X, sparse_host_array(X, off), dtype=dtype)
-            return sparse_matmul(nz, delta) + xp.sum(base, axis=0) + bias
+            delta, zero_score = self._fitted_arrays(("_delta_", "_zero_score_"), xp=xp, device=device, dtype=dtype)
+            nz = sparse_onehot_nonzero(X, offsets, n_columns=int(n_cat.sum()), dtype=dtype)
+            return sparse_matmul(nz, delta) + zero_score
         # Codes are clipped to each feature's zero row, so an unseen category
         # (or a missing value, filled as one) adds nothing to any class.
-        (table,) = self._fitted_arrays(("_table_",), xp=xp, device=device, dtype=dtype)
-        index_dtype = xp.int32 if table.shape[0] < 2**31 else xp.int64
-        codes = xp.minimum(X, xp.asarray(n_cat, dtype=X.dtype, device=device))
+        table, bias = self._fitted_arrays(("_table_", "_bias_"), xp=xp, device=device, dtype=dtype)
+        codes = xp.minimum(X, xp.astype(limit, X.dtype))
         if _paired(n_cat):
             p = n_cat.shape[0] // 2
-            radix = xp.asarray(n_cat[1 : 2 * p : 2] + 1, dtype=X.dtype, device=device)
-            pairs = codes[:, 0 : 2 * p : 2] * radix + codes[:, 1 : 2 * p : 2]
+            pairs = codes[:, 0 : 2 * p : 2] * xp.astype(radix, X.dtype) + codes[:, 1 : 2 * p : 2]
             codes = pairs if 2 * p == n_cat.shape[0] else xp.concat([pairs, codes[:, 2 * p :]], axis=1)
-        start = xp.asarray(_group_sizes(n_cat)[1], dtype=index_dtype, device=device)
-        return gathered_row_sums(table, xp.astype(codes, index_dtype) + start, xp=xp) + bias
+        return gathered_row_sums(table, xp.astype(codes, start.dtype) + start, xp=xp) + bias
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

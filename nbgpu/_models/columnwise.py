@@ -37,7 +37,7 @@ from .._array.sparse import sparse_columns
 from .._estimator.base import _BaseNB
 from .._estimator.base_measure import _BaseMeasureMixin
 from .._estimator.docs import shared_parameters_doc
-from .._validation import check_finite, check_prior
+from .._validation import check_finite
 
 
 def resolve_columns(spec, n_features, feature_names, *, part):
@@ -214,6 +214,8 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, _BaseComposition):
     array([1, 0])
     """
 
+    _lazy_parameters = False  # finalize may refuse the data
+
     _parameter_constraints: dict = {
         **_BaseNB._parameter_constraints,
         "estimators": [list],
@@ -301,7 +303,7 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, _BaseComposition):
                 raise TypeError(msg)
         return specs
 
-    def _fit_batch(self, X, y, classes, sample_weight, *, reset, commit=True):
+    def _fit_batch(self, X, y, classes, sample_weight, *, reset, commit=True, partial=False):
         # The plan is made from the parameters before the base class validates
         # X (its NaN policy depends on the parts), with the columns resolved
         # against X's own shape and column names.
@@ -311,12 +313,12 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, _BaseComposition):
             n_features = None
         names = _get_feature_names(X) if reset else getattr(self, "feature_names_in_", None)
         with self._fitting(n_features, names, reset=reset):
-            return super()._fit_batch(X, y, classes, sample_weight, reset=reset, commit=commit)
+            return super()._fit_batch(X, y, classes, sample_weight, reset=reset, commit=commit, partial=partial)
 
-    def _become_fitted(self, stats, classes, *, n_features, feature_names, score_dtype):
+    def _become_fitted(self, stats, classes, *, n_features, feature_names, score_dtype, lazy=False):
         with self._fitting(n_features, feature_names, reset=True):
             return super()._become_fitted(
-                stats, classes, n_features=n_features, feature_names=feature_names, score_dtype=score_dtype
+                stats, classes, n_features=n_features, feature_names=feature_names, score_dtype=score_dtype, lazy=lazy
             )
 
     @contextlib.contextmanager
@@ -415,7 +417,7 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, _BaseComposition):
             part._check_values(Xp)
 
     def _check_params_for_fit(self, n_classes, n_features):
-        check_prior(self.priors, n_classes, name="priors")
+        self._check_fixed_prior(self.priors, n_classes, name="priors")
         plan = self._plan()
         for part, cols in zip(plan.parts, plan.columns):
             part._check_params_for_fit(n_classes, cols.shape[0])
@@ -435,6 +437,14 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, _BaseComposition):
         plan = self._plan()
         parts = {name: part._merge(a["parts"][name], b["parts"][name], xp=xp) for name, part in zip(plan.names, plan.parts)}
         return {"class_count": a["class_count"] + b["class_count"], "parts": parts}
+
+    def _statistics_for_classes(self, stats, index, n_classes, *, xp):
+        plan = self._plan()
+        parts = {
+            name: part._statistics_for_classes(stats["parts"][name], index, n_classes, xp=xp)
+            for name, part in zip(plan.names, plan.parts)
+        }
+        return {**super()._statistics_for_classes(stats, index, n_classes, xp=xp), "parts": parts}
 
     def _finalize(self, stats, classes, *, xp, dtype):
         count = stats["class_count"]

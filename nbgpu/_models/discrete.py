@@ -14,13 +14,14 @@ import numpy as np
 
 from sklearn.utils._param_validation import Interval
 
-from .._array.class_sums import class_sums, class_totals
-from .._array.namespace import is_sparse
-from .._array.numerics import log_ratio, safe_log, transposed_as
+from .._array.class_sums import add_class_sums_into, class_sums, class_totals
+from .._array.namespace import get_namespace, is_sparse
+from .._array.numerics import log_ratio, safe_log, scoring_weights
 from .._array.sparse import sparse_binarize, sparse_matmul
 from .._estimator.base import _BaseNB
 from .._estimator.docs import shared_parameters_doc
-from .._validation import check_alpha, check_non_negative, check_prior
+from .._estimator.feature_selection import chi2_from_counts
+from .._validation import check_alpha, check_non_negative
 
 
 # The fitted attributes scikit-learn's count models read.
@@ -30,6 +31,7 @@ _COUNT_ATTRIBUTES = ("class_count_", "feature_count_", "class_log_prior_", "feat
 class _DiscreteNB(_BaseNB):
     """Shared parameters and class prior of the discrete models."""
 
+    _product_operands = ("_weight_",)
     _parameter_constraints: dict = {
         **_BaseNB._parameter_constraints,
         "alpha": [Interval(Real, 0, None, closed="left"), "array-like"],
@@ -39,10 +41,11 @@ class _DiscreteNB(_BaseNB):
     }
 
     def _check_params_for_fit(self, n_classes, n_features):
-        check_prior(self.class_prior, n_classes, name="class_prior")
+        self._check_fixed_prior(self.class_prior, n_classes, name="class_prior")
+        check_alpha(self.alpha, n_features, force_alpha=self.force_alpha)  # warns here, once
 
     def _alpha(self, n_features, *, xp, device, dtype):
-        alpha = check_alpha(self.alpha, n_features, force_alpha=self.force_alpha)
+        alpha = check_alpha(self.alpha, n_features, force_alpha=self.force_alpha, warn=False)
         return xp.asarray(alpha, dtype=dtype, device=device)
 
     def _class_log_prior(self, class_count, n_classes, *, xp):
@@ -66,6 +69,8 @@ class _DiscreteNB(_BaseNB):
 class _CountNB(_DiscreteNB):
     """Models whose statistics are class counts and per-class feature sums."""
 
+    _class_axis_statistics = ("class_count", "feature_count", "observed_count")
+
     def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
         return {
             "class_count": class_totals(codes, weights, n_classes, dtype=dtype, xp=xp),
@@ -75,14 +80,22 @@ class _CountNB(_DiscreteNB):
     def _merge(self, a, b, *, xp):
         return {key: a[key] + b[key] for key in a}
 
+    def _accumulate_onto(self, previous, X, codes, weights, n_classes, *, xp, dtype):
+        fc = previous["feature_count"]
+        # NaN (missing values) are split out by _accumulate, not summed.
+        if self._ignore_missing or not add_class_sums_into(fc, X, codes, weights, xp=xp):
+            return super()._accumulate_onto(previous, X, codes, weights, n_classes, xp=xp, dtype=dtype)
+        count = previous["class_count"] + class_totals(codes, weights, n_classes, dtype=dtype, xp=xp)
+        return {"class_count": count, "feature_count": fc}
+
     def _finalize(self, stats, classes, *, xp, dtype):
         n_classes = classes.shape[0]
         cc, fc = stats["class_count"], stats["feature_count"]
         alpha = self._alpha(fc.shape[1], xp=xp, device=fc.device, dtype=fc.dtype)
         log_prior = self._class_log_prior(cc, n_classes, xp=xp)
         flp, weight, bias = self._feature_params(cc, fc, alpha, log_prior, xp=xp)
-        # Scoring streams the weights feature by feature (features × classes).
-        weight_out = transposed_as(weight, dtype, xp=xp)
+        # Scoring weights: features × classes, laid out for X @ W.
+        weight_out = scoring_weights(weight, dtype, xp=xp)
         # They are often the log-probabilities themselves: share them.
         flp_out = weight_out.T if weight is flp else xp.astype(flp, dtype)
         return {
@@ -106,10 +119,37 @@ class _CountNB(_DiscreteNB):
     @classmethod
     def _stats_from_sklearn(cls, estimator):
         """Statistics rebuilt from a fitted scikit-learn counterpart."""
+        # Copies: a later partial_fit adds into its statistics in place.
         return {
-            "class_count": np.asarray(estimator.class_count_, dtype=np.float64),
-            "feature_count": np.asarray(estimator.feature_count_, dtype=np.float64),
+            "class_count": np.array(estimator.class_count_, dtype=np.float64),
+            "feature_count": np.array(estimator.feature_count_, dtype=np.float64),
         }
+
+    def chi2_scores(self):
+        """Chi-squared statistic and p-value of every feature against the class.
+
+        Computed from the statistics the model holds (``class_count_`` and
+        ``feature_count_``), without a pass over the data: equal to
+        ``nbgpu.chi2(X, y)`` (and :func:`sklearn.feature_selection.chi2`) on
+        the data the model was fitted on, sample weights included. For
+        BernoulliNB the features are the binarized ones. See
+        :func:`nbgpu.chi2` for the formulas.
+
+        Returns
+        -------
+        chi2 : array of shape (n_features,)
+        pvalues : array of shape (n_features,)
+            Both in the namespace and on the device of the fitted statistics.
+        """
+        self._check_is_fitted()
+        if "observed_count" in self._stats:
+            msg = (
+                f"chi2_scores is not defined for a {type(self).__name__} fitted with missing values "
+                "(missing='ignore'): the classes' weights differ from feature to feature."
+            )
+            raise ValueError(msg)
+        cc, fc = self._stats["class_count"], self._stats["feature_count"]
+        return chi2_from_counts(cc, fc, xp=get_namespace(fc))
 
 
 @shared_parameters_doc("prior_smoothing", "loss_matrix")

@@ -12,12 +12,11 @@ from sklearn.utils._param_validation import Interval
 from .._array.blocks import host_fit_block_bytes, map_row_blocks
 from .._array.class_sums import class_sums, class_totals
 from .._array.namespace import is_sparse
-from .._array.numerics import chan_merge, contiguous, nonzero
-from .._array.sparse import sparse_matmul, sparse_with_values
+from .._array.numerics import chan_merge, nonzero, product_operand, scoring_weights
+from .._array.sparse import sparse_matmul, sparse_values, sparse_with_values
 from .._estimator.base import _BaseNB
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.missing import drop_missing, observed_weights, split_missing, zero_missing
-from .._validation import check_prior
 
 
 def _pooled(count, mean, m2, *, xp):
@@ -103,6 +102,8 @@ class GaussianNB(_BaseNB):
         "var_smoothing": [Interval(Real, 0, None, closed="left")],
     }
 
+    _class_axis_statistics = ("class_count", "per_class")  # "total" pools all classes
+    _product_operands = ("_quad_", "_lin_", "_terms_")
     _sklearn_counterpart = ("GaussianNB", ("class_count_", "class_prior_", "theta_", "var_", "epsilon_"))
 
     # x enters the scores as x² times -1/(2σ²) and x times a finite weight;
@@ -119,7 +120,7 @@ class GaussianNB(_BaseNB):
 
     # ---- statistics ---------------------------------------------------- #
     def _check_params_for_fit(self, n_classes, n_features):
-        check_prior(self.priors, n_classes, name="priors")
+        self._check_fixed_prior(self.priors, n_classes, name="priors")
 
     def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
         n, d = X.shape
@@ -198,7 +199,6 @@ class GaussianNB(_BaseNB):
         offset = mean - shift
         terms = -0.5 * xp.log(2.0 * math.pi * var) - 0.5 * offset * offset * precision
         const = log_prior + xp.sum(terms, axis=1)
-        weight = xp.concat([-0.5 * precision, offset * precision], axis=1)
         return {
             "theta_": xp.astype(mean, dtype),
             "var_": xp.astype(var, dtype),
@@ -207,7 +207,8 @@ class GaussianNB(_BaseNB):
             "epsilon_": float(epsilon),
             "_shift_": xp.astype(shift, dtype),
             "_centred_": centred,
-            "_weight_": contiguous(xp.astype(weight.T, dtype), xp=xp),
+            "_quad_": scoring_weights(-0.5 * precision, dtype, xp=xp),
+            "_lin_": scoring_weights(offset * precision, dtype, xp=xp),
             "_const_": xp.astype(const, dtype),
             "_terms_": xp.astype(terms.T, dtype),
         }
@@ -239,30 +240,31 @@ class GaussianNB(_BaseNB):
         return 8 * (per_feature * n_features + n_classes)
 
     def _joint_log_likelihood(self, X, *, xp, device, dtype):
-        shift, weight, const, terms = self._fitted_arrays(
-            ("_shift_", "_weight_", "_const_", "_terms_"), xp=xp, device=device, dtype=dtype
+        shift, quad, lin, const, terms = self._fitted_arrays(
+            ("_shift_", "_quad_", "_lin_", "_const_", "_terms_"), xp=xp, device=device, dtype=dtype
         )
+        if quad.shape[0] != X.shape[1]:  # centring would broadcast silently
+            msg = f"X has {X.shape[1]} features but the fitted moments have {quad.shape[0]}."
+            raise ValueError(msg)
         miss = None
         if is_sparse(X):
             # Centring would densify X, so expand around zero instead:
             # with c = x - s, -½c²P + cA = -½x²P + x(A + sP) - ½s²P - sA.
             if self._ignore_missing:
                 X, miss = split_missing(X, xp=xp)
-            d = X.shape[1]
-            quad, lin = weight[:d, :], weight[d:, :]
             s = xp.reshape(shift, (-1, 1))
             lin_u = lin - 2.0 * quad * s
             const_u = const + shift @ (quad * s) - shift @ lin
-            sq = sparse_with_values(X, X.data * X.data)
-            jll = sparse_matmul(sq, quad) + sparse_matmul(X, contiguous(lin_u, xp=xp)) + const_u
+            values = sparse_values(X)
+            sq = sparse_with_values(X, values * values)
+            jll = sparse_matmul(sq, quad) + sparse_matmul(X, product_operand(lin_u, xp=xp)) + const_u
             # A missing entry was scored as x = 0: drop that term.
             return drop_missing(jll, miss, terms + quad * s * s - lin * s, xp=xp)
         Xc = X - shift if self._centred_ else X
         if self._ignore_missing:
             Xc, miss = split_missing(Xc, xp=xp)  # scored at the mean: drop `terms`
         # Two products on the centred block, no (n, 2d) concatenation.
-        d = X.shape[1]
-        jll = (Xc * Xc) @ weight[:d, :]
-        jll += Xc @ weight[d:, :]
+        jll = (Xc * Xc) @ quad
+        jll += Xc @ lin
         jll += const
         return drop_missing(jll, miss, terms, xp=xp)

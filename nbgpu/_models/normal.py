@@ -21,7 +21,6 @@ from .._array.namespace import is_sparse, to_numpy
 from .._array.numerics import chan_merge, contiguous
 from .._estimator.base import _BaseNB
 from .._estimator.docs import shared_parameters_doc
-from .._validation import check_prior
 
 
 STATS = ("class_count", "mean", "scatter")
@@ -112,6 +111,9 @@ class NormalBayesClassifier(_BaseNB):
     array([0, 1])
     """
 
+    _lazy_parameters = False  # finalize may refuse the data
+    _class_axis_statistics = STATS
+
     _parameter_constraints: dict = {
         **_BaseNB._parameter_constraints,
         "priors": ["array-like", None],
@@ -135,7 +137,7 @@ class NormalBayesClassifier(_BaseNB):
             raise TypeError(msg)
 
     def _check_params_for_fit(self, n_classes, n_features):
-        check_prior(self.priors, n_classes, name="priors")
+        self._check_fixed_prior(self.priors, n_classes, name="priors")
 
     def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
         n, d = X.shape

@@ -1,0 +1,17 @@
+"""Rows of any input by position: the one row-indexing helper above the kernels."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.utils import _safe_indexing
+
+from .namespace import get_device, get_namespace, is_array
+
+
+def take_rows(X, index):
+    """Rows ``index`` (host integer array) of ``X``: an Array API array (in its
+    namespace, on its device), a sparse matrix, a DataFrame or a list."""
+    if is_array(X) and not isinstance(X, np.ndarray):
+        xp = get_namespace(X)
+        return xp.take(X, xp.asarray(index, device=get_device(X)), axis=0)
+    return _safe_indexing(X, index)

@@ -1,0 +1,518 @@
+"""Grid search over the parameters that act only when statistics become a model.
+
+A naive Bayes model is its statistics (DESIGN.md §1); smoothing, priors and
+the like only act in ``_finalize``. So a cross-validated grid search over
+them needs the statistics of every training fold once, not one fit per grid
+point: each test fold's statistics are accumulated in one pass over ``X``,
+a training fold's statistics are the total minus its test fold's (exact for
+counts; the inverse of Chan's merge for Gaussian moments) or, for the other
+models, the merge of the other folds' statistics; then every grid point is
+finalized from them (k × d work) and scored on the test fold.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import numbers
+import time
+import warnings
+from collections import defaultdict
+
+import numpy as np
+from scipy.stats import rankdata
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
+from sklearn.exceptions import FitFailedWarning
+from sklearn.metrics import check_scoring
+from sklearn.model_selection import ParameterGrid, check_cv
+from sklearn.utils.validation import _get_feature_names
+
+from .._array.namespace import (
+    accumulation_dtype,
+    first_array,
+    get_namespace,
+    is_array,
+    to_numpy,
+)
+from .._array.numerics import nonzero
+from .._array.rows import take_rows
+from .._estimator.base import _BaseNB
+from .._estimator.delegation import _PredictsWithInnerModel
+from .._models import (
+    BernoulliNB,
+    CategoricalNB,
+    ComplementNB,
+    GaussianNB,
+    KernelDensityNB,
+    MultinomialNB,
+    NormalBayesClassifier,
+    PoissonNB,
+)
+from .._validation import check_sample_weight, check_X, check_y, unique_labels
+
+_PRIOR = ("prior_smoothing", "loss_matrix")
+_COUNT_PRIOR = ("alpha", "force_alpha", "fit_prior", "class_prior", *_PRIOR)
+
+# The parameters of each model that act only in finalize (or at predict
+# time): a grid over them can reuse the statistics. A parameter missing here
+# changes what is accumulated (BernoulliNB's binarize, ``missing``,
+# CategoricalNB's min_categories).
+FINALIZE_PARAMETERS = {
+    MultinomialNB: _COUNT_PRIOR,
+    ComplementNB: (*_COUNT_PRIOR, "norm"),
+    BernoulliNB: _COUNT_PRIOR,
+    PoissonNB: _COUNT_PRIOR,
+    CategoricalNB: _COUNT_PRIOR,
+    GaussianNB: ("priors", "var_smoothing", *_PRIOR),
+    NormalBayesClassifier: ("priors", "reg_covar", *_PRIOR),
+    KernelDensityNB: ("bandwidth", "kernel", "priors", *_PRIOR),
+}
+
+
+def _count_difference(total, part, *, xp):
+    """Statistics of the rows of ``total`` not in ``part``: sums subtract exactly."""
+    return {key: total[key] - part[key] for key in total}
+
+
+def _moments_difference(total, part, *, xp):
+    """(weight, mean, M2) of set A from those of A ∪ B and of B: Chan's merge
+    ``n = n_a + n_b``, ``μ = μ_a + (μ_b − μ_a) n_b / n``,
+    ``M2 = M2_a + M2_b + (μ_b − μ_a)² n_a n_b / n`` solved for A."""
+    n, mu, m2 = total
+    n_b, mu_b, m2_b = part
+    n_a = n - n_b
+    mu_a = xp.where(n_a > 0, (n * mu - n_b * mu_b) / nonzero(n_a, xp=xp), xp.zeros_like(mu))
+    delta = mu_b - mu_a
+    gain = n_a * n_b / nonzero(n, xp=xp)
+    m2_a = xp.where(n_a > 0, m2 - m2_b - delta * delta * gain, xp.zeros_like(m2))
+    return n_a, mu_a, xp.clip(m2_a, min=0.0)
+
+
+def _gaussian_difference(total, part, *, xp):
+    return {
+        "class_count": total["class_count"] - part["class_count"],
+        **{key: _moments_difference(total[key], part[key], xp=xp) for key in ("per_class", "total")},
+    }
+
+
+# Models whose merge has an exact inverse; the others merge the other folds.
+_DIFFERENCE = {
+    MultinomialNB: _count_difference,
+    ComplementNB: _count_difference,
+    BernoulliNB: _count_difference,
+    PoissonNB: _count_difference,
+    GaussianNB: _gaussian_difference,
+}
+
+
+def _score_weights(sample_weight, index):
+    """The ``sample_weight`` keyword of a scorer on rows ``index`` (host numpy)."""
+    if sample_weight is None:
+        return {}
+    return {"sample_weight": to_numpy(take_rows(sample_weight, index))}
+
+
+def _scorers_taking_weights(scorers, search):
+    """Names of the scorers that take ``sample_weight``: GridSearchCV passes
+    the fit's weights to them (and warns about the others)."""
+    taking = set()
+    for name, scorer in scorers.items():
+        if hasattr(scorer, "_accept_sample_weight"):
+            accepts = scorer._accept_sample_weight()
+        else:
+            accepts = "sample_weight" in inspect.signature(scorer).parameters
+        if accepts:
+            taking.add(name)
+        else:
+            warnings.warn(
+                f"The scoring {name}={scorer} does not support sample_weight, which may lead to "
+                f"statistically incorrect results when fitting {search} with sample_weight.",
+                UserWarning,
+                stacklevel=3,
+            )
+    return taking
+
+
+def _host_labels(y):
+    return to_numpy(y) if is_array(y) else np.asarray(y)
+
+
+class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+    """Exhaustive search over finalize-only parameters, one pass over the data per fold.
+
+    The same search, results and attributes as
+    :class:`sklearn.model_selection.GridSearchCV` with the same ``cv``, for
+    the parameters of an nbgpu model that act only when its statistics
+    become parameters (smoothing, priors, ComplementNB's ``norm``,
+    GaussianNB's ``var_smoothing``, a KernelDensityNB's bandwidth, ...).
+    Instead of one fit per grid point and fold, the statistics ``S_f`` of
+    every test fold ``f`` are accumulated once; a training fold's statistics
+    are ``S − S_f`` with ``S = Σ_f S_f`` (sums subtract exactly; Gaussian
+    moments by the inverse of Chan's merge) or, for models without an exact
+    inverse, the merge of the other folds' statistics. Every grid point is
+    then finalized from them (k × d work, no pass over ``X``) and scored on
+    the test fold. A splitter whose test folds do not partition the rows
+    (ShuffleSplit, repeated folds) gets each training fold's statistics
+    from one pass over its rows.
+
+    Parameters
+    ----------
+    estimator : nbgpu estimator
+        The model whose parameters are searched (a MultinomialNB,
+        ComplementNB, BernoulliNB, CategoricalNB, PoissonNB, GaussianNB,
+        NormalBayesClassifier or KernelDensityNB).
+    param_grid : dict or list of dicts
+        As for GridSearchCV; only parameters that act in finalization may be
+        searched (others, such as ``binarize``, raise a ValueError that
+        points to GridSearchCV).
+    scoring : str, callable, list, tuple or dict, default=None
+        As for GridSearchCV: None is the estimator's ``score`` (accuracy);
+        several metrics need ``refit`` to name one (or be False).
+    refit : bool, str or callable, default=True
+        Refit the best model on all of ``X`` (from the total statistics: no
+        further pass over the data). As for GridSearchCV.
+    cv : int, cross-validation generator or iterable, default=None
+        As for GridSearchCV (None: 5-fold stratified).
+    error_score : "raise" or float, default=np.nan
+        Score given to a grid point whose model cannot be finalized or
+        scored (with a FitFailedWarning), or "raise".
+    return_train_score : bool, default=False
+        Also score every grid point on its training fold.
+
+    Attributes
+    ----------
+    cv_results_ : dict of arrays
+        As GridSearchCV's: ``params``, ``param_<name>``,
+        ``split<i>_test_<metric>``, ``mean_test_<metric>``,
+        ``std_test_<metric>``, ``rank_test_<metric>`` (``score`` for a single
+        metric), train scores when asked, and ``mean_fit_time``,
+        ``std_fit_time``, ``mean_score_time``, ``std_score_time``. A fit time
+        is the grid point's finalization plus its share of the fold's
+        accumulation.
+    best_estimator_ : estimator
+        The refitted best model (with ``refit``).
+    best_score_ : float
+    best_params_ : dict
+    best_index_ : int
+    scorer_ : callable or dict
+    multimetric_ : bool
+    n_splits_ : int
+    refit_time_ : float
+    classes_ : array of shape (n_classes,)
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+
+    See Also
+    --------
+    sklearn.model_selection.GridSearchCV : any parameter, one fit per grid point and fold.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import nbgpu
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.repeat([0, 1], 30)
+    >>> X = rng.poisson(np.where(y[:, None] == 0, [3, 1, 1], [1, 1, 3]))
+    >>> search = nbgpu.SmoothingSearchCV(nbgpu.MultinomialNB(), {"alpha": [0.01, 0.1, 1.0]}).fit(X, y)
+    >>> search.best_params_
+    {'alpha': 0.01}
+    """
+
+    def __init__(self, estimator, param_grid, *, scoring=None, refit=True, cv=None, error_score=np.nan,
+                 return_train_score=False):
+        self.estimator = estimator
+        self.param_grid = param_grid
+        self.scoring = scoring
+        self.refit = refit
+        self.cv = cv
+        self.error_score = error_score
+        self.return_train_score = return_train_score
+
+    # ---- checks -------------------------------------------------------- #
+    def _candidates(self):
+        est = self.estimator
+        if not isinstance(est, _BaseNB) or type(est) not in FINALIZE_PARAMETERS:
+            known = sorted(c.__name__ for c in FINALIZE_PARAMETERS)
+            msg = f"`estimator` must be one of nbgpu's models {known}; got {type(est).__name__}."
+            raise TypeError(msg)
+        allowed = FINALIZE_PARAMETERS[type(est)]
+        try:
+            candidates = list(ParameterGrid(self.param_grid))
+        except (TypeError, ValueError) as exc:
+            msg = f"`param_grid` is not a valid grid: {exc}"
+            raise type(exc)(msg) from exc
+        names = sorted({name for params in candidates for name in params})
+        unknown = [n for n in names if n not in est.get_params(deep=False)]
+        if unknown:
+            msg = f"`param_grid` names {unknown}, which are not parameters of {type(est).__name__}."
+            raise ValueError(msg)
+        changing = [n for n in names if n not in allowed]
+        if changing:
+            msg = (
+                f"`param_grid` names {changing}, which change what {type(est).__name__} accumulates "
+                f"from the data, so the statistics cannot be shared between grid points; "
+                f"SmoothingSearchCV searches {sorted(allowed)}. Use "
+                "sklearn.model_selection.GridSearchCV for the others."
+            )
+            raise ValueError(msg)
+        if not candidates:
+            msg = "`param_grid` defines no grid point."
+            raise ValueError(msg)
+        return candidates
+
+    def _scorers(self):
+        """(dict name -> scorer, multimetric, refit metric name or None)."""
+        scoring = self.scoring
+        if not isinstance(scoring, (list, tuple, set, dict)):
+            return {"score": check_scoring(self.estimator, scoring=scoring)}, False, "score"
+        named = scoring.items() if isinstance(scoring, dict) else ((name, name) for name in scoring)
+        scorers = {name: check_scoring(self.estimator, scoring=sc) for name, sc in named}
+        if not scorers:
+            msg = "`scoring` names no metric."
+            raise ValueError(msg)
+        refit = self.refit
+        if refit is not False and not callable(refit) and refit not in scorers:
+            msg = (
+                f"For multi-metric scoring, `refit` must be the name of a metric {sorted(scorers)}, "
+                f"False or a callable; got {refit!r}."
+            )
+            raise ValueError(msg)
+        return scorers, True, (refit if isinstance(refit, str) else None)
+
+    # ---- search -------------------------------------------------------- #
+    def _fold_statistics(self, X, y, sample_weight, splits, classes):
+        """``(training statistics of every split, statistics of all rows or
+        None, seconds of accumulation per split)``. The fast path needs test
+        folds that partition the rows, each training fold its complement."""
+        est = self.estimator
+        n = X.shape[0]
+        base = clone(est)
+
+        def stats_of(index):
+            w = None if sample_weight is None else take_rows(sample_weight, index)
+            return base._fit_batch(take_rows(X, index), take_rows(y, index), classes, w, reset=True, commit=False)
+
+        tests = np.concatenate([test for _, test in splits]) if splits else np.empty(0, dtype=np.intp)
+        partition = (
+            tests.shape[0] == n
+            and np.array_equal(np.sort(tests), np.arange(n))
+            and all(np.union1d(train, test).shape[0] == n == train.shape[0] + test.shape[0] for train, test in splits)
+        )
+        t0 = time.perf_counter()
+        if not partition:  # each training fold once, from its own rows
+            out = [stats_of(train) for train, _ in splits]
+            return out, None, [(time.perf_counter() - t0) / len(splits)] * len(splits)
+        parts = [stats_of(test) for _, test in splits]
+        xp = get_namespace(first_array(parts[0]))
+        total = functools.reduce(lambda a, b: base._merge(a, b, xp=xp), parts)
+        difference = _DIFFERENCE.get(type(est))
+        if difference is not None:
+            train = [difference(total, part, xp=xp) for part in parts]
+        else:
+            train = [
+                functools.reduce(lambda a, b: base._merge(a, b, xp=xp), parts[:i] + parts[i + 1 :])
+                for i in range(len(parts))
+            ]
+        seconds = (time.perf_counter() - t0) / len(splits)
+        return train, total, [seconds] * len(splits)
+
+    def fit(self, X, y, *, groups=None, sample_weight=None):
+        """Search the grid on ``X``, ``y`` and refit the best model.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        groups : array-like of shape (n_samples,), default=None
+            Group labels for a group splitter (GroupKFold, ...).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows in fitting (not in scoring), as
+            ``GridSearchCV.fit(X, y, sample_weight=...)`` passes them to the
+            estimator's ``fit``.
+
+        Returns
+        -------
+        self : object
+        """
+        candidates = self._candidates()
+        scorers, multimetric, refit_metric = self._scorers()
+        if self.error_score != "raise" and not isinstance(self.error_score, numbers.Real):
+            msg = f"`error_score` must be 'raise' or a number; got {self.error_score!r}."
+            raise ValueError(msg)
+        est = self.estimator
+        feature_names = _get_feature_names(X)
+        given = X
+        X, xp, device = check_X(X, estimator=est, allow_nan=est._ignore_missing)
+        # Scored on the validated array (canonical sparse, no second check), but
+        # on the DataFrame itself where the model checks its column names.
+        X_given = given if feature_names is not None else X
+        n_samples, n_features = X.shape
+        y = check_y(y, n_samples)
+        if sample_weight is not None:
+            sample_weight = check_sample_weight(
+                sample_weight, n_samples, xp=xp, device=device, dtype=accumulation_dtype(xp, device)
+            )
+        weighted_scorers = _scorers_taking_weights(scorers, self) if sample_weight is not None else set()
+        y_host = _host_labels(y)
+        classes = unique_labels(y)
+        cv = check_cv(self.cv, y_host, classifier=True)
+        splits = [(np.asarray(tr), np.asarray(te)) for tr, te in cv.split(X, y_host, groups)]
+        if not splits:
+            msg = "`cv` produced no split."
+            raise ValueError(msg)
+
+        # A training fold without some class: GridSearchCV's model there knows
+        # only the classes it saw, so this fold is accumulated with those alone.
+        train_classes = [np.unique(y_host[train]) for train, _ in splits]
+        full = [c.shape[0] == _host_labels(classes).shape[0] for c in train_classes]
+        train_stats, total, accum_seconds = self._fold_statistics(
+            X, y, sample_weight, splits, classes
+        )
+        for i, (train, _) in enumerate(splits):
+            if not full[i]:
+                w = None if sample_weight is None else take_rows(sample_weight, train)
+                fold_classes = unique_labels(take_rows(y, train))
+                t0 = time.perf_counter()
+                train_stats[i] = clone(est)._fit_batch(take_rows(X, train), take_rows(y, train), fold_classes, w,
+                                                       reset=True, commit=False)
+                accum_seconds[i] += time.perf_counter() - t0
+        score_dtype = "float32" if str(X.dtype).endswith("float32") else "float64"
+
+        n_cand, n_splits = len(candidates), len(splits)
+        fit_time = np.zeros((n_cand, n_splits))
+        score_time = np.zeros((n_cand, n_splits))
+        test_scores = defaultdict(lambda: np.zeros((n_cand, n_splits)))
+        train_scores = defaultdict(lambda: np.zeros((n_cand, n_splits)))
+        failures = []
+        for s, (train, test) in enumerate(splits):
+            X_test, y_test = take_rows(X_given, test), take_rows(y, test)
+            test_kw = _score_weights(sample_weight, test)
+            if self.return_train_score:
+                X_train, y_train = take_rows(X_given, train), take_rows(y, train)
+                train_kw = _score_weights(sample_weight, train)
+            fold_classes = classes if full[s] else unique_labels(take_rows(y, train))
+            for c, params in enumerate(candidates):
+                t0 = time.perf_counter()
+                try:
+                    model = clone(est).set_params(**params)._become_fitted(
+                        train_stats[s], fold_classes, n_features=n_features, feature_names=feature_names,
+                        score_dtype=score_dtype,
+                    )
+                    t1 = time.perf_counter()
+                    scores = {
+                        name: float(sc(model, X_test, y_test, **(test_kw if name in weighted_scorers else {})))
+                        for name, sc in scorers.items()
+                    }
+                    if self.return_train_score:
+                        train_part = {
+                            name: float(sc(model, X_train, y_train, **(train_kw if name in weighted_scorers else {})))
+                            for name, sc in scorers.items()
+                        }
+                except Exception as exc:
+                    if self.error_score == "raise":
+                        raise
+                    failures.append(f"{params}: {type(exc).__name__}: {exc}")
+                    t1 = time.perf_counter()
+                    scores = dict.fromkeys(scorers, float(self.error_score))
+                    train_part = scores
+                fit_time[c, s] = t1 - t0 + accum_seconds[s] / n_cand
+                score_time[c, s] = time.perf_counter() - t1
+                for name, value in scores.items():
+                    test_scores[name][c, s] = value
+                    if self.return_train_score:
+                        train_scores[name][c, s] = train_part[name]
+        if failures:
+            if len(failures) == n_cand * n_splits:
+                msg = f"All the {len(failures)} fits failed. The first: {failures[0]}"
+                raise ValueError(msg)
+            msg = (
+                f"{len(failures)} fits failed out of a total of {n_cand * n_splits}; their score is "
+                f"error_score={self.error_score!r}. The first: {failures[0]}"
+            )
+            warnings.warn(msg, FitFailedWarning, stacklevel=2)
+
+        self.cv_results_ = _results(candidates, fit_time, score_time, test_scores,
+                                    train_scores if self.return_train_score else None)
+        self.multimetric_ = multimetric
+        self.scorer_ = scorers if multimetric else scorers["score"]
+        self.n_splits_ = n_splits
+        self.classes_ = classes
+        self.n_features_in_ = n_features
+        self.__dict__.pop("feature_names_in_", None)
+        if feature_names is not None:
+            self.feature_names_in_ = feature_names
+        for name in ("best_index_", "best_params_", "best_score_", "best_estimator_", "refit_time_"):
+            self.__dict__.pop(name, None)
+        if self.refit is False:
+            return self
+        if callable(self.refit):
+            self.best_index_ = int(self.refit(self.cv_results_))
+        else:
+            metric = refit_metric or "score"
+            self.best_index_ = int(np.argmin(self.cv_results_[f"rank_test_{metric}"]))
+            self.best_score_ = float(self.cv_results_[f"mean_test_{metric}"][self.best_index_])
+        self.best_params_ = candidates[self.best_index_]
+        t0 = time.perf_counter()
+        if total is None:
+            total = clone(est)._fit_batch(X, y, classes, sample_weight, reset=True, commit=False)
+        self.best_estimator_ = clone(est).set_params(**self.best_params_)._become_fitted(
+            total, classes, n_features=n_features, feature_names=feature_names, score_dtype=score_dtype
+        )
+        self.refit_time_ = time.perf_counter() - t0
+        return self
+
+    # ---- the best model ------------------------------------------------ #
+    _fitted_attribute = "best_estimator_"
+
+    def _fitted_model(self):
+        if hasattr(self, "cv_results_") and not hasattr(self, "best_estimator_"):
+            msg = "This SmoothingSearchCV was fitted with refit=False: it has no best_estimator_ to predict with."
+            raise AttributeError(msg)
+        return super()._fitted_model()
+
+    def _inner_estimator(self):
+        return self.estimator
+
+    def score(self, X, y):
+        """The refit metric of ``best_estimator_`` on ``X``, ``y`` (as GridSearchCV.score)."""
+        best = self._fitted_model()
+        scorer = self.scorer_
+        if self.multimetric_:
+            if not isinstance(self.refit, str):
+                msg = "score needs `refit` to name the metric when several are searched."
+                raise ValueError(msg)
+            scorer = scorer[self.refit]
+        return scorer(best, X, y)
+
+
+def _results(candidates, fit_time, score_time, test_scores, train_scores):
+    """``cv_results_`` in GridSearchCV's layout."""
+    n_cand, n_splits = fit_time.shape
+    out = {
+        "mean_fit_time": fit_time.mean(axis=1),
+        "std_fit_time": fit_time.std(axis=1),
+        "mean_score_time": score_time.mean(axis=1),
+        "std_score_time": score_time.std(axis=1),
+    }
+    names = sorted({name for params in candidates for name in params})
+    for name in names:
+        column = np.ma.MaskedArray(np.empty(n_cand, dtype=object), mask=True)
+        for c, params in enumerate(candidates):
+            if name in params:
+                column[c] = params[name]
+        out[f"param_{name}"] = column
+    out["params"] = candidates
+    for kind, table in (("test", test_scores), ("train", train_scores)):
+        if table is None:
+            continue
+        for metric, scores in table.items():
+            for s in range(n_splits):
+                out[f"split{s}_{kind}_{metric}"] = scores[:, s]
+            mean = scores.mean(axis=1)
+            out[f"mean_{kind}_{metric}"] = mean
+            out[f"std_{kind}_{metric}"] = scores.std(axis=1)
+            if kind == "test":
+                # GridSearchCV's ranking: NaN scores last, ties share the best rank.
+                filled = np.where(np.isnan(mean), np.nanmin(mean) - 1 if np.any(~np.isnan(mean)) else 0, mean)
+                out[f"rank_test_{metric}"] = rankdata(-filled, method="min").astype(np.int32)
+    return out

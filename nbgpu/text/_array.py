@@ -1,0 +1,4 @@
+"""The text package's one link to the array layer (namespaces, host copies, the CPU pool)."""
+
+from .._array.namespace import get_namespace, to_numpy  # noqa: F401  (re-exported)
+from .._array.threads import parallel_map  # noqa: F401  (re-exported)

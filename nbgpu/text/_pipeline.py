@@ -1,0 +1,268 @@
+"""Documents to a hashed CSR matrix: host preparation, chunks, threads.
+
+The host turns each chunk of documents into one string (Python's C string
+methods: decode, ``lower``, accent stripping, whitespace normalisation) and
+its UTF-8 bytes; everything after that (character classes, token and n-gram
+spans, MurmurHash3, columns, signs, summing duplicates) is array code in the
+namespace ``xp``.  Chunks run on the CPU pool, so the numpy work of one
+chunk overlaps the string work of another.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.feature_extraction.text import strip_accents_ascii
+
+from ._array import parallel_map
+from ._charclass import WORD, byte_flags
+from ._murmurhash import byte_words, hash_to_index, murmurhash3_32
+from ._ngrams import char_spans, join_spans, runs, word_ngram_spans
+from ._rows import sum_duplicates
+from ._utf8 import char_lengths, decode_utf8
+
+__all__ = ["Plan", "hash_documents"]
+
+# The whitespace runs scikit-learn's char analyzers collapse to one space.
+_WHITE_SPACES = re.compile(r"\s\s+")
+# Characters per chunk for one n-gram size (char analyzers) or for word analyzers.
+CHUNK_CHARS_CHAR = 1 << 18
+CHUNK_CHARS_WORD = 1 << 20
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the fast path computes (all scikit-learn parameters resolved)."""
+
+    analyzer: str  # "word", "char" or "char_wb"
+    ngram_range: tuple
+    lowercase: bool
+    strip_accents: object  # None, "ascii", "unicode" or a callable
+    stop_words: object  # a StopWords or None
+    min_token_chars: int  # 2 for r"\b\w\w+\b", 1 for r"\b\w+\b"
+    n_features: int
+    alternate_sign: bool
+    encoding: str
+    decode_error: str
+    has_bytes: bool = False  # some documents are bytes, to decode
+
+
+class _CombiningDropper(dict):
+    """``str.translate`` table deleting combining characters, filled on first sight."""
+
+    def __missing__(self, key):
+        value = None if unicodedata.combining(chr(key)) else key
+        self[key] = value
+        return value
+
+
+_DROP_COMBINING = _CombiningDropper()
+
+
+def _strip_accents_unicode(doc):
+    # Exactly scikit-learn's strip_accents_unicode, with the per-character
+    # Python loop replaced by str.translate.
+    if doc.isascii():
+        return doc
+    return unicodedata.normalize("NFKD", doc).translate(_DROP_COMBINING)
+
+
+def _prepare(docs, plan):
+    """The preprocessed strings of a chunk (scikit-learn's decode and preprocessor)."""
+    if plan.has_bytes:
+        docs = [d.decode(plan.encoding, plan.decode_error) if isinstance(d, bytes) else d for d in docs]
+    if plan.lowercase:
+        docs = [d.lower() for d in docs]
+    strip = plan.strip_accents
+    if strip == "ascii":
+        docs = [strip_accents_ascii(d) for d in docs]
+    elif strip == "unicode":
+        docs = [_strip_accents_unicode(d) for d in docs]
+    elif strip is not None:
+        docs = [strip(d) for d in docs]
+    return docs
+
+
+def _encoded(text, xp):
+    """``(buf, code_points, offsets)`` of a string; offsets None when ASCII."""
+    raw = text.encode("utf-8")
+    buf = xp.asarray(np.frombuffer(raw, dtype=np.uint8))
+    if text.isascii():
+        return buf, buf, None
+    cps, offsets = decode_utf8(buf, xp=xp)
+    return buf, cps, offsets
+
+
+def _joined_word_text(docs, plan):
+    """The preprocessed documents joined by "\\x00" in one string, or None.
+
+    One ``lower`` (and accent stripping) of the joined text equals the
+    per-document ones: they act on each character alone, except the final
+    sigma rule of ``lower``, which looks across case-ignorable characters
+    only, and "\\x00" is neither cased nor case-ignorable; NFKD reorders
+    combining marks only, and "\\x00" is a starter.  None when a document
+    contains "\\x00" or accents are stripped by a callable.
+    """
+    if callable(plan.strip_accents):
+        return None
+    text = "\x00".join(docs)
+    if text.count("\x00") != len(docs) - 1:
+        return None
+    if plan.lowercase:
+        text = text.lower()
+    if plan.strip_accents == "ascii":
+        text = strip_accents_ascii(text)
+    elif plan.strip_accents == "unicode":
+        text = _strip_accents_unicode(text)
+    return text
+
+
+def _spans_word(docs, plan, xp):
+    # Tokens are runs of word bytes (every byte of a character carries the
+    # character's class), so tokens come out as byte spans directly.
+    if plan.has_bytes:
+        docs = [d.decode(plan.encoding, plan.decode_error) if isinstance(d, bytes) else d for d in docs]
+    text = _joined_word_text(docs, plan)
+    if text is not None:
+        raw = text.encode("utf-8")
+        buf = xp.asarray(np.frombuffer(raw, dtype=np.uint8))
+        doc_starts = xp.concat([xp.zeros(1, dtype=xp.int64), xp.astype(xp.nonzero(buf == 0)[0], xp.int64) + 1])
+    else:
+        encoded = [d.encode("utf-8") for d in _prepare(docs, plan)]
+        raw = b"\n".join(encoded)  # "\n" is no word character: tokens never cross it
+        lens = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)) + 1
+        doc_starts = xp.asarray(np.cumsum(lens) - lens)
+        buf = xp.asarray(np.frombuffer(raw, dtype=np.uint8))
+    ascii = raw.isascii()
+    words = byte_words(buf, xp=xp)
+    is_word = (byte_flags(buf, xp=xp, ascii=ascii) & WORD) != 0
+    starts, ends = runs(is_word, xp=xp)
+    starts = xp.astype(starts, xp.int64)
+    lengths = xp.astype(ends, xp.int64) - starts
+    if plan.min_token_chars > 1:  # a run of one character is no token
+        first = 1 if ascii else char_lengths(xp.take(buf, starts), xp=xp)
+        keep = xp.nonzero(lengths > first)[0]
+        starts, lengths = xp.take(starts, keep), xp.take(lengths, keep)
+    rows = xp.searchsorted(doc_starts, starts, side="right") - 1
+    min_n, max_n = plan.ngram_range
+    hashes = None
+    if plan.stop_words is not None or min_n == 1:
+        hashes = murmurhash3_32(words, starts, lengths, xp=xp)
+    if plan.stop_words is not None:
+        keep = xp.nonzero(~plan.stop_words.member(words, starts, lengths, hashes, xp=xp))[0]
+        starts, lengths, rows, hashes = (xp.take(a, keep) for a in (starts, lengths, rows, hashes))
+    out = []
+    if min_n == 1:
+        out.append((hashes, rows))
+    if max_n >= 2 and starts.shape[0]:
+        joined, new_starts = join_spans(buf, starts, lengths, xp=xp)
+        jwords = byte_words(joined, xp=xp)
+        for s_, l_, r_ in word_ngram_spans(new_starts, lengths, rows, plan.ngram_range, xp=xp):
+            out.append((murmurhash3_32(jwords, s_, l_, xp=xp), r_))
+    return out
+
+
+def _spans_char(docs, plan, xp):
+    docs = _prepare(docs, plan)
+    docs = [_WHITE_SPACES.sub(" ", d) for d in docs]
+    text = "".join(docs)
+    lens = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
+    nonempty = np.flatnonzero(lens)
+    seg_starts = (np.cumsum(lens) - lens)[nonempty]
+    seg_ends = seg_starts + lens[nonempty]
+    return _hash_segments(text, seg_starts, seg_ends, nonempty, plan, xp, whole=None)
+
+
+def _spans_char_wb(docs, plan, xp):
+    docs = _prepare(docs, plan)
+    # scikit-learn collapses r"\s\s+" to " " and then splits on whitespace;
+    # re's \s and str.isspace are the same set, so splitting alone is equal.
+    split = [d.split() for d in docs]
+    counts = np.fromiter(map(len, split), dtype=np.int64, count=len(split))
+    words = [w for ws in split for w in ws]
+    if not words:
+        return []
+    text = " " + "  ".join(words) + " "  # every word padded by its own spaces
+    lens = np.fromiter(map(len, words), dtype=np.int64, count=len(words)) + 2
+    seg_starts = np.cumsum(lens) - lens
+    seg_ends = seg_starts + lens
+    rows = np.repeat(np.arange(len(docs), dtype=np.int64), counts)
+    return _hash_segments(text, seg_starts, seg_ends, rows, plan, xp, whole=True)
+
+
+def _hash_segments(text, seg_starts, seg_ends, seg_rows, plan, xp, whole):
+    if not text:
+        return []
+    buf, _, offsets = _encoded(text, xp)
+    words = byte_words(buf, xp=xp)
+    n = len(text)
+    spans = char_spans(
+        xp.asarray(seg_starts),
+        xp.asarray(seg_ends),
+        xp.asarray(seg_rows),
+        n,
+        plan.ngram_range,
+        offsets,
+        xp=xp,
+        whole=whole,
+    )
+    return [(murmurhash3_32(words, s, l, xp=xp), r) for s, l, r in spans]
+
+
+_SPANS = {"word": _spans_word, "char": _spans_char, "char_wb": _spans_char_wb}
+
+
+def _hash_chunk(docs, plan, xp):
+    pieces = _SPANS[plan.analyzer](docs, plan, xp)
+    if pieces:
+        hashes = xp.concat([h for h, _ in pieces])
+        rows = xp.concat([r for _, r in pieces])
+    else:
+        hashes = xp.zeros(0, dtype=xp.uint32)
+        rows = xp.zeros(0, dtype=xp.int64)
+    columns, negative = hash_to_index(hashes, plan.n_features, xp=xp)
+    negative = negative if plan.alternate_sign else None
+    return sum_duplicates(rows, columns, negative, len(docs), plan.n_features, xp=xp)
+
+
+def _chunk_bounds(docs, plan):
+    """Document ranges of about the planned number of characters each.
+
+    A chunk also holds at most as many documents as keep its (row, column,
+    sign) sort keys in 32 bits, when that is not too few.
+    """
+    if plan.analyzer == "word":
+        budget = CHUNK_CHARS_WORD
+    else:
+        budget = max(CHUNK_CHARS_CHAR // (plan.ngram_range[1] - plan.ngram_range[0] + 1), 1 << 14)
+    sizes = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs)) + 16
+    ends = np.cumsum(sizes)
+    n_chunks = max(int(ends[-1] // budget) + 1, 1)
+    col_bits = max(int(plan.n_features - 1).bit_length(), 1) + int(plan.alternate_sign)
+    max_docs = 2**32 >> col_bits
+    if max_docs >= 512:
+        n_chunks = max(n_chunks, -(-len(docs) // max_docs))
+    cuts = np.searchsorted(ends, np.arange(1, n_chunks) * (ends[-1] / n_chunks))
+    bounds = np.unique(np.concatenate([[0], cuts, [len(docs)]]))
+    if max_docs >= 512 and np.diff(bounds).max() > max_docs:  # skewed lengths: split further
+        bounds = np.unique(np.concatenate([bounds, np.arange(0, len(docs), max_docs)]))
+    return list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
+
+
+def hash_documents(docs, plan, *, xp):
+    """``(indptr, indices, values)`` of the hashed counts of a list of documents.
+
+    ``values`` are int64 sums of the signed occurrences; ``indptr`` is int64.
+    """
+    pieces = parallel_map(lambda b: _hash_chunk(docs[b[0] : b[1]], plan, xp), _chunk_bounds(docs, plan))
+    indptr = [xp.zeros(1, dtype=xp.int64)]
+    offset = 0
+    for p, _, _ in pieces:
+        indptr.append(p[1:] + offset)
+        offset += int(p[-1])
+    indices = xp.concat([i for _, i, _ in pieces])
+    values = xp.concat([v for _, _, v in pieces])
+    return xp.concat(indptr), indices, values

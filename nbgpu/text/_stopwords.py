@@ -1,0 +1,78 @@
+"""Exact stop-word removal on hashed tokens.
+
+A token is a candidate when its 32-bit MurmurHash equals a stop word's; a
+candidate is dropped only when its bytes also equal that stop word's bytes
+(compared four bytes at a time), so a hash collision never drops a token.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._murmurhash import _TAIL_MASKS, byte_words, murmurhash3_32
+
+__all__ = ["StopWords"]
+
+
+class StopWords:
+    """The UTF-8 bytes and hashes of a stop-word collection, on the host.
+
+    Items that are not strings (or cannot be encoded) can never equal a
+    token and are left out.
+    """
+
+    def __init__(self, words):
+        encoded = set()
+        for w in words:
+            if isinstance(w, str):
+                try:
+                    encoded.add(w.encode("utf-8"))
+                except UnicodeEncodeError:
+                    pass
+        encoded = sorted(encoded)
+        buf = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+        lengths = np.array([len(w) for w in encoded], dtype=np.int64)
+        starts = np.cumsum(lengths) - lengths
+        hashes = murmurhash3_32(byte_words(buf, xp=np), starts, lengths, xp=np)
+        order = np.argsort(hashes, kind="stable")
+        self.hashes = hashes[order]
+        self.lengths = lengths[order]
+        n_blocks = int((lengths.max() + 3) // 4) if len(encoded) else 0
+        padded = np.zeros((len(encoded), 4 * n_blocks + 4), dtype=np.uint8)
+        for i, w in enumerate(encoded[j] for j in order):
+            padded[i, : len(w)] = np.frombuffer(w, dtype=np.uint8)
+        self.blocks = padded[:, : 4 * n_blocks].view("<u4").astype(np.uint32).reshape(len(encoded), n_blocks)
+        _, counts = np.unique(self.hashes, return_counts=True)
+        self.max_collisions = int(counts.max()) if len(counts) else 0
+
+    def __len__(self):
+        return self.hashes.shape[0]
+
+    def member(self, words, starts, lengths, hashes, *, xp):
+        """True where the token ``(start, length)`` with ``hashes`` is a stop word."""
+        n = starts.shape[0]
+        found = xp.zeros(n, dtype=xp.bool)
+        if len(self) == 0 or n == 0:
+            return found
+        table_h = xp.asarray(self.hashes)
+        table_len = xp.asarray(self.lengths)
+        blocks = xp.asarray(self.blocks)
+        masks = xp.asarray(_TAIL_MASKS, dtype=xp.uint32)
+        lo = xp.searchsorted(table_h, hashes, side="left")
+        hi = xp.searchsorted(table_h, hashes, side="right")
+        cand = xp.nonzero(hi > lo)[0]
+        if cand.shape[0] == 0:
+            return found
+        c_start, c_len, c_lo, c_hi = (xp.take(a, cand) for a in (starts, lengths, lo, hi))
+        last = len(self) - 1
+        limit = words.shape[0] - 1
+        for r in range(self.max_collisions):
+            s = xp.minimum(c_lo + r, last)
+            eq = ((c_lo + r) < c_hi) & (xp.take(table_len, s) == c_len)
+            for j in range(blocks.shape[1]):
+                left = xp.clip(c_len - 4 * j, 0, 4)
+                full = xp.take(words, xp.minimum(c_start + 4 * j, limit))
+                mask = xp.where(left == 4, 0xFFFFFFFF, xp.take(masks, xp.minimum(left, 3)))
+                eq = eq & ((full & mask) == xp.take(blocks[:, j], s))
+            found[cand[eq]] = True
+        return found

@@ -1,0 +1,120 @@
+"""Parameters derived from the statistics are computed once, when first needed.
+
+``partial_fit`` after the first call only accumulates; the derived
+parameters come from one finalize at the first read and stay until the
+statistics change.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import nbgpu
+from nbgpu._interop.model_files import load, save
+
+LAZY = [nbgpu.MultinomialNB, nbgpu.ComplementNB, nbgpu.BernoulliNB, nbgpu.GaussianNB, nbgpu.PoissonNB]
+
+
+def _data(seed=0, n=300, d=20, k=4):
+    rng = np.random.default_rng(seed)
+    return rng.poisson(2.0, (n, d)).astype(np.float64), rng.integers(0, k, n)
+
+
+@pytest.fixture
+def finalize_calls(monkeypatch):
+    """Number of _finalize calls of every model class, counted."""
+    calls = []
+    for cls in {c for model in LAZY + [nbgpu.CategoricalNB] for c in model.__mro__ if "_finalize" in vars(c)}:
+        original = vars(cls)["_finalize"]
+
+        def counted(self, *args, _original=original, **kwargs):
+            calls.append(type(self).__name__)
+            return _original(self, *args, **kwargs)
+
+        monkeypatch.setattr(cls, "_finalize", counted)
+    return calls
+
+
+@pytest.mark.parametrize("cls", LAZY + [nbgpu.CategoricalNB], ids=lambda c: c.__name__)
+def test_a_stream_of_chunks_finalizes_once(cls, finalize_calls):
+    X, y = _data()
+    model = cls()
+    for start in range(0, 300, 30):
+        model.partial_fit(X[start : start + 30], y[start : start + 30], classes=np.arange(4))
+    assert finalize_calls == []  # partial_fit only accumulates
+    model.predict(X[:5])
+    model.predict_proba(X[:5])
+    assert len(finalize_calls) == 1  # at the first read, not per read
+    model.fit(X, y)
+    assert len(finalize_calls) == 2  # fit finalizes at once
+
+
+@pytest.mark.parametrize("cls", LAZY + [nbgpu.CategoricalNB], ids=lambda c: c.__name__)
+def test_lazy_parameters_equal_those_of_one_fit(cls):
+    X, y = _data(1)
+    streamed = cls()
+    for start in range(0, 300, 50):
+        streamed.partial_fit(X[start : start + 50], y[start : start + 50], classes=np.arange(4))
+    whole = cls().fit(X, y)
+    np.testing.assert_allclose(streamed.predict_joint_log_proba(X), whole.predict_joint_log_proba(X), rtol=1e-9)
+    names = [n for n in ("feature_log_prob_", "theta_", "var_", "class_log_prior_", "rate_") if hasattr(whole, n)]
+    assert names
+    for name in names:
+        got, want = getattr(streamed, name), getattr(whole, name)
+        for g, w in zip(got, want) if isinstance(want, list) else [(got, want)]:  # CategoricalNB: per feature
+            np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-9)
+
+
+def test_new_statistics_replace_derived_parameters():
+    X, y = _data(2)
+    model = nbgpu.MultinomialNB().partial_fit(X[:100], y[:100], classes=np.arange(4))
+    first = np.array(model.feature_log_prob_)
+    model.partial_fit(X[100:], y[100:])
+    assert "feature_log_prob_" not in vars(model)  # the old value is gone, not served stale
+    np.testing.assert_allclose(model.feature_log_prob_, nbgpu.MultinomialNB().fit(X, y).feature_log_prob_)
+    assert not np.allclose(model.feature_log_prob_, first)
+
+
+def test_a_bad_parameter_is_refused_by_the_partial_fit_that_sees_it():
+    X, y = _data(3)
+    model = nbgpu.MultinomialNB().partial_fit(X, y, classes=np.arange(4))
+    model.set_params(alpha=np.ones(3))  # 20 features
+    with pytest.raises(ValueError, match="alpha"):
+        model.partial_fit(X, y)
+    model.set_params(alpha=1.0, class_prior=[0.25] * 4, prior_smoothing=1.0)
+    with pytest.raises(ValueError, match="prior_smoothing"):
+        model.partial_fit(X, y)
+
+
+def test_small_alpha_warns_once_per_fit():
+    X, y = _data(4)
+    with pytest.warns(UserWarning, match="alpha too small") as record:
+        nbgpu.MultinomialNB(alpha=0.0, force_alpha=False).fit(X, y)
+    assert len(record) == 1
+
+
+def test_unknown_attributes_are_attribute_errors_before_and_after_fit():
+    model = nbgpu.GaussianNB()
+    assert not hasattr(model, "theta_")
+    with pytest.raises(AttributeError, match="no_such_thing_"):
+        model.no_such_thing_  # noqa: B018
+    X, y = _data(5)
+    model.partial_fit(X, y, classes=np.arange(4)).partial_fit(X, y)
+    assert hasattr(model, "theta_")
+    with pytest.raises(AttributeError, match="no_such_thing_"):
+        model.no_such_thing_  # noqa: B018
+
+
+def test_a_lazy_model_saves_loads_and_moves(tmp_path):
+    X, y = _data(6)
+    Xs = sp.csr_matrix(X)
+    model = nbgpu.ComplementNB().partial_fit(Xs[:150], y[:150], classes=np.arange(4)).partial_fit(Xs[150:], y[150:])
+    assert vars(model)["_derived_"] is None
+    save(model, tmp_path / "m.nbgpu")
+    assert vars(model)["_derived_"] is None  # saving stores statistics, it derives nothing
+    loaded = load(tmp_path / "m.nbgpu")
+    np.testing.assert_array_equal(loaded.predict(Xs), model.predict(Xs))
+    merged = nbgpu.ComplementNB().fit(Xs[:150], y[:150]).merge(nbgpu.ComplementNB().fit(Xs[150:], y[150:]))
+    np.testing.assert_allclose(merged.feature_log_prob_, model.feature_log_prob_)

@@ -1,0 +1,216 @@
+"""SmoothingSearchCV: GridSearchCV's results from the statistics of each fold, accumulated once."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from _data import dataset, quantize, random_data, zipf_corpus
+from conftest import to_numpy
+from sklearn.base import clone
+from sklearn.exceptions import FitFailedWarning
+from sklearn.metrics import make_scorer, recall_score
+from sklearn.model_selection import GridSearchCV, GroupKFold, KFold, ShuffleSplit
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import nbgpu
+
+GRIDS = {
+    "MultinomialNB": {"alpha": [0.01, 0.1, 0.5, 1.0, 2.0], "fit_prior": [True, False]},
+    "ComplementNB": {"alpha": [0.01, 0.3, 1.0], "norm": [False, True]},
+    "BernoulliNB": {"alpha": [0.01, 0.3, 1.0], "prior_smoothing": [0.0, 1.0]},
+    "PoissonNB": {"alpha": [0.01, 0.3, 1.0]},
+    "CategoricalNB": {"alpha": [0.01, 0.3, 1.0], "fit_prior": [True, False]},
+    "GaussianNB": {"var_smoothing": [1e-9, 1e-6, 1e-3, 1e-1, 0.3]},
+    "NormalBayesClassifier": {"reg_covar": [1e-6, 1e-3, 1e-1, 1.0]},
+}
+
+
+def data_for(name):
+    if name in ("GaussianNB", "NormalBayesClassifier"):
+        return dataset("wine", "GaussianNB")
+    if name == "CategoricalNB":
+        X, y = dataset("wine", "GaussianNB")
+        return quantize(X), y
+    return zipf_corpus(n_docs=150, n_words=400)
+
+
+def assert_same_search(ours, ref, *, rtol=1e-12):
+    assert ours.best_params_ == ref.best_params_
+    assert ours.best_index_ == ref.best_index_
+    assert ours.best_score_ == pytest.approx(ref.best_score_, rel=rtol, abs=1e-15)
+    assert ours.cv_results_["params"] == ref.cv_results_["params"]
+    assert ours.n_splits_ == ref.n_splits_
+    for key, value in ref.cv_results_.items():
+        if "time" in key:
+            continue
+        assert key in ours.cv_results_, key
+        mine = ours.cv_results_[key]
+        if key.startswith("param_"):
+            assert list(mine) == list(value), key
+        elif key != "params":
+            np.testing.assert_allclose(mine, value, rtol=rtol, atol=1e-15, err_msg=key)
+    for key in ("mean_fit_time", "std_fit_time", "mean_score_time", "std_score_time"):
+        assert ours.cv_results_[key].shape == ref.cv_results_[key].shape
+
+
+@pytest.mark.parametrize("name", sorted(GRIDS))
+def test_same_results_as_grid_search(name):
+    X, y = data_for(name)
+    est, grid = getattr(nbgpu, name)(), GRIDS[name]
+    ours = nbgpu.SmoothingSearchCV(est, grid).fit(X, y)
+    ref = GridSearchCV(est, grid).fit(X, y)
+    assert_same_search(ours, ref)
+    np.testing.assert_allclose(ours.predict_proba(X), ref.predict_proba(X), rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(ours.predict(X), ref.predict(X))
+    assert ours.score(X, y) == ref.score(X, y)
+
+
+def test_gaussian_training_moments_are_the_total_minus_the_fold():
+    """The inverse of Chan's merge gives the statistics a fit on the training rows gives."""
+    from nbgpu._interop.smoothing_search import _gaussian_difference
+
+    X, y = random_data("GaussianNB", n=200, d=5, seed=3)
+    X = X + 1e3  # large means: cancellation would show
+    est, classes = nbgpu.GaussianNB(), np.unique(y)
+    test = np.arange(0, 200, 4)
+    train = np.setdiff1d(np.arange(200), test)
+    total = est._fit_batch(X, y, classes, None, reset=True, commit=False)
+    part = est._fit_batch(X[test], y[test], classes, None, reset=True, commit=False)
+    direct = est._fit_batch(X[train], y[train], classes, None, reset=True, commit=False)
+    got = _gaussian_difference(total, part, xp=np)
+    np.testing.assert_array_equal(got["class_count"], direct["class_count"])
+    for key in ("per_class", "total"):
+        for a, b in zip(got[key], direct[key]):
+            np.testing.assert_allclose(np.broadcast_to(a, np.shape(b)), b, rtol=1e-9)
+
+
+@pytest.mark.parametrize(
+    "cv",
+    [ShuffleSplit(4, test_size=0.3, random_state=0), KFold(3), KFold(4, shuffle=True, random_state=1)],
+    ids=["shuffle_split", "kfold_unshuffled", "kfold"],
+)
+@pytest.mark.parametrize("name", ["MultinomialNB", "GaussianNB", "CategoricalNB"])
+def test_any_splitter(name, cv):
+    """Folds that do not partition the rows, and (unshuffled KFold on sorted
+    labels) training folds that lack a class: GridSearchCV's model there
+    knows only the classes it saw."""
+    X, y = data_for(name)
+    order = np.argsort(y, kind="stable")
+    X, y = X[order], y[order]
+    est, grid = getattr(nbgpu, name)(), GRIDS[name]
+    assert_same_search(nbgpu.SmoothingSearchCV(est, grid, cv=cv).fit(X, y), GridSearchCV(est, grid, cv=cv).fit(X, y))
+
+
+def test_groups_and_sample_weight():
+    X, y = zipf_corpus(n_docs=150, n_words=400)
+    groups = np.arange(150) % 7
+    w = 1.0 + np.arange(150) % 3
+    est, grid = nbgpu.MultinomialNB(), GRIDS["MultinomialNB"]
+    ours = nbgpu.SmoothingSearchCV(est, grid, cv=GroupKFold(4)).fit(X, y, groups=groups, sample_weight=w)
+    ref = GridSearchCV(est, grid, cv=GroupKFold(4)).fit(X, y, groups=groups, sample_weight=w)
+    assert_same_search(ours, ref)
+    np.testing.assert_allclose(to_numpy(ours.best_estimator_.feature_count_), to_numpy(ref.best_estimator_.feature_count_))
+
+
+@pytest.mark.parametrize(
+    "scoring",
+    ["neg_log_loss", "balanced_accuracy", make_scorer(recall_score, average="macro")],
+    ids=["log_loss", "balanced_accuracy", "callable"],
+)
+def test_scoring(scoring):
+    X, y = zipf_corpus(n_docs=150, n_words=400)
+    est, grid = nbgpu.ComplementNB(), GRIDS["ComplementNB"]
+    grid = {"alpha": grid["alpha"]} if scoring == "neg_log_loss" else grid  # (complement weights are no probabilities)
+    est = nbgpu.MultinomialNB() if scoring == "neg_log_loss" else est
+    ours = nbgpu.SmoothingSearchCV(est, grid, scoring=scoring, return_train_score=True).fit(X, y)
+    ref = GridSearchCV(est, grid, scoring=scoring, return_train_score=True).fit(X, y)
+    assert_same_search(ours, ref)
+
+
+def test_several_metrics_and_refit_choices():
+    X, y = zipf_corpus(n_docs=150, n_words=400)
+    est, grid = nbgpu.MultinomialNB(), GRIDS["MultinomialNB"]
+    scoring = {"acc": "accuracy", "f1": "f1_macro"}
+    ours = nbgpu.SmoothingSearchCV(est, grid, scoring=scoring, refit="f1").fit(X, y)
+    ref = GridSearchCV(est, grid, scoring=scoring, refit="f1").fit(X, y)
+    assert_same_search(ours, ref)
+    assert ours.score(X, y) == ref.score(X, y)
+
+    no_refit = nbgpu.SmoothingSearchCV(est, grid, scoring=["accuracy", "f1_macro"], refit=False).fit(X, y)
+    assert not hasattr(no_refit, "best_estimator_")
+    with pytest.raises(AttributeError, match="refit=False"):
+        no_refit.predict(X)
+
+    pick = lambda results: int(np.argmax(results["mean_test_score"] * 0 + np.arange(len(results["params"]))))
+    chosen = nbgpu.SmoothingSearchCV(est, grid, refit=pick).fit(X, y)
+    assert chosen.best_index_ == len(chosen.cv_results_["params"]) - 1
+    assert chosen.best_params_ == chosen.cv_results_["params"][-1]
+
+
+def test_a_grid_point_that_fails_gets_error_score():
+    X, y = zipf_corpus(n_docs=90, n_words=200)
+    grid = {"class_prior": [None, [0.5, 0.5]]}  # three classes: the second is invalid
+    est = nbgpu.MultinomialNB()
+    with pytest.warns(FitFailedWarning, match="class_prior"):
+        ours = nbgpu.SmoothingSearchCV(est, grid).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = GridSearchCV(est, grid).fit(X, y)
+    assert np.isnan(ours.cv_results_["mean_test_score"][1])
+    assert_same_search(ours, ref)
+    with pytest.raises(ValueError, match="class_prior"):
+        nbgpu.SmoothingSearchCV(est, grid, error_score="raise").fit(X, y)
+
+
+def test_on_every_backend(backend):
+    X, y = dataset("wine", "GaussianNB")
+    grid = GRIDS["GaussianNB"]
+    ours = nbgpu.SmoothingSearchCV(nbgpu.GaussianNB(), grid).fit(backend.asarray(X), y)
+    ref = GridSearchCV(nbgpu.GaussianNB(), grid).fit(X, y)
+    assert ours.best_params_ == ref.best_params_
+    np.testing.assert_allclose(ours.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"], rtol=1e-12)
+    np.testing.assert_allclose(to_numpy(ours.predict_proba(backend.asarray(X))), ref.predict_proba(X), rtol=1e-6, atol=1e-9)
+
+
+def test_bad_input():
+    X, y = zipf_corpus(n_docs=60, n_words=50)
+    with pytest.raises(ValueError, match=r"\['binarize'\].*GridSearchCV"):
+        nbgpu.SmoothingSearchCV(nbgpu.BernoulliNB(), {"binarize": [0.0, 1.0]}).fit(X, y)
+    with pytest.raises(ValueError, match=r"\['beta'\], which are not parameters of MultinomialNB"):
+        nbgpu.SmoothingSearchCV(nbgpu.MultinomialNB(), {"beta": [1]}).fit(X, y)
+    with pytest.raises(TypeError, match="`estimator` must be one of nbgpu's models"):
+        nbgpu.SmoothingSearchCV(GridSearchCV(nbgpu.MultinomialNB(), {}), {"alpha": [1]}).fit(X, y)
+    with pytest.raises(ValueError, match="`refit` must be the name of a metric"):
+        nbgpu.SmoothingSearchCV(nbgpu.MultinomialNB(), {"alpha": [1]}, scoring=["accuracy"], refit="f1").fit(X, y)
+    with pytest.raises(ValueError, match="`error_score`"):
+        nbgpu.SmoothingSearchCV(nbgpu.MultinomialNB(), {"alpha": [1]}, error_score="nan").fit(X, y)
+    with pytest.raises(Exception, match="not fitted"):
+        nbgpu.SmoothingSearchCV(nbgpu.MultinomialNB(), {"alpha": [1]}).predict(X)
+    search = nbgpu.SmoothingSearchCV(nbgpu.MultinomialNB(), {"alpha": [1.0]})
+    with pytest.raises(ValueError, match="Negative values"):
+        search.fit(-X, y)
+    assert not hasattr(search, "cv_results_")
+
+
+@parametrize_with_checks(
+    [
+        nbgpu.SmoothingSearchCV(nbgpu.MultinomialNB(), {"alpha": [0.1, 1.0]}, cv=3),
+        nbgpu.SmoothingSearchCV(nbgpu.GaussianNB(), {"var_smoothing": [1e-9, 1e-3]}, cv=3),
+    ],
+    expected_failed_checks=lambda est: {},
+)
+def test_sklearn_estimator_checks(estimator, check):
+    check(clone(estimator))
+
+
+def test_data_frame_columns():
+    pd = pytest.importorskip("pandas")
+    X, y = zipf_corpus(n_docs=90, n_words=30)
+    df = pd.DataFrame(X.toarray(), columns=[f"w{i}" for i in range(30)])
+    ours = nbgpu.SmoothingSearchCV(nbgpu.MultinomialNB(), GRIDS["MultinomialNB"]).fit(df, y)
+    ref = GridSearchCV(nbgpu.MultinomialNB(), GRIDS["MultinomialNB"]).fit(df, y)
+    assert_same_search(ours, ref)
+    assert list(ours.feature_names_in_) == list(df.columns)
+    np.testing.assert_array_equal(ours.predict(df), ref.predict(df))

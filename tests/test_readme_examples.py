@@ -72,20 +72,41 @@ def _blocks(language):
 PYTHON = _blocks("python")
 
 
+def _value_part(comment):
+    """The value a comment states: its text up to a remark (``: ...``, `` = ...``
+    or ``  (...)``) outside brackets and quotes."""
+    depth, quote = 0, None
+    for i, ch in enumerate(comment):
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif depth == 0 and (comment.startswith(": ", i) or comment.startswith(" = ", i) or comment.startswith("  (", i)):
+            return comment[:i].strip()
+    return comment.strip()
+
+
 def _stated_values(source):
-    """{line: value} of the print lines whose comment states a value."""
+    """{(first line, last line) of a print(...) call: the value its comment states}."""
+    comments = {t.start[0]: t.string for t in tokenize.generate_tokens(io.StringIO(source).readline)
+                if t.type == tokenize.COMMENT}
     values = {}
-    tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
-    prints = {t.start[0] for t in tokens if t.type == tokenize.NAME and t.string == "print"}
-    for t in tokens:
-        if t.type != tokenize.COMMENT or t.start[0] not in prints:
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print"):
             continue
-        text = t.string.lstrip("#").strip()
-        value = re.split(r":\s| = ", text, maxsplit=1)[0].strip()
-        assert re.match(r"^(\[|-?\d|True|False)", value), (
-            f"README line with print(...) has a comment that states no value: {t.string!r}"
+        span = (node.lineno, node.end_lineno)
+        found = [comments[n] for n in range(span[0], span[1] + 1) if n in comments]
+        if not found:
+            continue
+        value = _value_part(found[-1].lstrip("#").strip())
+        assert re.match(r"^(\[|\{|\(|'|-?\d|True|False)", value), (
+            f"README line with print(...) has a comment that states no value: {found[-1]!r}"
         )
-        values[t.start[0]] = value
+        values[span] = value
     return values
 
 
@@ -152,12 +173,10 @@ def test_python_example(tmp_path, line, source, context):
     result = subprocess.run([sys.executable, "runner.py", str(block), str(record)], cwd=tmp_path, env=env,
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, f"README.md:{line}\n{result.stderr[-3000:]}"
-    printed = {}
-    for number, text in json.loads(record.read_text()):
-        printed.setdefault(number, []).append(text)
-    for number, value in _stated_values(source).items():
-        got = "".join(printed.get(number, []))
-        assert _agree(value, got), f"README.md:{line + number}: the comment says {value!r}, it printed {got!r}"
+    printed = json.loads(record.read_text())
+    for (first, last), value in _stated_values(source).items():
+        got = "".join(text for number, text in printed if first <= number <= last)
+        assert _agree(value, got), f"README.md:{line + first}: the comment says {value!r}, it printed {got!r}"
 
 
 def test_the_value_check_can_fail():
@@ -167,7 +186,9 @@ def test_the_value_check_can_fail():
     assert not _agree("0.86", "0.53")
     assert not _agree("[1]", "[0]")
     assert not _agree("True", "False")
-    assert _stated_values("print(1)  # 1: one\nprint(2)\nx = 3  # prose\n") == {1: "1"}
+    assert _stated_values("print(1)  # 1: one\nprint(2)\nx = 3  # prose\nprint(4,\n      5)  # 4 5  (two)\n") == {
+        (1, 1): "1", (4, 5): "4 5"}
+    assert _value_part("{'alpha': 1.0} 0.9: best") == "{'alpha': 1.0} 0.9"
     with pytest.raises(AssertionError, match="states no value"):
         _stated_values("print(1)  # the number one\n")
 

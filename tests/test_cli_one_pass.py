@@ -311,3 +311,29 @@ def test_help_and_info_load_neither_scikit_learn_nor_cupy():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[] []"
+
+
+def test_memory_does_not_grow_as_chunks_shrink(tmp_path):
+    # The peak memory of a run in 8 MiB chunks against one in chunks a thousand times smaller.
+    rng = np.random.default_rng(0)
+    import scipy.sparse as sp
+
+    X = sp.random(2_000, 5_000, density=0.004, format="csr", random_state=0, data_rvs=lambda k: rng.integers(1, 5, k))
+    dump_svmlight_file(X, rng.integers(0, 10, 2_000), str(tmp_path / "part.svm"), zero_based=True)
+    (tmp_path / "d.svm").write_bytes((tmp_path / "part.svm").read_bytes() * 20)  # 40,000 rows
+    code = (
+        "import resource, sys\n"
+        "from nbgpu.__main__ import main\n"
+        "assert main(sys.argv[1:]) == 0\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    peaks = {}
+    for chunk in ("8", "0.008"):
+        result = subprocess.run([sys.executable, "-c", code, "train", "d.svm", "-o", f"m{chunk}.nbgpu", "-q",
+                                 "--chunk-mb", chunk, "--n-features", "5000", "--zero-based", "yes"],
+                                cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, result.stderr
+        peaks[chunk] = int(result.stdout.split()[-1]) * 1024  # ru_maxrss is in KiB on Linux
+    assert (tmp_path / "d.svm").stat().st_size > 5 * 2**20
+    assert peaks["0.008"] <= peaks["8"] + 16 * 2**20, peaks

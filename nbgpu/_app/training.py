@@ -17,11 +17,11 @@ learned on the way:
   one-based unless an index 0 appears (scikit-learn's rule, over the file).
 
 Where the running model cannot absorb a chunk (``merge`` refuses models of
-different classes or widths, or the label type or indexing base changes
-after chunks were fitted), the rest of the file is read for its labels and
-indices only and a second pass fits the model with everything known. A file
-that cannot be read twice (a FIFO, standard input) then needs ``--classes``
-(and ``--n-features``).
+different widths; the label type or indexing base changes after chunks were
+fitted), the rest of the file is read for its labels and indices only and a
+second pass fits the model with everything known. A file that cannot be read
+twice (a FIFO, standard input) then needs ``--n-features`` and
+``--zero-based`` (or ``--classes``).
 
 Parameters that hold one value per class (``class_prior``, ``priors``,
 ``loss_matrix``) are set once the classes are known, at the end.

@@ -448,3 +448,11 @@ def test_a_model_larger_than_memory_is_refused_before_it_is_built(tmp_path, run)
     status, _, err = run("train", tmp_path / "stray.svm", "-o", tmp_path / "m.nbgpu", "--zero-based", "yes")
     line = one_line(err, status, 1, f"a MultinomialNB of {classes} classes and 2147483647 features needs about")
     assert "--n-features bounds it" in line and str(tmp_path / "stray.svm") in line
+
+
+def test_device_gpu_without_a_gpu_is_one_line(data, run, monkeypatch):
+    d, _, _ = data
+    monkeypatch.setattr("nbgpu._array.devices.gpu_array_like", lambda: None)
+    status, _, err = run("train", d / "d.svm", "-o", d / "g.nbgpu", "--device", "gpu")
+    one_line(err, status, 1, "--device gpu: no usable GPU")
+    assert not (d / "g.nbgpu").exists()

@@ -102,7 +102,7 @@ def _device(kind):
 
     like = gpu_array_like()
     if like is None and kind == "gpu":
-        raise UsageError("--device gpu: no usable GPU (cupy is not installed or finds no CUDA device)")
+        raise ValueError("--device gpu: no usable GPU (cupy is not installed or finds no CUDA device)")
     return like
 
 

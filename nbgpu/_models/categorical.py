@@ -217,7 +217,9 @@ class CategoricalNB(_DiscreteNB):
             msg = f"`min_categories` must hold integers; got dtype {m.dtype}."
             raise ValueError(msg)
         if m.ndim == 1 and m.shape != (n_features,) or m.ndim > 1:
+            # Led by scikit-learn's words for the same error.
             msg = (
+                f"'min_categories' should have shape ({n_features},) when an array-like is provided: "
                 f"`min_categories` must be an int or have shape ({n_features},), "
                 f"one value per feature; got shape {m.shape}."
             )

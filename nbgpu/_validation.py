@@ -16,6 +16,7 @@ from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.multiclass import type_of_target
 
 from ._array.namespace import get_device, get_namespace, is_array, is_sparse, result_dtype, to_namespace, to_numpy
+from ._array.numerics import float_warnings_off
 from ._array.sparse import sparse_canonical, sparse_values
 
 
@@ -176,6 +177,59 @@ def check_n_features(estimator, n_features, *, reset):
             f"is expecting {expected} features as input."
         )
         raise ValueError(msg)
+
+
+def _float_arrays(stats):
+    """The floating-point arrays of a (nested) statistics structure."""
+    if isinstance(stats, dict):
+        stats = stats.values()
+    if isinstance(stats, (list, tuple, type({}.values()))):
+        for item in stats:
+            yield from _float_arrays(item)
+    elif is_array(stats):
+        xp = get_namespace(stats)
+        if xp.isdtype(stats.dtype, "real floating"):
+            yield stats, xp
+
+
+def _largest_magnitude(values):
+    values = sparse_values(values) if is_sparse(values) else values
+    if not values.size:
+        return 0.0
+    xp = get_namespace(values)
+    magnitude = xp.abs(values)
+    return float(xp.max(xp.where(xp.isnan(magnitude), xp.zeros_like(magnitude), magnitude)))
+
+
+def check_statistics_finite(stats, *, estimator, X, sample_weight=None):
+    """Raise unless the statistics a fit gathered from ``X`` (and
+    ``sample_weight``) are finite, and so are their totals.
+
+    Finite but extreme values (``|x|`` near 1e300, weights near 1e308)
+    overflow float64 in the sums of a fit: such a model would predict NaN,
+    and a model file would not take it back. Every float array must have a
+    finite sum, so its entries and their totals (the count a prior divides
+    by, the sum a multinomial normalises by) are finite. One reduction per
+    array, over the k × d statistics.
+    """
+    with float_warnings_off():  # an overflowing total is what is looked for
+        for array, xp in _float_arrays(stats):
+            # A NaN or infinity among the entries, or a total that overflows,
+            # makes the sum non-finite: one pass, no temporary.
+            if not bool(xp.isfinite(xp.sum(array))):
+                break
+        else:
+            return
+    seen = f"`X` holds values up to {_largest_magnitude(X):.3g} in magnitude"
+    scale = "rescale `X` (e.g. with sklearn.preprocessing.StandardScaler or MaxAbsScaler)"
+    if sample_weight is not None:
+        seen += f" and `sample_weight` weights up to {_largest_magnitude(sample_weight):.3g}"
+        scale += " or scale `sample_weight` down (only the weights' ratios matter)"
+    msg = (
+        f"{type(estimator).__name__} cannot be fitted on this data: its statistics (sums over the "
+        f"rows) overflow float64, so its predictions would not be numbers. {seen}; {scale}."
+    )
+    raise ValueError(msg)
 
 
 # --------------------------------------------------------------------------- #

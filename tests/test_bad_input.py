@@ -5,11 +5,15 @@ as it was.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
 from sklearn.exceptions import NotFittedError
+
+import nbgpu
 
 from _data import COUNT_MODELS, MODELS, assert_snapshots_equal, ours, random_data, snapshot
 from conftest import to_numpy
@@ -378,3 +382,83 @@ def test_failed_call_leaves_model_unchanged(name):
         np.testing.assert_allclose(
             to_numpy(model.predict_proba(X)), to_numpy(ours(name).fit(X, y).predict_proba(X)), rtol=1e-10, err_msg=what
         )
+
+
+# --------------------------------------------------------------------------- #
+# Finite but extreme values: refused at fit, never a model that predicts NaN
+# (numpy warns of the overflow in the sums before the fit refuses them)
+# --------------------------------------------------------------------------- #
+_OVERFLOW_WARNINGS = [
+    pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning"),
+    pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning"),
+]
+def _columnwise(**params):
+    parts = [("g", nbgpu.GaussianNB(), [0, 1]), ("m", nbgpu.MultinomialNB(), [2, 3])]
+    return nbgpu.ColumnwiseNB(estimators=parts, **params)
+
+
+# (model, X of model's data -> X with overflowing values)
+EXTREME_X = {
+    "GaussianNB": (nbgpu.GaussianNB, lambda X: X * 1e300),
+    "GaussianNB_missing": (lambda: nbgpu.GaussianNB(missing="ignore"), lambda X: _with(X * 1e300, 0, 0, np.nan)),
+    "GaussianNB_constant": (nbgpu.GaussianNB, lambda X: np.c_[X, np.full(X.shape[0], 1e300)]),
+    "ColumnwiseNB": (_columnwise, lambda X: np.c_[X[:, :2] * 1e300, np.abs(np.round(X[:, 2:]))]),
+    "NormalBayesClassifier": (nbgpu.NormalBayesClassifier, lambda X: X * 1e160),
+    "MultinomialNB": (nbgpu.MultinomialNB, lambda X: np.abs(np.round(X)) * 1e307),
+    "PoissonNB": (nbgpu.PoissonNB, lambda X: np.abs(np.round(X)) * 1e307),
+}
+
+
+@pytest.mark.parametrize("case", EXTREME_X)
+@_OVERFLOW_WARNINGS[0]
+@_OVERFLOW_WARNINGS[1]
+def test_extreme_X_refused_at_fit(case):
+    make, extreme = EXTREME_X[case]
+    X, y = random_data("GaussianNB", n=40, d=4, k=3, seed=68)
+    bad = extreme(X)
+    assert np.all(np.isfinite(bad[~np.isnan(bad)]))
+    with pytest.raises(ValueError, match=r"cannot be fitted on this data: .*overflow float64.*`X` holds values up to \d(\.\d+)?e\+(160|300|307)"):
+        make().fit(bad, y)
+    # A later batch that overflows the statistics: refused, the model unchanged.
+    good = extreme(X / 1e300) if case != "GaussianNB_constant" else np.c_[X, X[:, :1]]
+    model = make().fit(np.abs(good) if case in ("MultinomialNB", "PoissonNB") else good, y)
+    before = snapshot(model)
+    with pytest.raises(ValueError, match=r"overflow float64"):
+        model.partial_fit(bad, y)
+    assert_snapshots_equal(snapshot(model), before)
+
+
+@pytest.mark.parametrize("name", ["MultinomialNB", "ComplementNB", "BernoulliNB", "CategoricalNB", "PoissonNB"])
+@pytest.mark.parametrize("weight", [1e307, 1e308])
+@_OVERFLOW_WARNINGS[0]
+@_OVERFLOW_WARNINGS[1]
+def test_extreme_sample_weight_refused_at_fit(name, weight):
+    X, y = random_data("CategoricalNB", n=40, d=4, k=3, seed=69)
+    make = getattr(nbgpu, name)
+    with pytest.raises(ValueError, match=rf"`sample_weight` weights up to {re.escape(f'{weight:.3g}')}.*scale `sample_weight` down"):
+        make().fit(X, y, sample_weight=np.full(40, weight))
+    with pytest.raises(ValueError, match=r"`sample_weight` weights up to"):
+        make().fit(sp.csr_matrix(X), y, sample_weight=np.full(40, weight))
+
+
+@pytest.mark.parametrize(
+    ("make", "scale", "weight"),
+    [
+        (nbgpu.GaussianNB, 1e150, None),
+        (lambda: nbgpu.GaussianNB(missing="ignore"), 1e150, None),
+        (nbgpu.MultinomialNB, 1.0, 1e300),
+        (nbgpu.BernoulliNB, 1e307, 1e300),
+        (nbgpu.CategoricalNB, 1.0, 1e300),
+    ],
+    ids=["gaussian", "gaussian_missing", "multinomial", "bernoulli", "categorical"],
+)
+def test_large_values_within_range_fit_and_round_trip(tmp_path, make, scale, weight):
+    """Large values that do not overflow still fit: the refusal is no wider
+    than it must be, and what fits predicts numbers and saves and loads."""
+    X, y = random_data("CategoricalNB", n=40, d=4, k=3, seed=70)
+    w = None if weight is None else np.full(40, weight)
+    model = make().fit(X * scale, y, sample_weight=w)
+    proba = to_numpy(model.predict_proba(X * scale))
+    assert np.all(np.isfinite(proba))
+    nbgpu.save(model, tmp_path / "m.nbgpu")
+    np.testing.assert_array_equal(to_numpy(nbgpu.load(tmp_path / "m.nbgpu").predict_proba(X * scale)), proba)

@@ -40,6 +40,7 @@ from .._validation import (
     check_n_features,
     check_prior,
     check_sample_weight,
+    check_statistics_finite,
     check_X,
     check_y,
     encode_labels,
@@ -258,6 +259,7 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
         Xt = self._model_input(X, xp)
         batch = self._accumulate(Xt, codes, weights, n_classes, xp=xp, dtype=acc, previous=previous)
         stats = batch if previous is None else self._merge(previous, batch, xp=xp)
+        check_statistics_finite(stats, estimator=self, X=X, sample_weight=weights)
         if not commit:
             return stats
         if not reset:

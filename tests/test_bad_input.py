@@ -462,3 +462,50 @@ def test_large_values_within_range_fit_and_round_trip(tmp_path, make, scale, wei
     assert np.all(np.isfinite(proba))
     nbgpu.save(model, tmp_path / "m.nbgpu")
     np.testing.assert_array_equal(to_numpy(nbgpu.load(tmp_path / "m.nbgpu").predict_proba(X * scale)), proba)
+
+
+# --------------------------------------------------------------------------- #
+# CategoricalNB: the table of counts follows the largest code; bounded
+# --------------------------------------------------------------------------- #
+def _one_large_code(code):
+    X = np.zeros((10, 3))
+    X[3, 1] = code
+    return X, np.arange(10) % 2
+
+
+def test_categorical_large_code_refused_before_allocating():
+    """One cell of 3·10^7 would make a 2 × 3·10^7 table (a fit needs ~7 GB):
+    refused at once, naming the code, its feature and the remedy."""
+    X, y = _one_large_code(3e7)
+    match = (
+        r"table of 2 classes × 30000003 categories \(458 MiB.*limit of 256 MiB "
+        r"\(CategoricalNB.max_category_table_bytes\): `X` holds the category code 30000000 in feature 1.*OrdinalEncoder"
+    )
+    with pytest.raises(ValueError, match=match):
+        nbgpu.CategoricalNB().fit(X, y)
+    with pytest.raises(ValueError, match=match):
+        nbgpu.CategoricalNB().fit(sp.csr_matrix(X), y)
+    model = nbgpu.CategoricalNB().fit(np.zeros((10, 3)), y)
+    before = snapshot(model)
+    with pytest.raises(ValueError, match=match):
+        model.partial_fit(X, y)
+    assert_snapshots_equal(snapshot(model), before)
+    # Scoring such a code needs no table: an unseen category is left out.
+    assert np.all(np.isfinite(to_numpy(model.predict_proba(X))))
+
+
+def test_categorical_min_categories_beyond_the_bound():
+    X, y = _one_large_code(1)
+    with pytest.raises(ValueError, match=r"`min_categories` asks for 100000000 categories in feature 2"):
+        nbgpu.CategoricalNB(min_categories=[2, 2, 10**8]).fit(X, y)
+
+
+def test_categorical_bound_is_the_class_attribute(monkeypatch):
+    """The bound is 8 bytes × classes × categories in all, read at every fit."""
+    X, y = random_data("CategoricalNB", n=40, d=4, k=3, seed=71)
+    size = 8 * 3 * int(nbgpu.CategoricalNB().fit(X, y).n_categories_.sum())
+    monkeypatch.setattr(nbgpu.CategoricalNB, "max_category_table_bytes", size)
+    nbgpu.CategoricalNB().fit(X, y)
+    monkeypatch.setattr(nbgpu.CategoricalNB, "max_category_table_bytes", size - 1)
+    with pytest.raises(ValueError, match=r"`X` holds the category code \d+ in feature \d"):
+        nbgpu.CategoricalNB().fit(X, y)

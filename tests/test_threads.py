@@ -33,7 +33,7 @@ def blas_threads():
 
 
 def release_blas_control():
-    """No thread controls a pthreads OpenBLAS any more (threadpoolctl >= 3.8
+    """No thread controls a pthreads OpenBLAS any more (threadpoolctl 3.8
     ignores the limits other threads set while one does)."""
     release = getattr(OpenBLASController, "clear_controlling_thread", None)
     if release is not None:

@@ -103,7 +103,7 @@ _BLAS_LIMITER = None
 def _as_blas_controller(action):
     """``action()`` (set or restore a BLAS limit) from the calling thread.
 
-    threadpoolctl (3.8 and later) lets only one thread change a pthreads
+    Recent threadpoolctl (3.8) lets only one thread change a pthreads
     OpenBLAS, the first that set a limit and did not give control back, and
     silently ignores the others; here the thread that sets the limit is
     often not the one that restores it. So control is taken for the one call
@@ -111,7 +111,7 @@ def _as_blas_controller(action):
     """
     from threadpoolctl import OpenBLASController  # a dependency of scikit-learn
 
-    release = getattr(OpenBLASController, "clear_controlling_thread", None)  # threadpoolctl < 3.8: none
+    release = getattr(OpenBLASController, "clear_controlling_thread", None)  # older threadpoolctl: none
     if release is not None:
         release(force=True)
     try:

@@ -119,8 +119,11 @@ def test_bytes_input_and_decode_errors():
         HashingVectorizer().transform(docs)
 
 
-def test_nul_characters_and_callable_strip_accents():
-    docs = ["a\x00b ab\x00cd", "ΑΣ\x00ΣΑ", "plain"]
+@pytest.mark.parametrize("separators", ["\x00", "\x00\x01\x03", "".join(_pipeline._SEPARATORS)])
+def test_control_characters_and_callable_strip_accents(separators):
+    # the word analyzers join a chunk's documents with a control character
+    # that none contains, or tokenize them one by one when all occur
+    docs = [f"a{c}b ab{c}cd ΑΣ{c}ΣΑ" for c in separators] + ["plain", "ΣΑΣ"]
     for params in [{}, {"ngram_range": (1, 2)}, {"strip_accents": str.upper}, {"analyzer": "char"}]:
         assert_same(*both(params, docs))
 

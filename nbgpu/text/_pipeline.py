@@ -18,11 +18,11 @@ import numpy as np
 from sklearn.feature_extraction.text import strip_accents_ascii
 
 from ._array import parallel_map
-from ._charclass import WORD, byte_flags
+from ._charclass import WORD, code_point_flags
 from ._murmurhash import byte_words, hash_to_index, murmurhash3_32
-from ._ngrams import char_spans, join_spans, runs, word_ngram_spans
+from ._ngrams import char_spans, char_to_byte_spans, join_spans, runs, word_ngram_spans
 from ._rows import sum_duplicates
-from ._utf8 import char_lengths, decode_utf8
+from ._utf8 import code_points, utf8_offsets
 
 __all__ = ["Plan", "hash_documents"]
 
@@ -87,29 +87,43 @@ def _prepare(docs, plan):
 
 
 def _encoded(text, xp):
-    """``(buf, code_points, offsets)`` of a string; offsets None when ASCII."""
+    """``(buf, code_points, offsets)`` of a string; offsets None when ASCII.
+
+    ``buf`` is the UTF-8 bytes (uint8), ``code_points`` uint32 (the bytes
+    themselves when ASCII) and ``offsets`` the byte offset of every character
+    and of the end.
+    """
     raw = text.encode("utf-8")
     buf = xp.asarray(np.frombuffer(raw, dtype=np.uint8))
-    if text.isascii():
+    if len(raw) == len(text):
         return buf, buf, None
-    cps, offsets = decode_utf8(buf, xp=xp)
-    return buf, cps, offsets
+    cps = code_points(text, xp=xp)
+    return buf, cps, utf8_offsets(cps, xp=xp)
+
+
+# Separators of documents joined for the word analyzers: control characters
+# (neither word characters, nor cased, nor case-ignorable; NFKD starters).
+_SEPARATORS = "\x00\x01\x02\x03\x04\x05\x06\x07\x08"
 
 
 def _joined_word_text(docs, plan):
-    """The preprocessed documents joined by "\\x00" in one string, or None.
+    """``(text, separator)``: the preprocessed documents in one string, or None.
 
     One ``lower`` (and accent stripping) of the joined text equals the
     per-document ones: they act on each character alone, except the final
     sigma rule of ``lower``, which looks across case-ignorable characters
-    only, and "\\x00" is neither cased nor case-ignorable; NFKD reorders
-    combining marks only, and "\\x00" is a starter.  None when a document
-    contains "\\x00" or accents are stripped by a callable.
+    only, and a control character is neither cased nor case-ignorable; NFKD
+    reorders combining marks only, and a control character is a starter.
+    The separator is the first of ``_SEPARATORS`` that no document contains.
+    None when every one occurs, or accents are stripped by a callable.
     """
     if callable(plan.strip_accents):
         return None
-    text = "\x00".join(docs)
-    if text.count("\x00") != len(docs) - 1:
+    for separator in _SEPARATORS:
+        text = separator.join(docs)
+        if text.count(separator) == len(docs) - 1:
+            break
+    else:
         return None
     if plan.lowercase:
         text = text.lower()
@@ -117,36 +131,36 @@ def _joined_word_text(docs, plan):
         text = strip_accents_ascii(text)
     elif plan.strip_accents == "unicode":
         text = _strip_accents_unicode(text)
-    return text
+    return text, separator
 
 
 def _spans_word(docs, plan, xp):
-    # Tokens are runs of word bytes (every byte of a character carries the
-    # character's class), so tokens come out as byte spans directly.
     if plan.has_bytes:
         docs = [d.decode(plan.encoding, plan.decode_error) if isinstance(d, bytes) else d for d in docs]
-    text = _joined_word_text(docs, plan)
-    if text is not None:
-        raw = text.encode("utf-8")
-        buf = xp.asarray(np.frombuffer(raw, dtype=np.uint8))
-        doc_starts = xp.concat([xp.zeros(1, dtype=xp.int64), xp.astype(xp.nonzero(buf == 0)[0], xp.int64) + 1])
-    else:
-        encoded = [d.encode("utf-8") for d in _prepare(docs, plan)]
-        raw = b"\n".join(encoded)  # "\n" is no word character: tokens never cross it
-        lens = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)) + 1
+    joined = _joined_word_text(docs, plan)
+    if joined is None:
+        docs = _prepare(docs, plan)
+        text = "\n".join(docs)  # "\n" is no word character: tokens never cross it
+        lens = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs)) + 1
         doc_starts = xp.asarray(np.cumsum(lens) - lens)
-        buf = xp.asarray(np.frombuffer(raw, dtype=np.uint8))
-    ascii = raw.isascii()
+    else:
+        text, separator = joined
+    # Tokens are found on code points (one per character) and then
+    # turned into spans of the UTF-8 bytes, which are hashed.
+    buf, cps, offsets = _encoded(text, xp)
+    if joined is not None:
+        doc_starts = xp.nonzero(cps == ord(separator))[0]
+        doc_starts = xp.concat([xp.zeros(1, dtype=xp.int64), xp.astype(doc_starts, xp.int64) + 1])
     words = byte_words(buf, xp=xp)
-    is_word = (byte_flags(buf, xp=xp, ascii=ascii) & WORD) != 0
+    is_word = (code_point_flags(cps, xp=xp) & WORD) != 0
     starts, ends = runs(is_word, xp=xp)
     starts = xp.astype(starts, xp.int64)
-    lengths = xp.astype(ends, xp.int64) - starts
+    ends = xp.astype(ends, xp.int64)
     if plan.min_token_chars > 1:  # a run of one character is no token
-        first = 1 if ascii else char_lengths(xp.take(buf, starts), xp=xp)
-        keep = xp.nonzero(lengths > first)[0]
-        starts, lengths = xp.take(starts, keep), xp.take(lengths, keep)
+        keep = xp.nonzero((ends - starts) >= plan.min_token_chars)[0]
+        starts, ends = xp.take(starts, keep), xp.take(ends, keep)
     rows = xp.searchsorted(doc_starts, starts, side="right") - 1
+    starts, lengths = char_to_byte_spans(starts, ends, offsets, xp=xp)
     min_n, max_n = plan.ngram_range
     hashes = None
     if plan.stop_words is not None or min_n == 1:

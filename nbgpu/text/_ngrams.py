@@ -26,7 +26,15 @@ def runs(mask, *, xp):
 
 
 def char_to_byte_spans(starts, ends, offsets, *, xp):
-    """``(byte_start, byte_length)`` of the character ranges ``[starts, ends)``."""
+    """``(byte_start, byte_length)`` of the character ranges ``[starts, ends)``.
+
+    ``ends`` may be ``starts + k`` given as the Python int ``k``; with
+    ``offsets`` None the length is then the int ``k`` too.
+    """
+    if isinstance(ends, int):
+        if offsets is None:
+            return starts, ends
+        ends = starts + ends
     if offsets is None:
         return starts, ends - starts
     b0 = xp.take(offsets, starts)
@@ -65,7 +73,7 @@ def char_spans(seg_starts, seg_ends, seg_rows, n, ngram_range, offsets, *, xp, w
         p = xp.nonzero(ok)[0]
         if p.shape[0] == 0:
             continue
-        start, length = char_to_byte_spans(p, p + k, offsets, xp=xp)
+        start, length = char_to_byte_spans(p, k, offsets, xp=xp)
         out.append((start, length, xp.take(rows, p)))
     if whole:
         small = xp.nonzero((seg_ends - seg_starts) <= max_n)[0]

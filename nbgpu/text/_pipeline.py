@@ -21,7 +21,7 @@ from ._array import parallel_map
 from ._charclass import WORD, code_point_flags
 from ._murmurhash import byte_words, hash_to_index, murmurhash3_32
 from ._ngrams import char_spans, char_to_byte_spans, join_spans, runs, word_ngram_spans
-from ._rows import sum_duplicates
+from ._rows import cell_keys, sum_cells
 from ._utf8 import code_points, utf8_offsets
 
 __all__ = ["Plan", "hash_documents"]
@@ -30,7 +30,7 @@ __all__ = ["Plan", "hash_documents"]
 _WHITE_SPACES = re.compile(r"\s\s+")
 # Characters per chunk for one n-gram size (char analyzers) or for word analyzers.
 CHUNK_CHARS_CHAR = 1 << 18
-CHUNK_CHARS_WORD = 1 << 20
+CHUNK_CHARS_WORD = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -151,7 +151,7 @@ def _spans_word(docs, plan, xp):
     if joined is not None:
         doc_starts = xp.nonzero(cps == ord(separator))[0]
         doc_starts = xp.concat([xp.zeros(1, dtype=xp.int64), xp.astype(doc_starts, xp.int64) + 1])
-    words = byte_words(buf, xp=xp)
+    words = byte_words(buf, xp=xp, dense=False)
     is_word = (code_point_flags(cps, xp=xp) & WORD) != 0
     starts, ends = runs(is_word, xp=xp)
     starts = xp.astype(starts, xp.int64)
@@ -173,7 +173,7 @@ def _spans_word(docs, plan, xp):
         out.append((hashes, rows))
     if max_n >= 2 and starts.shape[0]:
         joined, new_starts = join_spans(buf, starts, lengths, xp=xp)
-        jwords = byte_words(joined, xp=xp)
+        jwords = byte_words(joined, xp=xp, dense=False)
         for s_, l_, r_ in word_ngram_spans(new_starts, lengths, rows, plan.ngram_range, xp=xp):
             out.append((murmurhash3_32(jwords, s_, l_, xp=xp), r_))
     return out
@@ -216,7 +216,7 @@ def _hash_segments(text, seg_starts, seg_ends, seg_rows, plan, xp, whole):
     spans = char_spans(
         xp.asarray(seg_starts),
         xp.asarray(seg_ends),
-        xp.asarray(seg_rows),
+        xp.asarray(seg_rows.astype(np.uint32)),  # rows of a chunk fit; keys need no cast
         n,
         plan.ngram_range,
         offsets,
@@ -230,16 +230,12 @@ _SPANS = {"word": _spans_word, "char": _spans_char, "char_wb": _spans_char_wb}
 
 
 def _hash_chunk(docs, plan, xp):
-    pieces = _SPANS[plan.analyzer](docs, plan, xp)
-    if pieces:
-        hashes = xp.concat([h for h, _ in pieces])
-        rows = xp.concat([r for _, r in pieces])
-    else:
-        hashes = xp.zeros(0, dtype=xp.uint32)
-        rows = xp.zeros(0, dtype=xp.int64)
-    columns, negative = hash_to_index(hashes, plan.n_features, xp=xp)
-    negative = negative if plan.alternate_sign else None
-    return sum_duplicates(rows, columns, negative, len(docs), plan.n_features, xp=xp)
+    keys = []
+    for hashes, rows in _SPANS[plan.analyzer](docs, plan, xp):
+        columns, negative = hash_to_index(hashes, plan.n_features, xp=xp)
+        negative = negative if plan.alternate_sign else None
+        keys.append(cell_keys(rows, columns, negative, len(docs), plan.n_features, xp=xp))
+    return sum_cells(keys, len(docs), plan.n_features, signed=plan.alternate_sign, xp=xp)
 
 
 def _chunk_bounds(docs, plan):

@@ -36,33 +36,24 @@ class ByteWords:
 
     ``buf`` is a uint8 array of ``n`` bytes, read as zero padded; positions
     run from 0 to ``last = n`` (a string may end at ``n``: its empty tail
-    reads position ``n``).  Dense: the word at every position is computed
-    once (worth it when most positions are read, several times: character
-    n-grams).  Sparse: each read gathers its four bytes (when a read covers
-    four new bytes: word tokens).
+    reads position ``n``).  The word at every position is computed once, so
+    each 4-byte block of a string is one gather.
     """
 
-    def __init__(self, buf, *, xp, dense=True):
+    def __init__(self, buf, *, xp):
         n = buf.shape[0]
         b = xp.concat([xp.astype(buf, xp.uint32), xp.zeros(4, dtype=xp.uint32)])
         self.last = n
-        self._all = (b[0 : n + 1] | (b[1 : n + 2] << 8) | (b[2 : n + 3] << 16) | (b[3 : n + 4] << 24)) if dense else None
-        self._bytes = None if dense else b
+        self._all = b[0 : n + 1] | (b[1 : n + 2] << 8) | (b[2 : n + 3] << 16) | (b[3 : n + 4] << 24)
 
     def at(self, positions, *, xp):
         """uint32 words at int64 ``positions`` (each in ``[0, last]``)."""
-        if self._all is not None:
-            return xp.take(self._all, positions)
-        b = self._bytes
-        word = xp.take(b, positions)
-        for k in (1, 2, 3):
-            word = word | (xp.take(b, positions + k) << (8 * k))
-        return word
+        return xp.take(self._all, positions)
 
 
-def byte_words(buf, *, xp, dense=True):
+def byte_words(buf, *, xp):
     """The :class:`ByteWords` of uint8 ``buf``."""
-    return ByteWords(buf, xp=xp, dense=dense)
+    return ByteWords(buf, xp=xp)
 
 
 def murmurhash3_32(words, starts, lengths, *, xp):

@@ -151,7 +151,7 @@ def _spans_word(docs, plan, xp):
     if joined is not None:
         doc_starts = xp.nonzero(cps == ord(separator))[0]
         doc_starts = xp.concat([xp.zeros(1, dtype=xp.int64), xp.astype(doc_starts, xp.int64) + 1])
-    words = byte_words(buf, xp=xp, dense=False)
+    words = byte_words(buf, xp=xp)
     is_word = (code_point_flags(cps, xp=xp) & WORD) != 0
     starts, ends = runs(is_word, xp=xp)
     starts = xp.astype(starts, xp.int64)
@@ -173,7 +173,7 @@ def _spans_word(docs, plan, xp):
         out.append((hashes, rows))
     if max_n >= 2 and starts.shape[0]:
         joined, new_starts = join_spans(buf, starts, lengths, xp=xp)
-        jwords = byte_words(joined, xp=xp, dense=False)
+        jwords = byte_words(joined, xp=xp)
         for s_, l_, r_ in word_ngram_spans(new_starts, lengths, rows, plan.ngram_range, xp=xp):
             out.append((murmurhash3_32(jwords, s_, l_, xp=xp), r_))
     return out

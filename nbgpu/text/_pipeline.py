@@ -101,12 +101,12 @@ def _encoded(text, xp):
     return buf, cps, utf8_offsets(cps, xp=xp)
 
 
-# Separators of documents joined for the word analyzers: control characters
-# (neither word characters, nor cased, nor case-ignorable; NFKD starters).
+# Separators of the documents of a chunk joined in one string: control characters
+# (neither word characters nor whitespace, nor cased, nor case-ignorable; NFKD starters).
 _SEPARATORS = "\x00\x01\x02\x03\x04\x05\x06\x07\x08"
 
 
-def _joined_word_text(docs, plan):
+def _joined_text(docs, plan):
     """``(text, separator)``: the preprocessed documents in one string, or None.
 
     One ``lower`` (and accent stripping) of the joined text equals the
@@ -137,7 +137,7 @@ def _joined_word_text(docs, plan):
 def _spans_word(docs, plan, xp):
     if plan.has_bytes:
         docs = [d.decode(plan.encoding, plan.decode_error) if isinstance(d, bytes) else d for d in docs]
-    joined = _joined_word_text(docs, plan)
+    joined = _joined_text(docs, plan)
     if joined is None:
         docs = _prepare(docs, plan)
         text = "\n".join(docs)  # "\n" is no word character: tokens never cross it
@@ -180,14 +180,28 @@ def _spans_word(docs, plan, xp):
 
 
 def _spans_char(docs, plan, xp):
-    docs = _prepare(docs, plan)
-    docs = [_WHITE_SPACES.sub(" ", d) for d in docs]
-    text = "".join(docs)
-    lens = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
-    nonempty = np.flatnonzero(lens)
-    seg_starts = (np.cumsum(lens) - lens)[nonempty]
-    seg_ends = seg_starts + lens[nonempty]
-    return _hash_segments(text, seg_starts, seg_ends, nonempty, plan, xp, whole=None)
+    if plan.has_bytes:
+        docs = [d.decode(plan.encoding, plan.decode_error) if isinstance(d, bytes) else d for d in docs]
+    # Each document followed by the separator: one string prepared at once
+    # (a separator is no whitespace, so collapsed runs never cross it).
+    joined = _joined_text([*docs, ""], plan)
+    if joined is None:
+        docs = [_WHITE_SPACES.sub(" ", d) for d in _prepare(docs, plan)]
+        text = "".join(docs)
+        lens = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
+        nonempty = np.flatnonzero(lens)
+        seg_starts = (np.cumsum(lens) - lens)[nonempty]
+        seg_ends = seg_starts + lens[nonempty]
+        return _hash_segments(text, xp.asarray(seg_starts), xp.asarray(seg_ends), nonempty, plan, xp, whole=None)
+    text, separator = joined
+    text = _WHITE_SPACES.sub(" ", text)
+    buf, cps, offsets = _encoded(text, xp)
+    # Segment i runs from after separator i - 1 through separator i (so the
+    # segments cover the text back to back); its n-grams end before it.
+    seg_ends = xp.astype(xp.nonzero(cps == ord(separator))[0], xp.int64)
+    seg_starts = xp.concat([xp.zeros(1, dtype=xp.int64), seg_ends[:-1] + 1])
+    rows = np.arange(len(docs))
+    return _hash_segments(text, seg_starts, seg_ends, rows, plan, xp, whole=None, encoded=(buf, offsets))
 
 
 def _spans_char_wb(docs, plan, xp):
@@ -204,18 +218,18 @@ def _spans_char_wb(docs, plan, xp):
     seg_starts = np.cumsum(lens) - lens
     seg_ends = seg_starts + lens
     rows = np.repeat(np.arange(len(docs), dtype=np.int64), counts)
-    return _hash_segments(text, seg_starts, seg_ends, rows, plan, xp, whole=True)
+    return _hash_segments(text, xp.asarray(seg_starts), xp.asarray(seg_ends), rows, plan, xp, whole=True)
 
 
-def _hash_segments(text, seg_starts, seg_ends, seg_rows, plan, xp, whole):
+def _hash_segments(text, seg_starts, seg_ends, seg_rows, plan, xp, whole, encoded=None):
     if not text:
         return []
-    buf, _, offsets = _encoded(text, xp)
+    buf, offsets = encoded if encoded is not None else _encoded(text, xp)[::2]
     words = byte_words(buf, xp=xp)
     n = len(text)
     spans = char_spans(
-        xp.asarray(seg_starts),
-        xp.asarray(seg_ends),
+        seg_starts,
+        seg_ends,
         xp.asarray(seg_rows.astype(np.uint32)),  # rows of a chunk fit; keys need no cast
         n,
         plan.ngram_range,

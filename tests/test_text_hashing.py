@@ -205,6 +205,13 @@ def test_murmurhash_matches_sklearn():
     index, negative = hash_to_index(h, 12345, xp=np)
     np.testing.assert_array_equal(index, np.abs(signed) % 12345)
     np.testing.assert_array_equal(negative, signed < 0)
+    # strings of one length, given as an int (character n-grams of ASCII text)
+    for length in range(13):
+        same = [s[:length] for s in strings if len(s) >= length][:50]
+        starts = np.arange(len(same), dtype=np.int64) * length
+        buf = np.frombuffer(b"".join(same), dtype=np.uint8)
+        h = murmurhash3_32(byte_words(buf, xp=np), starts, length, xp=np)
+        np.testing.assert_array_equal(h.view(np.int32), [reference_murmur(s, 0) for s in same])
     # the one hash whose absolute value does not fit int32
     index, negative = hash_to_index(np.array([2**31], dtype=np.uint32), 1000, xp=np)
     assert index[0] == (2147483647 - 999) % 1000 and negative[0]

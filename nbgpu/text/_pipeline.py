@@ -70,10 +70,16 @@ def _strip_accents_unicode(doc):
     return unicodedata.normalize("NFKD", doc).translate(_DROP_COMBINING)
 
 
+def _decoded(docs, plan):
+    """The documents as ``str`` (``bytes`` decoded as scikit-learn does)."""
+    if not plan.has_bytes:
+        return docs
+    return [d.decode(plan.encoding, plan.decode_error) if isinstance(d, bytes) else d for d in docs]
+
+
 def _prepare(docs, plan):
     """The preprocessed strings of a chunk (scikit-learn's decode and preprocessor)."""
-    if plan.has_bytes:
-        docs = [d.decode(plan.encoding, plan.decode_error) if isinstance(d, bytes) else d for d in docs]
+    docs = _decoded(docs, plan)
     if plan.lowercase:
         docs = [d.lower() for d in docs]
     strip = plan.strip_accents
@@ -135,8 +141,7 @@ def _joined_text(docs, plan):
 
 
 def _spans_word(docs, plan, xp):
-    if plan.has_bytes:
-        docs = [d.decode(plan.encoding, plan.decode_error) if isinstance(d, bytes) else d for d in docs]
+    docs = _decoded(docs, plan)
     joined = _joined_text(docs, plan)
     if joined is None:
         docs = _prepare(docs, plan)
@@ -180,8 +185,7 @@ def _spans_word(docs, plan, xp):
 
 
 def _spans_char(docs, plan, xp):
-    if plan.has_bytes:
-        docs = [d.decode(plan.encoding, plan.decode_error) if isinstance(d, bytes) else d for d in docs]
+    docs = _decoded(docs, plan)
     # Each document followed by the separator: one string prepared at once
     # (a separator is no whitespace, so collapsed runs never cross it).
     joined = _joined_text([*docs, ""], plan)

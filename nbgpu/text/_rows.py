@@ -44,7 +44,7 @@ def sum_cells(keys, n_rows, n_columns, *, signed, xp):
     with ``negative``).  Returns int64 ``indptr`` and ``values`` and int32
     ``indices``; within a row the indices are sorted and unique.
     """
-    kdt, col_bits, shift = _layout(n_rows, n_columns, signed, xp)
+    kdt, col_bits, _ = _layout(n_rows, n_columns, signed, xp)
     key = xp.concat(keys) if keys else xp.zeros(0, dtype=kdt)
     key = xp.sort(key, stable=False)
     m = key.shape[0]

@@ -124,7 +124,8 @@ def test_control_characters_and_callable_strip_accents(separators):
     # the word analyzers join a chunk's documents with a control character
     # that none contains, or tokenize them one by one when all occur
     docs = [f"a{c}b ab{c}cd ΑΣ{c}ΣΑ" for c in separators] + ["plain", "ΣΑΣ"]
-    for params in [{}, {"ngram_range": (1, 2)}, {"strip_accents": str.upper}, {"analyzer": "char"}]:
+    analyzers = [{"analyzer": "char"}, {"analyzer": "char_wb"}]
+    for params in [{}, {"ngram_range": (1, 2)}, {"strip_accents": str.upper}, *analyzers]:
         assert_same(*both(params, docs))
 
 

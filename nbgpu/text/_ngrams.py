@@ -76,7 +76,8 @@ def char_spans(seg_starts, seg_ends, seg_rows, n, ngram_range, offsets, *, xp, w
         start, length = char_to_byte_spans(p, k, offsets, xp=xp)
         out.append((start, length, xp.take(rows, p)))
     if whole:
-        small = xp.nonzero((seg_ends - seg_starts) <= max_n)[0]
+        size = seg_ends - seg_starts
+        small = xp.nonzero((size <= max_n) & (size > 0))[0]  # an empty segment holds nothing
         if small.shape[0]:
             s, e = xp.take(seg_starts, small), xp.take(seg_ends, small)
             start, length = char_to_byte_spans(s, e, offsets, xp=xp)

@@ -112,7 +112,7 @@ def _encoded(text, xp):
 _SEPARATORS = "\x00\x01\x02\x03\x04\x05\x06\x07\x08"
 
 
-def _joined_text(docs, plan):
+def _joined_text(docs, plan, pad=""):
     """``(text, separator)``: the preprocessed documents in one string, or None.
 
     One ``lower`` (and accent stripping) of the joined text equals the
@@ -120,13 +120,14 @@ def _joined_text(docs, plan):
     sigma rule of ``lower``, which looks across case-ignorable characters
     only, and a control character is neither cased nor case-ignorable; NFKD
     reorders combining marks only, and a control character is a starter.
-    The separator is the first of ``_SEPARATORS`` that no document contains.
-    None when every one occurs, or accents are stripped by a callable.
+    The separator is the first of ``_SEPARATORS`` that no document contains,
+    with ``pad`` on both sides.  None when every one occurs, or accents are
+    stripped by a callable.
     """
     if callable(plan.strip_accents):
         return None
     for separator in _SEPARATORS:
-        text = separator.join(docs)
+        text = (pad + separator + pad).join(docs)
         if text.count(separator) == len(docs) - 1:
             break
     else:
@@ -209,20 +210,34 @@ def _spans_char(docs, plan, xp):
 
 
 def _spans_char_wb(docs, plan, xp):
-    docs = _prepare(docs, plan)
+    docs = _decoded(docs, plan)
     # scikit-learn collapses r"\s\s+" to " " and then splits on whitespace;
     # re's \s and str.isspace are the same set, so splitting alone is equal.
-    split = [d.split() for d in docs]
-    counts = np.fromiter(map(len, split), dtype=np.int64, count=len(split))
-    words = [w for ws in split for w in ws]
+    # Documents joined by " separator " split into their words with the
+    # separator as a word of its own between documents.
+    joined = _joined_text(docs, plan, pad=" ")
+    if joined is None:
+        split = [d.split() for d in _prepare(docs, plan)]
+        words = [w for ws in split for w in ws]
+        separator = None
+    else:
+        text, separator = joined
+        words = text.split()
     if not words:
         return []
     text = " " + "  ".join(words) + " "  # every word padded by its own spaces
     lens = np.fromiter(map(len, words), dtype=np.int64, count=len(words)) + 2
-    seg_starts = np.cumsum(lens) - lens
-    seg_ends = seg_starts + lens
-    rows = np.repeat(np.arange(len(docs), dtype=np.int64), counts)
-    return _hash_segments(text, xp.asarray(seg_starts), xp.asarray(seg_ends), rows, plan, xp, whole=True)
+    seg_starts = xp.asarray(np.cumsum(lens) - lens)
+    seg_ends = seg_starts + xp.asarray(lens)
+    buf, cps, offsets = _encoded(text, xp)
+    if separator is None:
+        counts = np.fromiter(map(len, split), dtype=np.int64, count=len(split))
+        rows = np.repeat(np.arange(len(docs), dtype=np.int64), counts)
+    else:  # a separator's segment holds nothing; the next segments are the next row's
+        marker = (xp.asarray(lens) == 3) & (xp.take(cps, seg_starts + 1) == ord(separator))
+        seg_ends = xp.where(marker, seg_starts, seg_ends)
+        rows = xp.cumulative_sum(xp.astype(marker, xp.uint32))
+    return _hash_segments(text, seg_starts, seg_ends, rows, plan, xp, whole=True, encoded=(buf, offsets))
 
 
 def _hash_segments(text, seg_starts, seg_ends, seg_rows, plan, xp, whole, encoded=None):
@@ -234,7 +249,7 @@ def _hash_segments(text, seg_starts, seg_ends, seg_rows, plan, xp, whole, encode
     spans = char_spans(
         seg_starts,
         seg_ends,
-        xp.asarray(seg_rows.astype(np.uint32)),  # rows of a chunk fit; keys need no cast
+        xp.astype(xp.asarray(seg_rows), xp.uint32),  # rows of a chunk fit; keys need no cast
         n,
         plan.ngram_range,
         offsets,

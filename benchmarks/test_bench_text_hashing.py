@@ -1,32 +1,33 @@
 """nbgpu.text.HashingVectorizer against scikit-learn's on real text.
 
-Two real corpora found offline on this machine (nothing is downloaded):
+The corpora of ``benchmarks/corpora.py`` (built offline from installed
+Python packages and Debian's archive; ``python benchmarks/corpora.py build``):
 
-- ``en``: English, the docstrings of numpy, scipy and scikit-learn (every
-  public module, class, function and method), one document each;
-- ``ru``: Russian and Ukrainian (Cyrillic), the translated messages of the
-  gettext catalogs (``*.mo``) under /usr/share/locale and /usr/share/vim;
-- ``ja``: Japanese and Chinese, the same catalogs for ja, zh_CN, zh_TW.
+- ``pydoc-en``: English docstrings (about 870 characters each);
+- ``manpages-ru``: Russian man-page paragraphs (about 200 characters);
+- ``manpages-ja``: Japanese man-page paragraphs (about 120 characters).
+
+Each is cut to its first ``MAX_CHARS`` characters (the stored order is a
+seeded shuffle, so the cut is a deterministic sample).
 
 ``pytest benchmarks/test_bench_text_hashing.py`` times ``transform`` per
 corpus and analyzer (groups ``hashing <corpus> <analyzer>``).
-``python benchmarks/test_bench_text_hashing.py [repeats]`` prints the
-speed-ups measured side by side in one process: medians of interleaved
-repeats (sklearn, nbgpu, sklearn, ...), after checking the outputs are equal.
+``python benchmarks/test_bench_text_hashing.py [repeats] [corpus ...]``
+prints the speed-ups measured side by side in one process, after checking
+the outputs are equal: repeats are interleaved (sklearn, nbgpu, sklearn,
+...), and the table gives the median and the best time of each and the
+ratios of the medians and of the minima, with the load average before and
+after (the timings are only as good as the machine was quiet).
 """
 
 from __future__ import annotations
 
 import functools
-import gettext
-import glob
-import importlib
-import inspect
 import os
 import sys
 import time
-import warnings
 
+import corpora
 import numpy as np
 import pytest
 
@@ -36,77 +37,18 @@ CONFIGS = {
     "char24": {"analyzer": "char", "ngram_range": (2, 4)},
     "char_wb35": {"analyzer": "char_wb", "ngram_range": (3, 5)},
 }
+CORPORA = ("pydoc-en", "manpages-ru", "manpages-ja")
 MAX_CHARS = 4_000_000  # per corpus, so a run stays short
 
 
-def _docstrings(packages):
-    seen, docs = set(), []
-
-    def add(obj):
-        doc = getattr(obj, "__doc__", None)
-        if isinstance(doc, str) and len(doc) >= 40 and doc not in seen:
-            seen.add(doc)
-            docs.append(inspect.cleandoc(doc))
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for top in packages:
-            pkg = importlib.import_module(top)
-            names = [top] + [
-                m.name
-                for m in __import__("pkgutil").walk_packages(pkg.__path__, top + ".")
-                if not any(p.startswith("_") or p in ("tests", "testing") for p in m.name.split(".")[1:])
-            ]
-            for name in sorted(names):
-                try:
-                    mod = importlib.import_module(name)
-                except Exception:  # noqa: BLE001  (optional dependencies)
-                    continue
-                add(mod)
-                for attr, obj in sorted(vars(mod).items()):
-                    if attr.startswith("_") or not str(getattr(obj, "__module__", "")).startswith(top):
-                        continue
-                    add(obj)
-                    if inspect.isclass(obj):
-                        for mname, member in sorted(vars(obj).items()):
-                            if not mname.startswith("_"):
-                                add(member)
-    return docs
-
-
-def _catalog_messages(languages):
-    docs = []
-    for root in ("/usr/share/locale", "/usr/share/vim"):
-        for path in sorted(glob.glob(root + "/**/*.mo", recursive=True)):
-            if not any(p.split(".")[0] in languages for p in path.split(os.sep)):
-                continue
-            try:
-                with open(path, "rb") as fh:
-                    catalog = gettext.GNUTranslations(fh)._catalog
-            except Exception:  # noqa: BLE001  (malformed catalogs)
-                continue
-            docs.extend(v for k, v in catalog.items() if k and isinstance(v, str) and v)
-    return docs
-
-
-def _cap(docs):
-    ends = np.cumsum([len(d) for d in docs])
-    return docs[: int(np.searchsorted(ends, MAX_CHARS)) + 1]
-
-
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def corpus(name):
-    if name == "en":
-        docs = _docstrings(["numpy", "scipy", "sklearn"])
-    elif name == "ru":
-        docs = _catalog_messages({"ru", "uk"})
-    elif name == "ja":
-        docs = _catalog_messages({"ja", "zh_CN", "zh_TW"})
-    else:
-        raise KeyError(name)
-    if not docs:
-        pytest.skip(f"no text found for corpus {name!r} on this machine")
-    return _cap(docs)
+    try:
+        texts, _ = corpora.load(name)
+    except corpora.CorpusUnavailable as exc:
+        pytest.skip(f"corpus {name!r} cannot be built here: {exc}")
+    ends = np.cumsum([len(d) for d in texts])
+    return texts[: int(np.searchsorted(ends, MAX_CHARS)) + 1]
 
 
 def _vectorizers(config):
@@ -119,7 +61,7 @@ def _vectorizers(config):
 
 @pytest.mark.parametrize("impl", ["sklearn", "nbgpu"])
 @pytest.mark.parametrize("config", list(CONFIGS))
-@pytest.mark.parametrize("name", ["en", "ru", "ja"])
+@pytest.mark.parametrize("name", CORPORA)
 def test_hashing_transform(benchmark, name, config, impl):
     docs = corpus(name)
     vec = _vectorizers(config)[impl]
@@ -128,9 +70,17 @@ def test_hashing_transform(benchmark, name, config, impl):
     benchmark.pedantic(vec.transform, args=(docs,), rounds=3, iterations=1, warmup_rounds=1)
 
 
-def main(repeats=5):
-    print(f"{'corpus':6} {'config':10} {'docs':>7} {'chars':>9} {'sklearn s':>10} {'nbgpu s':>9} {'speed-up':>8}")
-    for name in ("en", "ru", "ja"):
+def _load():
+    return "/".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def main(repeats=5, names=CORPORA):
+    print(f"load average (1/5/15 min) before: {_load()}; {os.cpu_count()} CPUs; {repeats} interleaved repeats")
+    print(
+        f"{'corpus':12} {'config':10} {'docs':>6} {'chars':>8} {'sklearn med/min s':>18} "
+        f"{'nbgpu med/min s':>16} {'x median':>8} {'x min':>6}"
+    )
+    for name in names:
         docs = corpus(name)
         chars = sum(map(len, docs))
         for config in CONFIGS:
@@ -144,8 +94,14 @@ def main(repeats=5):
                     vec.transform(docs)
                     times[impl].append(time.perf_counter() - t0)
             ts, tn = np.median(times["sklearn"]), np.median(times["nbgpu"])
-            print(f"{name:6} {config:10} {len(docs):7d} {chars:9d} {ts:10.3f} {tn:9.3f} {ts / tn:7.2f}x", flush=True)
+            ms, mn = min(times["sklearn"]), min(times["nbgpu"])
+            print(
+                f"{name:12} {config:10} {len(docs):6d} {chars:8d} {ts:9.3f}/{ms:.3f} {tn:9.3f}/{mn:.3f}"
+                f" {ts / tn:7.2f}x {ms / mn:5.2f}x",
+                flush=True,
+            )
+    print(f"load average after: {_load()}")
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 5)
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 5, tuple(sys.argv[2:]) or CORPORA)

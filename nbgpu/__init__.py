@@ -2,7 +2,8 @@
 
 Every estimator takes numpy, cupy, torch and array-api-strict arrays, and
 scipy or cupyx sparse matrices, and returns results in the namespace and on
-the device of its input.
+the device of its input. ARCHITECTURE.md (top of the repository) maps the
+package's layers and the one module that owns each concept.
 """
 
 import numpy as _numpy

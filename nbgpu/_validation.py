@@ -25,6 +25,7 @@ from ._array.namespace import (
     to_namespace,
     to_numpy,
 )
+from ._array.numerics import float_warnings_off
 from ._array.sparse import sparse_canonical, sparse_values
 
 
@@ -116,18 +117,22 @@ def check_X(X, *, estimator, name="X", allow_nan=False, finite=True, sum_duplica
 
 
 def check_finite(X, *, estimator, name="X", allow_nan=False):
-    """Raise on infinity in ``X`` (dense or sparse), and on NaN unless ``allow_nan``."""
+    """Raise on infinity in ``X`` (dense or sparse), and on NaN unless ``allow_nan``.
+
+    The message starts as scikit-learn's does ("Input X contains NaN"), so
+    code that matches scikit-learn's errors keeps working.
+    """
     est = type(estimator).__name__
     values = sparse_values(X) if is_sparse(X) else X
     vxp = get_namespace(values)
     if allow_nan:
         if bool(vxp.any(vxp.isinf(values))):
-            msg = f"Input `{name}` contains infinity; {est} needs finite values or NaN for missing ones."
+            msg = f"Input {name} contains infinity: {est} needs finite values in `{name}`, or NaN for missing ones."
             raise ValueError(msg)
     elif not bool(vxp.all(vxp.isfinite(values))):
         what = "NaN" if bool(vxp.any(vxp.isnan(values))) else "infinity"
         hint = " (pass missing='ignore' to treat NaN as missing)" if hasattr(estimator, "missing") else ""
-        msg = f"Input `{name}` contains {what}; {est} needs finite values{hint}."
+        msg = f"Input {name} contains {what}: {est} needs finite values in `{name}`{hint}."
         raise ValueError(msg)
 
 
@@ -147,20 +152,24 @@ def _values_min(X):
     return float(low)
 
 
-def check_non_negative(X, *, estimator, name="X"):
-    """Raise when ``X`` holds a negative value (counts are expected)."""
+def check_non_negative(X, *, estimator, name="X", what="counts or frequencies"):
+    """Raise when ``X`` holds a negative value (``what`` is expected).
+
+    The message starts with scikit-learn's ("Negative values in data passed
+    to MultinomialNB (input X)").
+    """
     low = _values_min(X)
     if low < 0:
         msg = (
-            f"Negative values in data passed to {type(estimator).__name__}: "
-            f"`{name}` must hold counts or frequencies >= 0; saw a minimum of {low:g}."
+            f"Negative values in data passed to {type(estimator).__name__} (input {name}): "
+            f"`{name}` must hold {what} >= 0; saw a minimum of {low:g}."
         )
         raise ValueError(msg)
 
 
 def check_categories(X, *, estimator, name="X"):
     """Raise unless ``X`` holds non-negative whole numbers (category codes)."""
-    check_non_negative(X, estimator=estimator, name=name)
+    check_non_negative(X, estimator=estimator, name=name, what="category codes")
     values = sparse_values(X) if is_sparse(X) else X
     vxp = get_namespace(values)
     # floor(v) < v exactly where v has a fractional part; NaN (missing) compares False.
@@ -186,6 +195,60 @@ def check_n_features(estimator, n_features, *, reset):
         raise ValueError(msg)
 
 
+def _float_arrays(stats, skip=()):
+    """The floating-point arrays of a (nested) statistics structure, but
+    those under the dict keys ``skip``."""
+    if isinstance(stats, dict):
+        stats = [value for key, value in stats.items() if key not in skip]
+    if isinstance(stats, (list, tuple, type({}.values()))):
+        for item in stats:
+            yield from _float_arrays(item, skip)
+    elif is_array(stats):
+        xp = get_namespace(stats)
+        if xp.isdtype(stats.dtype, "real floating"):
+            yield stats, xp
+
+
+def _largest_magnitude(values):
+    values = sparse_values(values) if is_sparse(values) else values
+    if not values.size:
+        return 0.0
+    xp = get_namespace(values)
+    magnitude = xp.abs(values)
+    return float(xp.max(xp.where(xp.isnan(magnitude), xp.zeros_like(magnitude), magnitude)))
+
+
+def check_statistics_finite(stats, *, estimator, X, sample_weight=None):
+    """Raise unless the statistics a fit gathered from ``X`` (and
+    ``sample_weight``) are finite, and so are their totals.
+
+    Finite but extreme values (``|x|`` near 1e300, weights near 1e308)
+    overflow float64 in the sums of a fit: such a model would predict NaN,
+    and a model file would not take it back. Every float array must have a
+    finite sum, so its entries and their totals (the count a prior divides
+    by, the sum a multinomial normalises by) are finite. One reduction per
+    array, over the k × d statistics.
+    """
+    with float_warnings_off():  # an overflowing total is what is looked for
+        # A NaN or infinity among the entries, or a total that overflows,
+        # makes the sum non-finite: one pass per array, no temporary, and one
+        # synchronisation for all of them. Raw data a model keeps (its
+        # ``_raw_statistics``, NaN marking missing values) is not a sum.
+        flags = [xp.isfinite(xp.sum(a)) for a, xp in _float_arrays(stats, getattr(estimator, "_raw_statistics", ()))]
+        if not flags or bool(get_namespace(flags[0]).all(get_namespace(flags[0]).stack(flags))):
+            return
+    seen = f"`X` holds values up to {_largest_magnitude(X):.3g} in magnitude"
+    scale = "rescale `X` (e.g. with sklearn.preprocessing.StandardScaler or MaxAbsScaler)"
+    if sample_weight is not None:
+        seen += f" and `sample_weight` weights up to {_largest_magnitude(sample_weight):.3g}"
+        scale += " or scale `sample_weight` down (only the weights' ratios matter)"
+    msg = (
+        f"{type(estimator).__name__} cannot be fitted on this data: its statistics (sums over the "
+        f"rows) overflow float64, so its predictions would not be numbers. {seen}; {scale}."
+    )
+    raise ValueError(msg)
+
+
 # --------------------------------------------------------------------------- #
 # Labels
 # --------------------------------------------------------------------------- #
@@ -203,6 +266,7 @@ def check_y(y, n_samples):
         raise ValueError(msg)
     if not is_array(y):
         y = np.asarray(y)
+    check_label_types(y, "y")
     shape = tuple(y.shape)
     if len(shape) == 2 and shape[1] == 1:
         warnings.warn(
@@ -217,7 +281,10 @@ def check_y(y, n_samples):
         msg = f"`y` must be 1-D with one label per row of X; got shape {shape}."
         raise ValueError(msg)
     if y.shape[0] != n_samples:
-        msg = f"`y` has {y.shape[0]} labels but `X` has {n_samples} rows; they must match."
+        msg = (
+            f"Found input variables with inconsistent numbers of samples: [{n_samples}, {y.shape[0]}]; "
+            f"`y` has {y.shape[0]} labels but `X` has {n_samples} rows; they must match."
+        )
         raise ValueError(msg)
     if is_host_array(y):
         if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
@@ -241,6 +308,36 @@ def check_y(y, n_samples):
     return y
 
 
+def _label_kind(kind):
+    """"string", "number", "None" or the type's name, for a label's type."""
+    if issubclass(kind, str):
+        return "string"
+    if kind is type(None):
+        return "None"
+    if issubclass(kind, numbers.Number):
+        return "number"
+    return kind.__name__
+
+
+def check_label_types(labels, name):
+    """Raise unless the labels of an object array are all strings or all
+    numbers (they must sort: the classes are kept sorted)."""
+    if not isinstance(labels, np.ndarray) or labels.dtype != object:
+        return
+    values = labels.ravel().tolist()
+    # One pass in C over the labels' types; the kinds are few.
+    kinds = {_label_kind(kind) for kind in set(map(type, values))}
+    if len(kinds) <= 1 and kinds <= {"string", "number"}:
+        return
+    # The error path looks at values: a missing label (pandas' NaN) is named.
+    kinds = {"NaN" if isinstance(v, float) and v != v else _label_kind(type(v)) for v in values}
+    seen = ", ".join(sorted(kinds))
+    mix = "Mix of label input types (string and number): " if {"string", "number"} <= kinds else ""
+    missing = " (None and NaN are not labels)" if kinds & {"None", "NaN"} else ""
+    msg = f"{mix}`{name}` holds labels of the kinds {seen}; labels must be all strings or all numbers{missing}."
+    raise ValueError(msg)
+
+
 def _small_codes_bound(*arrays):
     """``1 + max`` when every array is a numpy integer array of values in
     ``[0, 4 n]`` (``n`` the largest size, at least 1024), else None.
@@ -260,12 +357,17 @@ def _small_codes_bound(*arrays):
     return top + 1 if top < limit else None
 
 
-def unique_labels(y):
-    """Sorted distinct labels of ``y`` in its namespace."""
+def unique_labels(y, name="y"):
+    """Sorted distinct labels of ``y`` (the argument ``name``) in its namespace."""
     if _small_codes_bound(y) is not None:
         return np.flatnonzero(np.bincount(y)).astype(y.dtype)
     if is_host_array(y):
-        return np.unique(y)
+        check_label_types(y, name)
+        try:
+            return np.unique(y)
+        except TypeError as exc:  # labels that do not sort against each other
+            msg = f"`{name}` holds labels that cannot be sorted against each other: {exc}"
+            raise ValueError(msg) from exc
     xp = get_namespace(y)
     return xp.unique_values(y)
 
@@ -277,7 +379,7 @@ def check_classes(classes):
     if len(classes.shape) != 1 or classes.shape[0] < 1:
         msg = f"`classes` must be a non-empty 1-D array of labels; got shape {tuple(classes.shape)}."
         raise ValueError(msg)
-    uniq = unique_labels(classes)
+    uniq = unique_labels(classes, "classes")
     if uniq.shape[0] != classes.shape[0]:
         msg = f"`classes` must not repeat a label; got {classes.shape[0]} entries but {uniq.shape[0]} distinct labels."
         raise ValueError(msg)
@@ -286,13 +388,29 @@ def check_classes(classes):
 
 def check_classes_unchanged(classes, fitted):
     """Raise unless ``classes`` (a later ``partial_fit`` argument) equals the fitted ``classes_``."""
-    given = to_numpy(check_classes(classes))
-    if not np.array_equal(given, to_numpy(fitted)):
+    try:
+        same, why = np.array_equal(to_numpy(check_classes(classes)), to_numpy(fitted)), ""
+    except ValueError as exc:  # e.g. a repeated label: not the classes of the model either
+        same, why = False, f" ({exc})"
+    if not same:
+        shown = (to_numpy(classes) if is_array(classes) else np.asarray(classes)).tolist()
+        # scikit-learn's words ("on last call"): the classes never change after the first.
         msg = (
-            f"`classes={given.tolist()}` is not the same as on the "
-            f"first call to partial_fit, was: {to_numpy(fitted).tolist()}."
+            f"`classes={shown}` is not the same as on last call to partial_fit, "
+            f"was: {to_numpy(fitted).tolist()} (fixed by the first call){why}."
         )
         raise ValueError(msg)
+
+
+def _raise_unknown_labels(unknown, classes):
+    # Led by scikit-learn's words ("The target label(s) ... in y do not exist
+    # in the initial classes"); the lists are cut short for huge label sets.
+    msg = (
+        "The target label(s) in y do not exist in the initial classes: "
+        f"`y` contains label(s) {unknown[:10].tolist()} that are not in the classes "
+        f"{classes.tolist()[:20]} fixed by the first call to partial_fit (or by `classes`)."
+    )
+    raise ValueError(msg)
 
 
 def encode_labels(y, classes, *, xp, device):
@@ -323,13 +441,7 @@ def encode_labels(y, classes, *, xp, device):
             clipped = np.minimum(codes, ch.shape[0] - 1)
             bad = ch[clipped] != yh
         if np.any(bad):
-            unknown = np.unique(yh[bad])
-            msg = (
-                f"`y` contains label(s) {unknown[:10].tolist()} that are not in "
-                f"the classes {ch.tolist()[:20]} fixed by the first call to "
-                "partial_fit (or by `classes`)."
-            )
-            raise ValueError(msg)
+            _raise_unknown_labels(np.unique(yh[bad]), ch)
         return xp.asarray(clipped.astype(np.int64, copy=False), device=device)
     yxp = get_namespace(y)
     classes = yxp.asarray(classes, device=get_device(y)) if get_namespace(classes) is not yxp else classes
@@ -337,9 +449,7 @@ def encode_labels(y, classes, *, xp, device):
     clipped = yxp.clip(codes, 0, classes.shape[0] - 1) if hasattr(yxp, "clip") else yxp.where(codes >= classes.shape[0], classes.shape[0] - 1, codes)
     bad = yxp.take(classes, clipped) != y
     if bool(yxp.any(bad)):
-        unknown = np.unique(to_numpy(y)[to_numpy(bad)])
-        msg = f"`y` contains label(s) {unknown[:10].tolist()} that are not in the classes {to_numpy(classes).tolist()[:20]}."
-        raise ValueError(msg)
+        _raise_unknown_labels(np.unique(to_numpy(y)[to_numpy(bad)]), to_numpy(classes))
     codes = yxp.astype(clipped, yxp.int64)
     if yxp is xp:
         return codes
@@ -385,14 +495,21 @@ def check_prior(prior, n_classes, *, name):
     if prior is None:
         return None
     p = np.asarray(to_numpy(prior) if is_array(prior) else prior, dtype=np.float64)
+    # Each message is led by scikit-learn's words for the same error.
     if p.ndim != 1 or p.shape[0] != n_classes:
-        msg = f"`{name}` must have one probability per class ({n_classes}); got shape {p.shape}."
+        msg = (
+            "Number of priors must match number of classes: "
+            f"`{name}` must have one probability per class ({n_classes}); got shape {p.shape}."
+        )
         raise ValueError(msg)
-    if not np.all(np.isfinite(p)) or np.any(p < 0):
+    if not np.all(np.isfinite(p)):
         msg = f"`{name}` must hold non-negative finite probabilities; got {p.tolist()}."
         raise ValueError(msg)
+    if np.any(p < 0):
+        msg = f"Priors must be non-negative: `{name}` must hold non-negative finite probabilities; got {p.tolist()}."
+        raise ValueError(msg)
     if not np.isclose(p.sum(), 1.0):
-        msg = f"`{name}` must sum to 1; its values {p.tolist()} sum to {p.sum():.6g}."
+        msg = f"The sum of the priors should be 1: `{name}` must sum to 1; its values {p.tolist()} sum to {p.sum():.6g}."
         raise ValueError(msg)
     return p
 
@@ -411,7 +528,8 @@ def check_alpha(alpha, n_features, *, force_alpha, warn=True):
         msg = f"`alpha` must be a scalar or have one value per feature ({n_features}); got shape {a.shape}."
         raise ValueError(msg)
     if not np.all(np.isfinite(a)) or np.any(a < 0):
-        msg = f"`alpha` must be finite and >= 0; saw a minimum of {np.min(a):g}."
+        # scikit-learn's words lead (it too accepts 0, see force_alpha).
+        msg = f"All values in alpha must be greater than 0 (or 0 itself): `alpha` must be finite and >= 0; saw a minimum of {np.min(a):g}."
         raise ValueError(msg)
     if np.min(a) < ALPHA_LOWER_BOUND and not force_alpha:
         if warn:

@@ -107,7 +107,7 @@ def test_in_select_k_best():
 
 def test_bad_input():
     X = np.array([[1.0, -2.0], [3.0, 0.0]])
-    with pytest.raises(ValueError, match=r"chi2: `X` must hold counts.*minimum of -2"):
+    with pytest.raises(ValueError, match=r"Negative values in data passed to chi2.*`X` must hold counts.*minimum of -2"):
         nbgpu.chi2(X, [0, 1])
     with pytest.raises(ValueError, match="`y` has 3 labels but `X` has 2 rows"):
         nbgpu.chi2(np.abs(X), [0, 1, 1])

@@ -119,9 +119,13 @@ def test_bytes_input_and_decode_errors():
         HashingVectorizer().transform(docs)
 
 
-def test_nul_characters_and_callable_strip_accents():
-    docs = ["a\x00b ab\x00cd", "ΑΣ\x00ΣΑ", "plain"]
-    for params in [{}, {"ngram_range": (1, 2)}, {"strip_accents": str.upper}, {"analyzer": "char"}]:
+@pytest.mark.parametrize("separators", ["\x00", "\x00\x01\x03", "".join(_pipeline._SEPARATORS)])
+def test_control_characters_and_callable_strip_accents(separators):
+    # the word analyzers join a chunk's documents with a control character
+    # that none contains, or tokenize them one by one when all occur
+    docs = [f"a{c}b ab{c}cd ΑΣ{c}ΣΑ" for c in separators] + ["plain", "ΣΑΣ"]
+    analyzers = [{"analyzer": "char"}, {"analyzer": "char_wb"}]
+    for params in [{}, {"ngram_range": (1, 2)}, {"strip_accents": str.upper}, *analyzers]:
         assert_same(*both(params, docs))
 
 
@@ -202,6 +206,13 @@ def test_murmurhash_matches_sklearn():
     index, negative = hash_to_index(h, 12345, xp=np)
     np.testing.assert_array_equal(index, np.abs(signed) % 12345)
     np.testing.assert_array_equal(negative, signed < 0)
+    # strings of one length, given as an int (character n-grams of ASCII text)
+    for length in range(13):
+        same = [s[:length] for s in strings if len(s) >= length][:50]
+        starts = np.arange(len(same), dtype=np.int64) * length
+        buf = np.frombuffer(b"".join(same), dtype=np.uint8)
+        h = murmurhash3_32(byte_words(buf, xp=np), starts, length, xp=np)
+        np.testing.assert_array_equal(h.view(np.int32), [reference_murmur(s, 0) for s in same])
     # the one hash whose absolute value does not fit int32
     index, negative = hash_to_index(np.array([2**31], dtype=np.uint32), 1000, xp=np)
     assert index[0] == (2147483647 - 999) % 1000 and negative[0]

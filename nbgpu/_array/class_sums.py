@@ -127,7 +127,8 @@ def add_class_sums_into(out, X, codes, weights, *, xp):
     nonzeros than ``out`` has entries is one sparse product ``Yᵀ·X`` (its
     result holds only the (class, column) pairs the batch touches) added
     into ``out`` at those entries: the work follows the batch, not k × d.
-    Otherwise the dense sums are added in place (no k × d copy).
+    Otherwise the dense sums are added in place (no k × d copy). Sums that
+    would overflow are not written (False is returned).
     """
     if not (
         on_host(xp)
@@ -145,9 +146,17 @@ def add_class_sums_into(out, X, codes, weights, *, xp):
         sums = (Y.T.tocsr() @ X.astype(np.float64, copy=False)).tocsr()  # float64: exact counts
         rows = np.repeat(np.arange(n_classes, dtype=np.int64), np.diff(sums.indptr))
         flat = out.reshape(-1)
-        flat[rows * out.shape[1] + sums.indices] += sums.data  # no repeated (class, column) pair
+        where = rows * out.shape[1] + sums.indices  # no repeated (class, column) pair
+        new = flat[where] + sums.data
+        if not np.all(np.isfinite(new)):
+            return False  # overflow: nothing written, the caller's checks say so
+        flat[where] = new
         return True
-    out += class_sums(X, codes, weights, n_classes, xp=xp, dtype=np.float64)
+    batch = class_sums(X, codes, weights, n_classes, xp=xp, dtype=np.float64)
+    # Counts are >= 0: the largest sum is at most the two largest entries'.
+    if not np.isfinite(float(np.max(out)) + float(np.max(batch))):
+        return False
+    out += batch
     return True
 
 

@@ -100,6 +100,27 @@ _BLAS_USERS = 0  # threads inside blas_single_thread() now
 _BLAS_LIMITER = None
 
 
+def _as_blas_controller(action):
+    """``action()`` (set or restore a BLAS limit) from the calling thread.
+
+    Recent threadpoolctl (3.8) lets only one thread change a pthreads
+    OpenBLAS, the first that set a limit and did not give control back, and
+    silently ignores the others; here the thread that sets the limit is
+    often not the one that restores it. So control is taken for the one call
+    and given back after it (callers hold ``_BLAS_LOCK``).
+    """
+    from threadpoolctl import OpenBLASController  # a dependency of scikit-learn
+
+    release = getattr(OpenBLASController, "clear_controlling_thread", None)  # older threadpoolctl: none
+    if release is not None:
+        release(force=True)
+    try:
+        return action()
+    finally:
+        if release is not None:
+            release(force=True)
+
+
 @contextlib.contextmanager
 def blas_single_thread():
     """A context in which BLAS (OpenBLAS, MKL, ...) runs on one thread.
@@ -116,7 +137,7 @@ def blas_single_thread():
                 from threadpoolctl import ThreadpoolController  # a dependency of scikit-learn
 
                 _BLAS = ThreadpoolController()
-            _BLAS_LIMITER = _BLAS.limit(limits=1, user_api="blas")
+            _BLAS_LIMITER = _as_blas_controller(lambda: _BLAS.limit(limits=1, user_api="blas"))
         _BLAS_USERS += 1
     try:
         yield
@@ -124,5 +145,5 @@ def blas_single_thread():
         with _BLAS_LOCK:
             _BLAS_USERS -= 1
             if _BLAS_USERS == 0:
-                _BLAS_LIMITER.restore_original_limits()
+                _as_blas_controller(_BLAS_LIMITER.restore_original_limits)
                 _BLAS_LIMITER = None

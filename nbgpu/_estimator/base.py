@@ -42,6 +42,7 @@ from .._validation import (
     check_n_features,
     check_prior,
     check_sample_weight,
+    check_statistics_finite,
     check_X,
     check_y,
     encode_labels,
@@ -324,6 +325,7 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
             stats = batch if previous is None else self._merge(previous, batch, xp=xp)
         else:
             stats = self._accumulate_onto(previous, Xt, codes, weights, n_classes, xp=xp, dtype=acc)
+        check_statistics_finite(stats, estimator=self, X=X, sample_weight=weights)
         if not commit:
             return stats
         if not reset:

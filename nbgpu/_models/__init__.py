@@ -27,3 +27,17 @@ MODELS = {
         PoissonNB,
     )
 }
+
+__all__ = [
+    "MODELS",
+    "BernoulliNB",
+    "CategoricalNB",
+    "ColumnwiseNB",
+    "ComplementNB",
+    "GaussianNB",
+    "KernelDensityNB",
+    "MultinomialNB",
+    "NormalBayesClassifier",
+    "PoissonNB",
+    "SemiSupervisedNB",  # a meta-estimator over the models: not in MODELS (no model file of its own)
+]

@@ -156,6 +156,21 @@ class CategoricalNB(_DiscreteNB):
         Minimum number of categories per feature.
     {shared_parameters}
 
+    Notes
+    -----
+    The model keeps a table of counts with one column per category of every
+    feature, ``n_classes × Σ n_categories_`` float64 numbers, and
+    ``n_categories_[j]`` is one more than the largest code seen in feature
+    ``j``: its memory follows the largest category code, not the number of
+    categories seen. A fit whose table would exceed
+    ``CategoricalNB.max_category_table_bytes`` (256 MiB: for instance 10
+    classes × 3.3 million categories in all) raises a ValueError naming the
+    code (or ``min_categories``) that asks for it; fitting holds about ten
+    such tables at its peak. Encode categories as 0, 1, ..., n - 1 (for
+    instance with :class:`sklearn.preprocessing.OrdinalEncoder`) so the
+    table follows the categories seen; set the class attribute higher for a
+    model that really has that many categories.
+
     Attributes
     ----------
     category_count_ : list of arrays of shape (n_classes, n_categories_[i])
@@ -193,6 +208,11 @@ class CategoricalNB(_DiscreteNB):
     }
     _class_axis_statistics = ("class_count", "counts")  # n_categories is per feature
     _product_operands = ("_table_", "_delta_")
+
+    # The largest table of counts a fit may build (see Notes); a class
+    # attribute, read at every fit, not a parameter of the model.
+    max_category_table_bytes = 256 * 2**20
+
     _sklearn_counterpart = (
         "CategoricalNB",
         ("class_count_", "class_log_prior_", "category_count_", "feature_log_prob_", "n_categories_"),
@@ -230,7 +250,9 @@ class CategoricalNB(_DiscreteNB):
             msg = f"`min_categories` must hold integers; got dtype {m.dtype}."
             raise ValueError(msg)
         if m.ndim == 1 and m.shape != (n_features,) or m.ndim > 1:
+            # Led by scikit-learn's words for the same error.
             msg = (
+                f"'min_categories' should have shape ({n_features},) when an array-like is provided: "
                 f"`min_categories` must be an int or have shape ({n_features},), "
                 f"one value per feature; got shape {m.shape}."
             )
@@ -255,9 +277,11 @@ class CategoricalNB(_DiscreteNB):
             top = sparse_column_max(X, seen)
         else:
             top = xp.max(X if seen is None else xp.where(seen[:, None], X, xp.zeros_like(X)), axis=0)
-        n_cat = np.maximum(to_numpy(top).astype(np.int64) + 1, self._min_categories(n_features))
+        seen = to_numpy(top).astype(np.int64) + 1
+        n_cat = np.maximum(seen, self._min_categories(n_features))
         if previous is not None:
             n_cat = np.maximum(n_cat, to_numpy(previous["n_categories"]))
+        self._check_table_size(n_cat, seen, n_classes)
         count = class_totals(codes, weights, n_classes, dtype=dtype, xp=xp)
         counts = category_counts(X, codes, weights, _offsets(n_cat), n_classes, xp=xp, dtype=dtype)
         if miss is not None:
@@ -266,6 +290,27 @@ class CategoricalNB(_DiscreteNB):
             first = xp.asarray(np.arange(off[-1]) == off[_column_feature(n_cat)], dtype=dtype, device=counts.device)
             counts = counts - _spread(missing, n_cat, xp=xp) * first
         return {"class_count": count, "counts": counts, "n_categories": n_cat}
+
+    def _check_table_size(self, n_cat, seen, n_classes):
+        """Raise, before anything is allocated, when the table of counts
+        would exceed ``max_category_table_bytes``."""
+        limit = type(self).max_category_table_bytes
+        size = 8 * n_classes * int(n_cat.sum())
+        if size <= limit:
+            return
+        j = int(np.argmax(n_cat))
+        if n_cat[j] > seen[j]:
+            cause = f"`min_categories` asks for {n_cat[j]} categories in feature {j}"
+        else:
+            cause = f"`X` holds the category code {seen[j] - 1} in feature {j}"
+        msg = (
+            f"CategoricalNB would keep a table of {n_classes} classes × {int(n_cat.sum())} categories "
+            f"({size / 2**20:.0f} MiB of counts; a fit needs several times that), above its limit of "
+            f"{limit / 2**20:.0f} MiB (CategoricalNB.max_category_table_bytes): {cause}. Its memory "
+            "follows the largest category code: encode the categories as 0, 1, ..., n - 1 "
+            "(e.g. with sklearn.preprocessing.OrdinalEncoder) or lower `min_categories`."
+        )
+        raise ValueError(msg)
 
     def _merge(self, a, b, *, xp):
         # The category numbers are host metadata, even where a fitted model

@@ -135,6 +135,9 @@ class KernelDensityNB(_BaseNB):
     array([0, 1, 0])
     """
 
+    # The training points themselves (NaN marks a missing value), not sums.
+    _raw_statistics = ("points",)
+
     _parameter_constraints: dict = {
         **_BaseNB._parameter_constraints,
         "bandwidth": [Interval(Real, 0, None, closed="neither"), StrOptions({"scott", "silverman"})],

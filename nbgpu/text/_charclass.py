@@ -14,9 +14,8 @@ import threading
 import numpy as np
 
 from ._array import to_numpy
-from ._utf8 import char_lengths, decode_at
 
-__all__ = ["SPACE", "WORD", "byte_flags", "code_point_flags"]
+__all__ = ["SPACE", "WORD", "code_point_flags"]
 
 WORD = 0x01  # matches re's Unicode ``\w``
 SPACE = 0x02  # matches re's Unicode ``\s`` (the same set as ``str.isspace``)
@@ -63,21 +62,3 @@ def code_point_flags(code_points, *, xp):
         _classify(new)
         flags = xp.take(_table(xp), code_points)
     return flags & (_KNOWN - 1)
-
-
-def byte_flags(buf, *, xp, ascii=False):
-    """Flags of every byte of UTF-8 ``buf``: each byte gets its character's flags."""
-    if ascii:
-        return code_point_flags(buf, xp=xp)
-    flags = code_point_flags(xp.where(buf < 0x80, buf, 0), xp=xp)
-    leads = xp.nonzero(buf >= 0xC0)[0]
-    if leads.shape[0] == 0:
-        return flags
-    f = code_point_flags(decode_at(buf, leads, xp=xp), xp=xp)
-    size = char_lengths(xp.take(buf, leads), xp=xp)
-    flags[leads] = f
-    flags[leads + 1] = f
-    for k in (2, 3):
-        longer = xp.nonzero(size > k)[0]
-        flags[xp.take(leads, longer) + k] = xp.take(f, longer)
-    return flags

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 __all__ = [
     "char_spans",
-    "char_wb_spans",
+    "char_to_byte_spans",
     "join_spans",
     "runs",
     "word_ngram_spans",
@@ -25,7 +25,16 @@ def runs(mask, *, xp):
     return change[0::2], change[1::2]
 
 
-def _to_bytes(starts, ends, offsets, *, xp):
+def char_to_byte_spans(starts, ends, offsets, *, xp):
+    """``(byte_start, byte_length)`` of the character ranges ``[starts, ends)``.
+
+    ``ends`` may be ``starts + k`` given as the Python int ``k``; with
+    ``offsets`` None the length is then the int ``k`` too.
+    """
+    if isinstance(ends, int):
+        if offsets is None:
+            return starts, ends
+        ends = starts + ends
     if offsets is None:
         return starts, ends - starts
     b0 = xp.take(offsets, starts)
@@ -64,13 +73,14 @@ def char_spans(seg_starts, seg_ends, seg_rows, n, ngram_range, offsets, *, xp, w
         p = xp.nonzero(ok)[0]
         if p.shape[0] == 0:
             continue
-        start, length = _to_bytes(p, p + k, offsets, xp=xp)
+        start, length = char_to_byte_spans(p, k, offsets, xp=xp)
         out.append((start, length, xp.take(rows, p)))
     if whole:
-        small = xp.nonzero((seg_ends - seg_starts) <= max_n)[0]
+        size = seg_ends - seg_starts
+        small = xp.nonzero((size <= max_n) & (size > 0))[0]  # an empty segment holds nothing
         if small.shape[0]:
             s, e = xp.take(seg_starts, small), xp.take(seg_ends, small)
-            start, length = _to_bytes(s, e, offsets, xp=xp)
+            start, length = char_to_byte_spans(s, e, offsets, xp=xp)
             out.append((start, length, xp.take(seg_rows, small)))
     return out
 

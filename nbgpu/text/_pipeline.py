@@ -18,11 +18,11 @@ import numpy as np
 from sklearn.feature_extraction.text import strip_accents_ascii
 
 from ._array import parallel_map
-from ._charclass import WORD, byte_flags
+from ._charclass import WORD, code_point_flags
 from ._murmurhash import byte_words, hash_to_index, murmurhash3_32
-from ._ngrams import char_spans, join_spans, runs, word_ngram_spans
-from ._rows import sum_duplicates
-from ._utf8 import char_lengths, decode_utf8
+from ._ngrams import char_spans, char_to_byte_spans, join_spans, runs, word_ngram_spans
+from ._rows import cell_keys, sum_cells
+from ._utf8 import code_points, utf8_offsets
 
 __all__ = ["Plan", "hash_documents"]
 
@@ -30,7 +30,7 @@ __all__ = ["Plan", "hash_documents"]
 _WHITE_SPACES = re.compile(r"\s\s+")
 # Characters per chunk for one n-gram size (char analyzers) or for word analyzers.
 CHUNK_CHARS_CHAR = 1 << 18
-CHUNK_CHARS_WORD = 1 << 20
+CHUNK_CHARS_WORD = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -70,10 +70,16 @@ def _strip_accents_unicode(doc):
     return unicodedata.normalize("NFKD", doc).translate(_DROP_COMBINING)
 
 
+def _decoded(docs, plan):
+    """The documents as ``str`` (``bytes`` decoded as scikit-learn does)."""
+    if not plan.has_bytes:
+        return docs
+    return [d.decode(plan.encoding, plan.decode_error) if isinstance(d, bytes) else d for d in docs]
+
+
 def _prepare(docs, plan):
     """The preprocessed strings of a chunk (scikit-learn's decode and preprocessor)."""
-    if plan.has_bytes:
-        docs = [d.decode(plan.encoding, plan.decode_error) if isinstance(d, bytes) else d for d in docs]
+    docs = _decoded(docs, plan)
     if plan.lowercase:
         docs = [d.lower() for d in docs]
     strip = plan.strip_accents
@@ -87,29 +93,44 @@ def _prepare(docs, plan):
 
 
 def _encoded(text, xp):
-    """``(buf, code_points, offsets)`` of a string; offsets None when ASCII."""
+    """``(buf, code_points, offsets)`` of a string; offsets None when ASCII.
+
+    ``buf`` is the UTF-8 bytes (uint8), ``code_points`` uint32 (the bytes
+    themselves when ASCII) and ``offsets`` the byte offset of every character
+    and of the end.
+    """
     raw = text.encode("utf-8")
     buf = xp.asarray(np.frombuffer(raw, dtype=np.uint8))
-    if text.isascii():
+    if len(raw) == len(text):
         return buf, buf, None
-    cps, offsets = decode_utf8(buf, xp=xp)
-    return buf, cps, offsets
+    cps = code_points(text, xp=xp)
+    return buf, cps, utf8_offsets(cps, xp=xp)
 
 
-def _joined_word_text(docs, plan):
-    """The preprocessed documents joined by "\\x00" in one string, or None.
+# Separators of the documents of a chunk joined in one string: control characters
+# (neither word characters nor whitespace, nor cased, nor case-ignorable; NFKD starters).
+_SEPARATORS = "\x00\x01\x02\x03\x04\x05\x06\x07\x08"
+
+
+def _joined_text(docs, plan, pad=""):
+    """``(text, separator)``: the preprocessed documents in one string, or None.
 
     One ``lower`` (and accent stripping) of the joined text equals the
     per-document ones: they act on each character alone, except the final
     sigma rule of ``lower``, which looks across case-ignorable characters
-    only, and "\\x00" is neither cased nor case-ignorable; NFKD reorders
-    combining marks only, and "\\x00" is a starter.  None when a document
-    contains "\\x00" or accents are stripped by a callable.
+    only, and a control character is neither cased nor case-ignorable; NFKD
+    reorders combining marks only, and a control character is a starter.
+    The separator is the first of ``_SEPARATORS`` that no document contains,
+    with ``pad`` on both sides.  None when every one occurs, or accents are
+    stripped by a callable.
     """
     if callable(plan.strip_accents):
         return None
-    text = "\x00".join(docs)
-    if text.count("\x00") != len(docs) - 1:
+    for separator in _SEPARATORS:
+        text = (pad + separator + pad).join(docs)
+        if text.count(separator) == len(docs) - 1:
+            break
+    else:
         return None
     if plan.lowercase:
         text = text.lower()
@@ -117,36 +138,35 @@ def _joined_word_text(docs, plan):
         text = strip_accents_ascii(text)
     elif plan.strip_accents == "unicode":
         text = _strip_accents_unicode(text)
-    return text
+    return text, separator
 
 
 def _spans_word(docs, plan, xp):
-    # Tokens are runs of word bytes (every byte of a character carries the
-    # character's class), so tokens come out as byte spans directly.
-    if plan.has_bytes:
-        docs = [d.decode(plan.encoding, plan.decode_error) if isinstance(d, bytes) else d for d in docs]
-    text = _joined_word_text(docs, plan)
-    if text is not None:
-        raw = text.encode("utf-8")
-        buf = xp.asarray(np.frombuffer(raw, dtype=np.uint8))
-        doc_starts = xp.concat([xp.zeros(1, dtype=xp.int64), xp.astype(xp.nonzero(buf == 0)[0], xp.int64) + 1])
-    else:
-        encoded = [d.encode("utf-8") for d in _prepare(docs, plan)]
-        raw = b"\n".join(encoded)  # "\n" is no word character: tokens never cross it
-        lens = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)) + 1
+    docs = _decoded(docs, plan)
+    joined = _joined_text(docs, plan)
+    if joined is None:
+        docs = _prepare(docs, plan)
+        text = "\n".join(docs)  # "\n" is no word character: tokens never cross it
+        lens = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs)) + 1
         doc_starts = xp.asarray(np.cumsum(lens) - lens)
-        buf = xp.asarray(np.frombuffer(raw, dtype=np.uint8))
-    ascii = raw.isascii()
+    else:
+        text, separator = joined
+    # Tokens are found on code points (one per character) and then
+    # turned into spans of the UTF-8 bytes, which are hashed.
+    buf, cps, offsets = _encoded(text, xp)
+    if joined is not None:
+        doc_starts = xp.nonzero(cps == ord(separator))[0]
+        doc_starts = xp.concat([xp.zeros(1, dtype=xp.int64), xp.astype(doc_starts, xp.int64) + 1])
     words = byte_words(buf, xp=xp)
-    is_word = (byte_flags(buf, xp=xp, ascii=ascii) & WORD) != 0
+    is_word = (code_point_flags(cps, xp=xp) & WORD) != 0
     starts, ends = runs(is_word, xp=xp)
     starts = xp.astype(starts, xp.int64)
-    lengths = xp.astype(ends, xp.int64) - starts
+    ends = xp.astype(ends, xp.int64)
     if plan.min_token_chars > 1:  # a run of one character is no token
-        first = 1 if ascii else char_lengths(xp.take(buf, starts), xp=xp)
-        keep = xp.nonzero(lengths > first)[0]
-        starts, lengths = xp.take(starts, keep), xp.take(lengths, keep)
+        keep = xp.nonzero((ends - starts) >= plan.min_token_chars)[0]
+        starts, ends = xp.take(starts, keep), xp.take(ends, keep)
     rows = xp.searchsorted(doc_starts, starts, side="right") - 1
+    starts, lengths = char_to_byte_spans(starts, ends, offsets, xp=xp)
     min_n, max_n = plan.ngram_range
     hashes = None
     if plan.stop_words is not None or min_n == 1:
@@ -166,43 +186,70 @@ def _spans_word(docs, plan, xp):
 
 
 def _spans_char(docs, plan, xp):
-    docs = _prepare(docs, plan)
-    docs = [_WHITE_SPACES.sub(" ", d) for d in docs]
-    text = "".join(docs)
-    lens = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
-    nonempty = np.flatnonzero(lens)
-    seg_starts = (np.cumsum(lens) - lens)[nonempty]
-    seg_ends = seg_starts + lens[nonempty]
-    return _hash_segments(text, seg_starts, seg_ends, nonempty, plan, xp, whole=None)
+    docs = _decoded(docs, plan)
+    # Each document followed by the separator: one string prepared at once
+    # (a separator is no whitespace, so collapsed runs never cross it).
+    joined = _joined_text([*docs, ""], plan)
+    if joined is None:
+        docs = [_WHITE_SPACES.sub(" ", d) for d in _prepare(docs, plan)]
+        text = "".join(docs)
+        lens = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
+        nonempty = np.flatnonzero(lens)
+        seg_starts = (np.cumsum(lens) - lens)[nonempty]
+        seg_ends = seg_starts + lens[nonempty]
+        return _hash_segments(text, xp.asarray(seg_starts), xp.asarray(seg_ends), nonempty, plan, xp, whole=None)
+    text, separator = joined
+    text = _WHITE_SPACES.sub(" ", text)
+    buf, cps, offsets = _encoded(text, xp)
+    # Segment i runs from after separator i - 1 through separator i (so the
+    # segments cover the text back to back); its n-grams end before it.
+    seg_ends = xp.astype(xp.nonzero(cps == ord(separator))[0], xp.int64)
+    seg_starts = xp.concat([xp.zeros(1, dtype=xp.int64), seg_ends[:-1] + 1])
+    rows = np.arange(len(docs))
+    return _hash_segments(text, seg_starts, seg_ends, rows, plan, xp, whole=None, encoded=(buf, offsets))
 
 
 def _spans_char_wb(docs, plan, xp):
-    docs = _prepare(docs, plan)
+    docs = _decoded(docs, plan)
     # scikit-learn collapses r"\s\s+" to " " and then splits on whitespace;
     # re's \s and str.isspace are the same set, so splitting alone is equal.
-    split = [d.split() for d in docs]
-    counts = np.fromiter(map(len, split), dtype=np.int64, count=len(split))
-    words = [w for ws in split for w in ws]
+    # Documents joined by " separator " split into their words with the
+    # separator as a word of its own between documents.
+    joined = _joined_text(docs, plan, pad=" ")
+    if joined is None:
+        split = [d.split() for d in _prepare(docs, plan)]
+        words = [w for ws in split for w in ws]
+        separator = None
+    else:
+        text, separator = joined
+        words = text.split()
     if not words:
         return []
     text = " " + "  ".join(words) + " "  # every word padded by its own spaces
     lens = np.fromiter(map(len, words), dtype=np.int64, count=len(words)) + 2
-    seg_starts = np.cumsum(lens) - lens
-    seg_ends = seg_starts + lens
-    rows = np.repeat(np.arange(len(docs), dtype=np.int64), counts)
-    return _hash_segments(text, seg_starts, seg_ends, rows, plan, xp, whole=True)
+    seg_starts = xp.asarray(np.cumsum(lens) - lens)
+    seg_ends = seg_starts + xp.asarray(lens)
+    buf, cps, offsets = _encoded(text, xp)
+    if separator is None:
+        counts = np.fromiter(map(len, split), dtype=np.int64, count=len(split))
+        rows = np.repeat(np.arange(len(docs), dtype=np.int64), counts)
+    else:  # a separator's segment holds nothing; the next segments are the next row's
+        marker = (xp.asarray(lens) == 3) & (xp.take(cps, seg_starts + 1) == ord(separator))
+        seg_ends = xp.where(marker, seg_starts, seg_ends)
+        rows = xp.cumulative_sum(xp.astype(marker, xp.uint32))
+    return _hash_segments(text, seg_starts, seg_ends, rows, plan, xp, whole=True, encoded=(buf, offsets))
 
 
-def _hash_segments(text, seg_starts, seg_ends, seg_rows, plan, xp, whole):
+def _hash_segments(text, seg_starts, seg_ends, seg_rows, plan, xp, whole, encoded=None):
     if not text:
         return []
-    buf, _, offsets = _encoded(text, xp)
+    buf, offsets = encoded if encoded is not None else _encoded(text, xp)[::2]
     words = byte_words(buf, xp=xp)
     n = len(text)
     spans = char_spans(
-        xp.asarray(seg_starts),
-        xp.asarray(seg_ends),
-        xp.asarray(seg_rows),
+        seg_starts,
+        seg_ends,
+        xp.astype(xp.asarray(seg_rows), xp.uint32),  # rows of a chunk fit; keys need no cast
         n,
         plan.ngram_range,
         offsets,
@@ -216,16 +263,12 @@ _SPANS = {"word": _spans_word, "char": _spans_char, "char_wb": _spans_char_wb}
 
 
 def _hash_chunk(docs, plan, xp):
-    pieces = _SPANS[plan.analyzer](docs, plan, xp)
-    if pieces:
-        hashes = xp.concat([h for h, _ in pieces])
-        rows = xp.concat([r for _, r in pieces])
-    else:
-        hashes = xp.zeros(0, dtype=xp.uint32)
-        rows = xp.zeros(0, dtype=xp.int64)
-    columns, negative = hash_to_index(hashes, plan.n_features, xp=xp)
-    negative = negative if plan.alternate_sign else None
-    return sum_duplicates(rows, columns, negative, len(docs), plan.n_features, xp=xp)
+    keys = []
+    for hashes, rows in _SPANS[plan.analyzer](docs, plan, xp):
+        columns, negative = hash_to_index(hashes, plan.n_features, xp=xp)
+        negative = negative if plan.alternate_sign else None
+        keys.append(cell_keys(rows, columns, negative, len(docs), plan.n_features, xp=xp))
+    return sum_cells(keys, len(docs), plan.n_features, signed=plan.alternate_sign, xp=xp)
 
 
 def _chunk_bounds(docs, plan):

@@ -2,45 +2,69 @@
 
 scikit-learn stores a +1 or -1 per n-gram occurrence and sums duplicates
 (``csr.sum_duplicates``), keeping entries whose signs cancel as explicit
-zeros.  Here every occurrence becomes one uint64 key
-``row << b | column << 1 | negative``, ``b`` the bits a column needs plus one; one sort
-groups the occurrences of a (row, column) cell, and the sum is
-``count - 2 * negatives``, exact in int64.
+zeros.  Here every occurrence becomes one unsigned key
+``row << b | column << 1 | negative``, ``b`` the bits a column needs plus
+one; one sort groups the occurrences of a (row, column) cell, a run of
+equal keys is a count of one sign, and a cell holds at most two runs (its
+positive occurrences, then its negative ones).
 """
 
 from __future__ import annotations
 
-__all__ = ["sum_duplicates"]
+__all__ = ["cell_keys", "sum_cells"]
 
 
-def sum_duplicates(rows, columns, negative, n_rows, n_columns, *, xp):
-    """``(indptr, indices, values)`` of the summed matrix with ``n_rows`` rows.
+def _layout(n_rows, n_columns, signed, xp):
+    """``(key dtype, column bits, sign bits)`` of the keys of a matrix."""
+    shift = 1 if signed else 0
+    col_bits = max(int(n_columns - 1).bit_length(), 1)
+    kdt = xp.uint32 if (n_rows << (col_bits + shift)) <= 2**32 else xp.uint64
+    return kdt, col_bits, shift
 
-    ``rows`` (int64), ``columns`` (uint32, below ``n_columns``) and
-    ``negative`` (bool, or ``None`` when every occurrence counts +1) describe
-    one occurrence each.  Returns int64 ``indptr`` and ``values`` and int32
-    ``indices``; within a row the indices are sorted and unique.  The keys are
-    uint32 when ``n_rows * n_columns * 2`` fits, which halves the sort.
+
+def cell_keys(rows, columns, negative, n_rows, n_columns, *, xp):
+    """The sort key of each occurrence ``(rows[i], columns[i], negative[i])``.
+
+    ``rows`` (unsigned or int64, below ``n_rows``), ``columns`` (uint32,
+    below ``n_columns``) and ``negative`` (uint32 0 or 1, or ``None`` when
+    every occurrence counts +1).  The keys are uint32 when
+    ``n_rows * n_columns * 2`` fits, which halves the sort.
     """
-    shift = 1 if negative is not None else 0
-    col_bits = max(int(n_columns - 1).bit_length(), 1) + shift
-    kdt = xp.uint32 if (n_rows << col_bits) <= 2**32 else xp.uint64
-    key = (xp.astype(rows, kdt) << col_bits) | (xp.astype(columns, kdt) << shift)
+    kdt, col_bits, shift = _layout(n_rows, n_columns, negative is not None, xp)
+    key = (xp.astype(rows, kdt, copy=False) << (col_bits + shift)) | (xp.astype(columns, kdt, copy=False) << shift)
     if negative is not None:
-        key = key | xp.astype(negative, kdt)
+        key = key | xp.astype(negative, kdt, copy=False)
+    return key
+
+
+def sum_cells(keys, n_rows, n_columns, *, signed, xp):
+    """``(indptr, indices, values)`` of the matrix whose occurrences are ``keys``.
+
+    ``keys`` is a list of arrays from :func:`cell_keys` (``signed``: made
+    with ``negative``).  Returns int64 ``indptr`` and ``values`` and int32
+    ``indices``; within a row the indices are sorted and unique.
+    """
+    kdt, col_bits, _ = _layout(n_rows, n_columns, signed, xp)
+    key = xp.concat(keys) if keys else xp.zeros(0, dtype=kdt)
     key = xp.sort(key, stable=False)
     m = key.shape[0]
-    cell = key >> shift
-    first = xp.concat([xp.ones(1, dtype=xp.bool), cell[1:] != cell[:-1]]) if m else xp.zeros(0, dtype=xp.bool)
-    starts = xp.nonzero(first)[0]
-    ends = xp.concat([starts[1:], xp.asarray([m], dtype=starts.dtype)])
-    values = ends - starts
-    if negative is not None:
-        neg = xp.cumulative_sum(xp.astype(key & 1, xp.int32), include_initial=True)
-        values = values - 2 * xp.astype(xp.take(neg, ends) - xp.take(neg, starts), values.dtype)
-    cell = xp.take(cell, starts)
-    col_bits -= shift
+    if m == 0:
+        return xp.zeros(n_rows + 1, dtype=xp.int64), xp.zeros(0, dtype=xp.int32), xp.zeros(0, dtype=xp.int64)
+    # runs of equal keys: the work on the m occurrences ends here
+    starts = xp.nonzero(xp.concat([xp.ones(1, dtype=xp.bool), key[1:] != key[:-1]]))[0]
+    values = xp.concat([starts[1:], xp.asarray([m], dtype=starts.dtype)]) - starts
+    cell = xp.take(key, starts)
+    if signed:
+        values = values * (1 - 2 * xp.astype(cell & 1, values.dtype))
+        cell = cell >> 1
+        first = xp.concat([xp.ones(1, dtype=xp.bool), cell[1:] != cell[:-1]])
+        if not bool(xp.all(first)):  # cells with both signs: add their two runs
+            at = xp.nonzero(first)[0]
+            total = xp.cumulative_sum(values, include_initial=True)
+            ends = xp.concat([at[1:], xp.asarray([values.shape[0]], dtype=at.dtype)])
+            values = xp.take(total, ends) - xp.take(total, at)
+            cell = xp.take(cell, at)
     indices = xp.astype(cell & ((1 << col_bits) - 1), xp.int32)
-    row_of = xp.astype(cell >> col_bits, xp.int64)
-    indptr = xp.searchsorted(row_of, xp.arange(n_rows + 1, dtype=xp.int64), side="left")
+    row_of = cell >> col_bits
+    indptr = xp.searchsorted(row_of, xp.arange(n_rows + 1, dtype=kdt), side="left")
     return xp.astype(indptr, xp.int64), indices, xp.astype(values, xp.int64)

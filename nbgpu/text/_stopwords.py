@@ -65,13 +65,13 @@ class StopWords:
             return found
         c_start, c_len, c_lo, c_hi = (xp.take(a, cand) for a in (starts, lengths, lo, hi))
         last = len(self) - 1
-        limit = words.shape[0] - 1
+        limit = words.last
         for r in range(self.max_collisions):
             s = xp.minimum(c_lo + r, last)
             eq = ((c_lo + r) < c_hi) & (xp.take(table_len, s) == c_len)
             for j in range(blocks.shape[1]):
                 left = xp.clip(c_len - 4 * j, 0, 4)
-                full = xp.take(words, xp.minimum(c_start + 4 * j, limit))
+                full = words.at(xp.minimum(c_start + 4 * j, limit), xp=xp)
                 mask = xp.where(left == 4, 0xFFFFFFFF, xp.take(masks, xp.minimum(left, 3)))
                 eq = eq & ((full & mask) == xp.take(blocks[:, j], s))
             found[cand[eq]] = True

@@ -1,47 +1,40 @@
-"""UTF-8 bytes to code points, as array code.
+"""Code points and UTF-8 byte offsets of a string, as array code.
 
-The host encodes text with Python's fast ``str.encode("utf-8")``; the code
-points (needed to classify characters) and the byte offset of every code
-point (needed to slice n-grams out of the bytes) are then computed here.
+The host turns text into arrays with Python's C codecs: ``str.encode("utf-8")``
+gives the bytes that are hashed, ``str.encode("utf-32-le")`` the code points
+(one uint32 per character) that are classified and cut into tokens and
+n-grams.  Character positions become byte positions through the offsets
+computed here.
 """
 
 from __future__ import annotations
 
-__all__ = ["char_lengths", "decode_at", "decode_utf8"]
+import numpy as np
+
+__all__ = ["code_points", "utf8_offsets"]
+
+# UTF-8 length of a code point, by ``code_point >> 7`` (the length changes at
+# 0x80, 0x800 and 0x10000, all multiples of 128).
+_LENGTHS = np.ones(0x110000 >> 7, dtype=np.uint8)
+_LENGTHS[0x80 >> 7 :] = 2
+_LENGTHS[0x800 >> 7 :] = 3
+_LENGTHS[0x10000 >> 7 :] = 4
+_DEVICE_LENGTHS = {}  # namespace name -> device copy
 
 
-def decode_utf8(buf, *, xp):
-    """``(code_points, offsets)`` of valid UTF-8 ``buf`` (uint8).
+def code_points(text, *, xp):
+    """uint32 code points of the characters of ``text``."""
+    return xp.asarray(np.frombuffer(text.encode("utf-32-le"), dtype="<u4"))
 
-    ``code_points`` is uint32 (one per character); ``offsets`` is int64 with
-    one more entry: character ``i`` is ``buf[offsets[i]:offsets[i + 1]]``.
+
+def utf8_offsets(cps, *, xp):
+    """int64 byte offset of every character in the UTF-8 encoding, plus the total.
+
+    Character ``i`` of the string with code points ``cps`` is
+    ``utf8[offsets[i]:offsets[i + 1]]``.
     """
-    n = buf.shape[0]
-    starts = xp.nonzero((buf & 0xC0) != 0x80)[0]
-    offsets = xp.concat([xp.astype(starts, xp.int64), xp.asarray([n], dtype=xp.int64)])
-    return decode_at(buf, starts, xp=xp), offsets
-
-
-def char_lengths(lead, *, xp):
-    """Bytes of the UTF-8 characters whose first bytes are ``lead`` (uint8)."""
-    return 1 + xp.astype(lead >= 0xC0, xp.int64) + xp.astype(lead >= 0xE0, xp.int64) + xp.astype(lead >= 0xF0, xp.int64)
-
-
-def decode_at(buf, starts, *, xp):
-    """uint32 code points of the characters starting at byte positions ``starts``."""
-    cp = xp.astype(xp.take(buf, starts), xp.uint32)
-    multi = xp.nonzero(cp >= 0xC0)[0]  # the leading bytes of multi-byte characters
-    if multi.shape[0] == 0:
-        return cp
-    at = xp.take(starts, multi)
-    b = xp.concat([xp.astype(buf, xp.uint32), xp.zeros(3, dtype=xp.uint32)])
-    b0 = xp.take(cp, multi)
-    b1 = xp.take(b, at + 1) & 0x3F
-    b2 = xp.take(b, at + 2) & 0x3F
-    b3 = xp.take(b, at + 3) & 0x3F
-    cp[multi] = xp.where(
-        b0 < 0xE0,
-        ((b0 & 0x1F) << 6) | b1,
-        xp.where(b0 < 0xF0, ((b0 & 0x0F) << 12) | (b1 << 6) | b2, ((b0 & 0x07) << 18) | (b1 << 12) | (b2 << 6) | b3),
-    )
-    return cp
+    table = _LENGTHS if isinstance(cps, np.ndarray) else _DEVICE_LENGTHS.get(xp.__name__)
+    if table is None:
+        table = _DEVICE_LENGTHS[xp.__name__] = xp.asarray(_LENGTHS)
+    lengths = xp.astype(xp.take(table, cps >> 7), xp.int64)
+    return xp.cumulative_sum(lengths, include_initial=True)

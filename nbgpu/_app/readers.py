@@ -590,12 +590,12 @@ def parsed_chunks(reader, *, labels, finish=None, depth=1):
     being parsed, the queue, the one the caller works on). Empty chunks come
     with ``X=None`` (their bytes still count for progress).
 
-    The reader thread keeps a core busy, so BLAS gets the others meanwhile:
-    BLAS threads that spin on every core (OpenBLAS waits busily between
-    calls) made training on small chunks three times slower on two cores.
+    The reader thread keeps a core busy, so BLAS runs on one thread
+    meanwhile (as it does under nbgpu's own CPU pool): BLAS threads that
+    spin on every core (OpenBLAS waits busily between calls) made training
+    on small chunks three times slower on two cores.
     """
-    from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
-
+    from .._array.threads import blas_single_thread
     from .._interop.streaming import _Prefetcher as Prefetcher
 
     def produce(_, block):
@@ -604,5 +604,5 @@ def parsed_chunks(reader, *, labels, finish=None, depth=1):
             return chunk._replace(X=None)
         return chunk if finish is None else finish(chunk)
 
-    with threadpool_limits(limits=max(1, (os.cpu_count() or 1) - 1), user_api="blas"):
+    with blas_single_thread():
         yield from Prefetcher(reader.blocks(), produce, depth)

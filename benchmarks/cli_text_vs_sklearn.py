@@ -24,15 +24,17 @@ train, the rest test (those files are stored shuffled).
 
     python benchmarks/cli_text_vs_sklearn.py [--corpus NAME] [--repeats 5] [--json OUT]
 
-Measured on this 2-core machine (medians of 5 interleaved repeats; results in
+Measured on this 2-core machine, shared with other jobs (medians of 5
+interleaved repeats, which still vary by 30-50 %; results in
 ``benchmarks/results/cli-text-vs-sklearn-*.json``): synthetic, 32,000 training
-documents (32.8 MiB): nbgpu 9.95 s (train 6.28 + evaluate 3.69), scikit-learn
-7.24 s, 0.73x; manpages-ru, 11,208 documents (4.0 MiB): 7.15 s against 2.78 s,
-0.39x. Parsing and hashing are faster in nbgpu (``nbgpu.text``: 4.4 s against
-5.7 s on the synthetic training file); what it loses is fixed cost: a second
-interpreter start-up (about 1.5 s: scikit-learn's import) and the model file
-(saving 1.65 s, loading 1.64 s: ``savez_compressed`` of dense k x 2**20 float64
-statistics, mostly zeros, and their checksums).
+documents (32.8 MiB): nbgpu 10.50 s (train 7.97 + evaluate 3.78), scikit-learn
+8.73 s, 0.83x; manpages-ru, 11,208 documents (4.0 MiB): 3.54 s against 1.90 s,
+0.54x. Reading and hashing are faster in nbgpu (``nbgpu.text``: 4.4 s against
+5.7 s for scikit-learn's transform of the synthetic training file); what it
+loses is fixed cost: a second interpreter start-up (about 1.5 s, mostly
+scikit-learn's import) and the model file (saving 1.65 s, loading 1.64 s here:
+``savez_compressed`` of dense k x 2**20 float64 statistics, mostly zeros, and
+their checksums).
 """
 
 from __future__ import annotations

@@ -85,6 +85,16 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
     # (ComplementNB): it cannot be a part of a ColumnwiseNB.
     _scores_are_log_likelihoods = True
 
+    # How check_X takes X. A model whose statistics and scores are sums and
+    # products over the stored values of a sparse X (Yᵀ·X, X·W) sets
+    # _acts_on_elements False: X is then used with unsorted indices and
+    # duplicate entries as they come. Binarizing, squaring and one-hot
+    # encoding act on elements, so by default duplicates are summed first.
+    # _integer_input True keeps integer values on the host (the model's
+    # kernels convert a block at a time: no float64 copy of X).
+    _acts_on_elements = True
+    _integer_input = False
+
     # ---- hooks a model implements ------------------------------------- #
     def _check_values(self, X):
         """Model-specific checks of the values of ``X`` (fit and predict)."""

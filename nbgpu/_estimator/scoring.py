@@ -88,7 +88,8 @@ class _ScoringMixin:
         dtype = result_dtype(X.dtype, xp, device)
 
         def block(start, stop):
-            Xb = X[start:stop, ...]
+            # All rows: X itself (slicing a sparse matrix copies it).
+            Xb = X if stop - start == X.shape[0] else X[start:stop, ...]
             if in_blocks:
                 self._check_block_values(Xb, finite=not from_scores)
             # With from_scores, a NaN in X is reported below, as an error.

@@ -141,6 +141,7 @@ def sparse_column_max(X, rows=None):
 # Multiply-adds of a product that cost about as much as one stored value of
 # a per-class sum (see sparse_matmul).
 _PRODUCT_WORK_PER_NNZ = 8
+_PARTS_PER_THREAD = 4
 
 
 def sparse_matmul(X, W):
@@ -160,7 +161,9 @@ def sparse_matmul(X, W):
         return lib.asarray(X @ W)
     out_dtype = np.result_type(X.dtype, W.dtype)
     out = np.empty((X.shape[0], W.shape[1]), dtype=out_dtype)
-    cuts = blocks.even_nnz_splits(X.indptr, threads)
+    # A few parts per thread, taken as threads come free: a core that the
+    # machine lends late holds up one small part, not half of the product.
+    cuts = blocks.even_nnz_splits(X.indptr, _PARTS_PER_THREAD * threads)
 
     def part(bounds):
         a, b = bounds

@@ -239,3 +239,22 @@ def test_negative_and_non_finite_counts_are_found_in_one_pass_or_reported():
     bad.data[1] = -3
     with pytest.raises(ValueError, match="Negative values"):
         model.predict(bad)
+
+
+@pytest.mark.parametrize("kind", ["unsorted", "duplicates", "int64", "int32", "int64_indices", "csr_array"])
+@pytest.mark.parametrize("name", ["MultinomialNB", "BernoulliNB", "PoissonNB"])
+def test_products_in_parallel_parts(name, kind, monkeypatch):
+    """The threaded CSR product (row ranges written into one output) on
+    inputs as they come: every part's share, integer parts converted."""
+    from nbgpu._array import blocks
+
+    X, y = _data(name, n=120)
+    ref = ours(name).fit(sp.csr_matrix(X), y)
+    refs = [ref.predict_joint_log_proba(sp.csr_matrix(X.astype(dt))) for dt in (np.float64, np.float32)]
+    # Now every product takes the threaded path.
+    monkeypatch.setattr(blocks, "PARALLEL_NNZ", 1)
+    monkeypatch.setenv("NBGPU_NUM_THREADS", "2")
+    Xv = _read_only(_variant(X, kind, np.random.default_rng(5)))
+    model = ours(name).fit(Xv, y)
+    for Xin, want, rtol in ((Xv, refs[0], 1e-12), (Xv.astype(np.float32), refs[1], 1e-5)):
+        np.testing.assert_allclose(model.predict_joint_log_proba(Xin), want, rtol=rtol)

@@ -138,6 +138,11 @@ def sparse_column_max(X, rows=None):
     return lib.asarray(X.max(axis=0).toarray()).reshape(-1)
 
 
+try:  # scipy's own CSR × dense kernel (private; sparse_matmul falls back to ``X @ W``)
+    from scipy.sparse._sparsetools import csr_matvecs as _csr_matvecs
+except ImportError:  # pragma: no cover
+    _csr_matvecs = None
+
 # Multiply-adds of a product that cost about as much as one stored value of
 # a per-class sum (see sparse_matmul).
 _PRODUCT_WORK_PER_NNZ = 8
@@ -148,8 +153,8 @@ def sparse_matmul(X, W):
     """``X @ W`` for sparse ``X`` (n × d) and dense ``W`` (d × k): dense n × k.
 
     On the CPU a large CSR ``X`` is cut into row ranges of equal nonzeros,
-    multiplied on all cores (scipy's kernel releases the GIL) without
-    copying ``X``. Integer values are converted by scipy, a part at a time.
+    multiplied on all cores without copying ``X`` (integer values are
+    converted a range at a time).
     """
     lib = sparse_lib(X)
     threads = n_threads()
@@ -159,8 +164,11 @@ def sparse_matmul(X, W):
     small = X.nnz * W.shape[1] < _PRODUCT_WORK_PER_NNZ * blocks.PARALLEL_NNZ
     if lib is not np or X.format != "csr" or threads == 1 or small:
         return lib.asarray(X @ W)
+    W = np.ascontiguousarray(W)
     out_dtype = np.result_type(X.dtype, W.dtype)
-    out = np.empty((X.shape[0], W.shape[1]), dtype=out_dtype)
+    direct = _csr_matvecs is not None and W.dtype == out_dtype and X.indices.dtype == X.indptr.dtype
+    # The kernel adds into its output: zeros (calloc'd, so untouched pages cost nothing).
+    out = np.zeros((X.shape[0], W.shape[1]), dtype=out_dtype)
     # A few parts per thread, taken as threads come free: a core that the
     # machine lends late holds up one small part, not half of the product.
     cuts = blocks.even_nnz_splits(X.indptr, _PARTS_PER_THREAD * threads)
@@ -168,10 +176,17 @@ def sparse_matmul(X, W):
     def part(bounds):
         a, b = bounds
         lo, hi = X.indptr[a], X.indptr[b]
-        view = sp.csr_matrix(
-            (X.data[lo:hi], X.indices[lo:hi], X.indptr[a : b + 1] - lo), shape=(b - a, X.shape[1])
-        )
-        out[a:b] = view @ W
+        indptr = X.indptr[a : b + 1] - lo
+        if not direct:
+            view = sp.csr_matrix((X.data[lo:hi], X.indices[lo:hi], indptr), shape=(b - a, X.shape[1]))
+            out[a:b] = view @ W
+            return
+        # scipy's compiled CSR × dense kernel on the range, writing into its
+        # rows of ``out``: no Python between the GIL-free kernels of the
+        # threads (on a busy machine a thread preempted while it holds the
+        # GIL stalls the others), no per-part result to copy.
+        data = X.data[lo:hi].astype(out_dtype, copy=False)
+        _csr_matvecs(b - a, X.shape[1], W.shape[1], indptr, X.indices[lo:hi], data, W.ravel(), out[a:b].ravel())
 
     parallel_map(part, zip(cuts[:-1], cuts[1:]))
     return out

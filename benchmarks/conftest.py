@@ -2,9 +2,12 @@
 
 Run with ``pytest benchmarks/`` (the unit-test run only collects ``tests/``).
 Options: ``--bench-sizes tiny,small`` (sizes of ``nbgpu._app.bench.SIZES``, default
-tiny,small; ``full`` is the speed issue's CPU targets) and
+tiny,small; ``full`` is the speed issue's CPU targets),
 ``--bench-backends sklearn,nbgpu-cpu,nbgpu-gpu`` (default: all this machine
-has; a requested backend that cannot run fails the session).
+has; a requested backend that cannot run fails the session),
+``--bench-corpus NAME`` (the real corpus of ``corpora.py``, default pydoc-en;
+its tests skip where ``corpora.py`` cannot build it) and ``--bench-docs N``
+(use its first N documents only).
 """
 
 from __future__ import annotations
@@ -14,12 +17,15 @@ import functools
 import pytest
 
 from nbgpu._app import bench as _bench
+from nbgpu._app import bench_corpus
 from nbgpu._array.devices import synchronize
 
 
 def pytest_addoption(parser):
     parser.addoption("--bench-sizes", default="tiny,small", help="comma-separated size presets")
     parser.addoption("--bench-backends", default=None, help="comma-separated backends")
+    parser.addoption("--bench-corpus", default=bench_corpus.DEFAULT_CORPUS, help="real corpus (corpora.py name)")
+    parser.addoption("--bench-docs", type=int, default=None, help="documents of the real corpus to use")
 
 
 def _option_list(config, name, default):
@@ -37,7 +43,12 @@ def pytest_configure(config):
     missing = [b for b in backends if b not in have]
     if missing:
         raise pytest.UsageError(f"--bench-backends: {missing} requested but not usable here")
-    config._nbgpu_bench = {"sizes": sizes, "backends": backends}
+    config._nbgpu_bench = {
+        "sizes": sizes,
+        "backends": backends,
+        "corpus": config.getoption("--bench-corpus"),
+        "docs": config.getoption("--bench-docs"),
+    }
 
 
 def pytest_generate_tests(metafunc):
@@ -57,30 +68,72 @@ def _data(kind, size, variant):
     return _bench.make_data(kind, size)
 
 
+@functools.lru_cache(maxsize=1)
+def _corpus(name, docs):
+    try:
+        import corpora  # benchmarks/corpora.py: builds real corpora offline
+    except ImportError:
+        pytest.skip("benchmarks/corpora.py is not here: it builds the real corpora")
+    try:
+        return corpora.load(name, limit=docs)
+    except corpora.CorpusUnavailable as exc:
+        pytest.skip(f"corpus {name} cannot be built here: {exc}")
+
+
+@functools.lru_cache(maxsize=2)
+def _real(name, docs, kind):
+    texts, labels = _corpus(name, docs)
+    train, y_train, validation, _ = bench_corpus.split(texts, labels)
+    X_train, X_validation = bench_corpus.vectorize(kind, train, validation)
+    return X_train, y_train, X_validation
+
+
 @pytest.fixture
-def run_bench(benchmark):
-    """Time ``op`` of ``model`` on ``backend`` with data of ``kind``/``size``.
+def real_text(request):
+    """``real_text(kind)``: (X_train, y_train, X_validation) of the real corpus
+    vectorised as ``kind`` (see ``nbgpu._app.bench_corpus.INPUT_KINDS``)."""
+    chosen = request.config._nbgpu_bench
+    return lambda kind: _real(chosen["corpus"], chosen["docs"], kind)
+
+
+@pytest.fixture
+def time_op(benchmark):
+    """Time ``op`` ("fit" on ``X, y`` or "predict" on ``X_predict``) of
+    ``model`` on ``backend``, in group ``group``.
 
     The estimator is fitted once outside the timer (predict) and every timed
     call ends with a device synchronisation.
     """
 
-    def run(model, op, backend, kind, size, variant=1.0):
-        X, y = _data(kind, size, variant)
+    def run(model, op, backend, X, y, *, group, X_predict=None, extra=None):
+        X_predict = X if X_predict is None else X_predict
         Xb, yb = _bench._on_backend(backend, X, y)
+        Xp = _bench._on_backend(backend, X_predict, None)[0]
         like = _bench.backend_like(backend)
         est = _bench._estimator(backend, model).fit(Xb, yb)
         synchronize(like)
 
         def call():
-            out = est.fit(Xb, yb) if op == "fit" else est.predict(Xb)
+            out = est.fit(Xb, yb) if op == "fit" else est.predict(Xp)
             synchronize(like)
             return out
 
-        benchmark.group = f"{model} {op} size={size}" + (f" density x{variant:g}" if variant != 1.0 else "")
+        benchmark.group = group
         benchmark.extra_info.update(
-            {"model": model, "op": op, "backend": backend, "size": size, "bytes_of_X": _bench.bytes_read(X)}
+            {"model": model, "op": op, "backend": backend, "bytes_of_X": _bench.bytes_read(X), **(extra or {})}
         )
         benchmark.pedantic(call, rounds=5, iterations=1, warmup_rounds=1)
+
+    return run
+
+
+@pytest.fixture
+def run_bench(time_op):
+    """Time ``op`` of ``model`` on ``backend`` with synthetic data of ``kind``/``size``."""
+
+    def run(model, op, backend, kind, size, variant=1.0):
+        X, y = _data(kind, size, variant)
+        group = f"{model} {op} size={size}" + (f" density x{variant:g}" if variant != 1.0 else "")
+        time_op(model, op, backend, X, y, group=group, extra={"size": size})
 
     return run

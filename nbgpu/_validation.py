@@ -21,12 +21,13 @@ from ._array.namespace import (
     is_array,
     is_host_array,
     is_sparse,
+    on_host,
     result_dtype,
     to_namespace,
     to_numpy,
 )
 from ._array.numerics import float_warnings_off
-from ._array.sparse import sparse_canonical, sparse_values
+from ._array.sparse import sparse_checked, sparse_values
 
 
 def _host_array(X, name):
@@ -65,17 +66,28 @@ def check_X(X, *, estimator, name="X", allow_nan=False, finite=True, sum_duplica
     or unsorted indices as it is (no copy), for a caller that only sums
     values linearly (duplicates then add up the same).
 
+    ``X`` is copied only where the estimator's kernels need it (never
+    written to): a sparse matrix's index structure is checked, and its
+    duplicate entries are summed only for a model that acts on elements
+    (``estimator._acts_on_elements``); integer values stay integers on the
+    host for a model whose kernels convert them a block at a time
+    (``estimator._integer_input``).
+
     Returns
     -------
     X : dense array of the input's namespace, or CSR/CSC sparse matrix;
-        of a floating dtype (float32 stays float32, other types become float64).
+        of a floating dtype (float32 stays float32, other types become
+        float64) or, where kept, of its integer dtype.
     xp : Array API namespace
     device : device of ``X``
     """
     est = type(estimator).__name__
     sparse = is_sparse(X)
     if sparse:
-        X = sparse_canonical(X) if sum_duplicates or X.format not in ("csr", "csc") else X
+        # Duplicates are summed only for a model that acts on elements, and
+        # only when there are some (sum_duplicates=False: the caller sums linearly).
+        elements = sum_duplicates and getattr(estimator, "_acts_on_elements", True)
+        X = sparse_checked(X, name=name, elements=elements)
     elif not is_array(X):
         X = _host_array(X, name)
     else:
@@ -105,12 +117,13 @@ def check_X(X, *, estimator, name="X", allow_nan=False, finite=True, sum_duplica
     xp = get_namespace(X)
     device = get_device(X)
     dtype = result_dtype(X.dtype, xp, device)
-    if X.dtype != dtype:
-        if sparse and not sum_duplicates:
-            # scipy's astype sums duplicates (a sort of every row): cast the values only.
+    keep = kind in ("i", "u") and on_host(xp) and getattr(estimator, "_integer_input", False)
+    if X.dtype != dtype and not keep:
+        if sparse:
+            # scipy's astype sums duplicates first (in the input itself): cast the values only.
             X = type(X)((X.data.astype(dtype), X.indices, X.indptr), shape=X.shape)
         else:
-            X = X.astype(dtype) if sparse else xp.astype(X, dtype)
+            X = xp.astype(X, dtype)
     if finite:
         check_finite(X, estimator=estimator, name=name, allow_nan=allow_nan)
     return X, xp, device
@@ -125,6 +138,8 @@ def check_finite(X, *, estimator, name="X", allow_nan=False):
     est = type(estimator).__name__
     values = sparse_values(X) if is_sparse(X) else X
     vxp = get_namespace(values)
+    if vxp.isdtype(values.dtype, ("integral", "bool")):
+        return  # always finite
     if allow_nan:
         if bool(vxp.any(vxp.isinf(values))):
             msg = f"Input {name} contains infinity: {est} needs finite values in `{name}`, or NaN for missing ones."
@@ -159,12 +174,42 @@ def check_non_negative(X, *, estimator, name="X", what="counts or frequencies"):
     to MultinomialNB (input X)").
     """
     low = _values_min(X)
+    if low < 0 and is_sparse(X) and not X.has_canonical_format:
+        # The parts of a duplicate entry may be negative where their sum is not.
+        low = _values_min(sparse_checked(X, name=name, elements=True))
     if low < 0:
         msg = (
             f"Negative values in data passed to {type(estimator).__name__} (input {name}): "
             f"`{name}` must hold {what} >= 0; saw a minimum of {low:g}."
         )
         raise ValueError(msg)
+
+
+# Bit patterns of +infinity: a float's bits read as an unsigned integer are
+# below it exactly when the sign bit is clear and the value is finite.
+_INF_BITS = {np.dtype(np.float16): 0x7C00, np.dtype(np.float32): 0x7F800000, np.dtype(np.float64): 0x7FF0000000000000}
+
+
+def plainly_non_negative(X):
+    """True when one read of the values of host ``X`` shows every one finite
+    and >= 0 (counts); False means "look closer", not "invalid".
+
+    A float's bits read as an unsigned integer are below those of +inf
+    exactly for +0 and the finite positive values, so one maximum checks
+    sign and finiteness together (-0.0, which is fine, is left to the usual
+    checks). Integers need their minimum only.
+    """
+    values = sparse_values(X) if is_sparse(X) else X
+    if not isinstance(values, np.ndarray):
+        return False
+    if values.size == 0 or values.dtype.kind in "ub":
+        return True
+    if values.dtype.kind == "i":
+        return int(values.min()) >= 0
+    bits = _INF_BITS.get(values.dtype)
+    if bits is None:
+        return False
+    return int(values.view(f"u{values.dtype.itemsize}").max()) < bits
 
 
 def check_categories(X, *, estimator, name="X"):
@@ -290,9 +335,9 @@ def check_y(y, n_samples):
         if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
             msg = "`y` contains NaN or infinity; labels must be finite."
             raise ValueError(msg)
-        # A 1-D array of integers is always binary or multiclass: skip the
-        # scan for its type (a unique pass).
-        target = "multiclass" if y.dtype.kind in "iub" else type_of_target(y, input_name="y")
+        # A 1-D array of integers or strings is always binary or multiclass:
+        # skip the scan for its type (a unique pass, slow on strings).
+        target = "multiclass" if y.dtype.kind in "iubUS" else type_of_target(y, input_name="y")
         if target not in ("binary", "multiclass"):
             msg = (
                 f"Unknown label type: {target}. `y` must hold class labels "
@@ -357,10 +402,22 @@ def _small_codes_bound(*arrays):
     return top + 1 if top < limit else None
 
 
+_LABEL_CHUNK = 1 << 16
+
+
 def unique_labels(y, name="y"):
     """Sorted distinct labels of ``y`` (the argument ``name``) in its namespace."""
     if _small_codes_bound(y) is not None:
         return np.flatnonzero(np.bincount(y)).astype(y.dtype)
+    if is_host_array(y) and y.dtype.kind in "US" and y.ndim == 1:
+        # A set of Python strings finds the distinct labels in about half the
+        # time of np.unique's pass over fixed-width strings; built a chunk at
+        # a time, so at most a chunk of Python strings lives at once.
+        # Python orders str by code point and bytes bytewise, as numpy does.
+        seen = set()
+        for start in range(0, y.shape[0], _LABEL_CHUNK):
+            seen.update(y[start : start + _LABEL_CHUNK].tolist())
+        return np.array(sorted(seen), dtype=y.dtype)
     if is_host_array(y):
         check_label_types(y, name)
         try:

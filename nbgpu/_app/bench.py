@@ -1,12 +1,17 @@
 """``nbgpu bench``: nbgpu on the CPU and GPU against scikit-learn, same data.
 
 With no arguments it builds a small synthetic corpus (about a minute on a
-laptop CPU), times ``fit`` and ``predict`` of every model on every backend
-side by side in one process, prints a table of median times, speed-ups over
-scikit-learn and achieved bandwidth (bytes of ``X`` read once / time), and
-writes the raw results as JSON and a PNG chart. ``--size full`` is exactly
-the CPU target sizes of the speed issue; ``--size gpu`` is the GPU corpus
-(>= 1e8 stored values).
+laptop CPU) and, where a real labelled corpus has been built
+(``benchmarks/corpora.py``), vectorises it the way people do (TF-IDF in
+float64 and float32, integer counts); it times ``fit`` and ``predict`` of
+every model on every backend side by side in one process, prints what it
+built, a table of median times, speed-ups over scikit-learn and achieved
+bandwidth (bytes of ``X`` read once / time), and writes the raw results as
+JSON and a PNG chart into a results folder it names. ``--data streaming``
+adds ``partial_fit`` of a wide hashed model in 1, 10 and 100 chunks and
+loading it from a file to predict. ``--size full`` is exactly the CPU
+target sizes of the speed issue; ``--size gpu`` is the GPU corpus (>= 1e8
+stored values).
 
 Data are built outside the timers; GPU calls are synchronised before the
 clock stops. Repeats of the backends are interleaved (sklearn, nbgpu,
@@ -17,16 +22,17 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
-import json
 import os
 import platform
 import sys
+import tempfile
 
 import numpy as np
 import scipy.sparse as sp
 
 from .._array.devices import device_name as _device_name
 from .._array.devices import gpu_array_like, gpu_versions, host_to_like, timed_runs
+from . import bench_corpus, bench_report, bench_streaming
 
 # ---- sizes ------------------------------------------------------------- #
 # text: (documents, features, tokens per document, classes)
@@ -51,7 +57,10 @@ SIZES = {
         "gaussian": (4_000_000, 100, 10),
     },
 }
+# Documents of the real corpus used per size (None: all of it).
+REAL_DOCS = {"tiny": 4_000, "small": None, "full": None, "gpu": None}
 MODELS = ("MultinomialNB", "ComplementNB", "BernoulliNB", "CategoricalNB", "GaussianNB")
+TEXT_MODELS = MODELS[:3]
 DATA_OF = {
     "MultinomialNB": "text",
     "ComplementNB": "text",
@@ -59,6 +68,7 @@ DATA_OF = {
     "CategoricalNB": "categorical",
     "GaussianNB": "gaussian",
 }
+DATA_SETS = ("synthetic", "real", "streaming")
 BACKENDS = ("sklearn", "nbgpu-cpu", "nbgpu-gpu")
 # The speed issue's CPU targets: scikit-learn time / nbgpu-CPU time.
 CPU_TARGETS = {
@@ -195,48 +205,76 @@ def versions():
 
 
 # ---- the run ----------------------------------------------------------- #
-def bench_model(model, X, y, backends, *, repeats, ops=("fit", "predict")):
-    """Median/min seconds of every op on every backend, repeats interleaved."""
-    data = {b: _on_backend(b, X, y) for b in backends}
-    fitted = {}
-    times = {(op, b): [] for op in ops for b in backends}
-    for b in backends:  # warm-up: first calls pay imports, allocations, kernel compiles
-        Xb, yb = data[b]
-        _timed(lambda: _estimator(b, model).fit(Xb, yb).predict(Xb), b)
-        fitted[b] = _estimator(b, model).fit(Xb, yb)
+def interleaved_times(calls, repeats, *, warm_up=True):
+    """Seconds of every call in ``calls`` ({key: (fn, backend)}), ``repeats``
+    rounds in which each call runs once in turn (after one warm-up round:
+    first calls pay imports, allocations, kernel compiles)."""
+    times = {key: [] for key in calls}
+    for key, (fn, backend) in calls.items() if warm_up else ():
+        _timed(fn, backend)
     for _ in range(repeats):
-        for op in ops:
-            for b in backends:
-                Xb, yb = data[b]
-                est = fitted[b]
-                fn = (lambda: est.fit(Xb, yb)) if op == "fit" else (lambda: est.predict(Xb))
-                times[(op, b)].append(_timed(fn, b))
-    peak = {b: fit_peak_bytes(_estimator(b, model), *data[b]) for b in backends if b != "nbgpu-gpu"}
-    nbytes = bytes_read(X)
+        for key, (fn, backend) in calls.items():
+            times[key].append(_timed(fn, backend))
+    return times
+
+
+def timing_rows(model, times, *, nbytes, baseline="sklearn"):
+    """One row per (op, backend) of ``times``, with the speed-up over ``baseline``."""
     rows = []
-    for op in ops:
-        base = float(np.median(times[(op, "sklearn")])) if "sklearn" in backends else None
-        base_min = float(np.min(times[(op, "sklearn")])) if "sklearn" in backends else None
-        for b in backends:
-            ts = times[(op, b)]
-            median = float(np.median(ts))
-            rows.append(
-                {
-                    "model": model,
-                    "op": op,
-                    "backend": b,
-                    "median_s": median,
-                    "min_s": float(np.min(ts)),
-                    "times_s": [float(t) for t in ts],
-                    "bytes_of_X": nbytes,
-                    "bandwidth_GBps": nbytes / median / 1e9,
-                    "speedup_vs_sklearn": None if base is None else base / median,
-                    "speedup_vs_sklearn_of_min": None if base_min is None else base_min / float(np.min(ts)),
-                    "fit_peak_extra_bytes": peak.get(b) if op == "fit" else None,
-                    "target": CPU_TARGETS.get((model, op)) if b == "nbgpu-cpu" else None,
-                }
-            )
+    for (op, b), ts in times.items():
+        base = times.get((op, baseline))
+        median = float(np.median(ts))
+        rows.append(
+            {
+                "model": model,
+                "op": op,
+                "backend": b,
+                "median_s": median,
+                "min_s": float(np.min(ts)),
+                "times_s": [float(t) for t in ts],
+                "bytes_of_X": nbytes,
+                "bandwidth_GBps": nbytes / median / 1e9,
+                "speedup_vs_sklearn": None if base is None else float(np.median(base)) / median,
+                "speedup_vs_sklearn_of_min": None if base is None else float(np.min(base)) / float(np.min(ts)),
+                "fit_peak_extra_bytes": None,
+                "target": CPU_TARGETS.get((model, op)) if b == "nbgpu-cpu" else None,
+                "same_predictions": None,
+            }
+        )
     return rows
+
+
+def bench_model(model, X, y, backends, *, repeats, ops=("fit", "predict"), X_predict=None):
+    """Median/min seconds of every op on every backend, repeats interleaved.
+
+    ``fit`` on ``(X, y)``; ``predict`` on ``X_predict`` (default ``X``).
+    Each row says whether the backend predicts exactly scikit-learn's labels.
+    """
+    X_predict = X if X_predict is None else X_predict
+    data = {b: (*_on_backend(b, X, y), _on_backend(b, X_predict, None)[0]) for b in backends}
+    fitted = {b: _estimator(b, model).fit(data[b][0], data[b][1]) for b in backends}
+    predicted = {b: np.asarray(_host(fitted[b].predict(data[b][2]))) for b in backends}
+
+    def call(op, b):
+        est, (Xb, yb, Xp) = fitted[b], data[b]
+        return (lambda: est.fit(Xb, yb)) if op == "fit" else (lambda: est.predict(Xp))
+
+    times = interleaved_times({(op, b): (call(op, b), b) for op in ops for b in backends}, repeats)
+    peak = {b: fit_peak_bytes(_estimator(b, model), *data[b][:2]) for b in backends if b != "nbgpu-gpu"}
+    rows = timing_rows(model, times, nbytes=bytes_read(X))
+    for row in rows:
+        b = row["backend"]
+        if row["op"] == "fit":
+            row["fit_peak_extra_bytes"] = peak.get(b)
+        if "sklearn" in predicted and b != "sklearn":
+            row["same_predictions"] = bool(np.array_equal(predicted[b], predicted["sklearn"]))
+    return rows
+
+
+def _host(a):
+    from .._array.namespace import to_numpy
+
+    return to_numpy(a)
 
 
 def fit_peak_bytes(estimator, X, y):
@@ -258,18 +296,34 @@ def fit_peak_bytes(estimator, X, y):
         tracemalloc.stop()
 
 
-def describe(kind, X):
-    """Shape, stored values and dtype of a data set, for the JSON."""
-    out = {"kind": kind, "shape": list(X.shape), "dtype": str(X.dtype), "bytes": bytes_read(X)}
+def describe(kind, X, label=None):
+    """Shape, stored values, dtype and a readable label of a data set, for the JSON."""
+    out = {"kind": kind, "label": label or kind, "shape": list(X.shape), "dtype": str(X.dtype), "bytes": bytes_read(X)}
     if sp.issparse(X):
         out["nnz"] = int(X.nnz)
         out["index_bytes"] = int(X.indices.nbytes + X.indptr.nbytes)
+        out["sorted_indices"] = bool(X.has_sorted_indices)
     return out
 
 
-def run_benchmarks(*, size, models, backends, repeats, log=print):
-    """Build the data of every model's kind once and time every model on it."""
-    results = {
+def synthetic_label(kind, size):
+    """What ``make_data(kind, size)`` builds, in words."""
+    shape = SIZES[size][kind]
+    if kind == "text":
+        n, d, tokens, k = shape
+        return (
+            f"text corpus (synthetic): {n:,} docs × {d:,} features, ~{tokens} tokens/doc, {k} classes, "
+            "Zipf word frequencies, float32 counts, CSR with sorted indices"
+        )
+    if kind == "categorical":
+        n, d, m, k = shape
+        return f"categorical (synthetic): {n:,} rows × {d} features, {m} categories, {k} classes, float32 codes"
+    n, d, k = shape
+    return f"gaussian (synthetic): {n:,} rows × {d} features, {k} classes, float32"
+
+
+def _new_results(size, backends, repeats):
+    return {
         "size": size,
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "machine": platform.node(),
@@ -280,20 +334,23 @@ def run_benchmarks(*, size, models, backends, repeats, log=print):
         "data": {},
         "rows": [],
     }
-    cache = {}
-    for model in models:
-        kind = DATA_OF[model]
-        if kind not in cache:
-            log(f"building {kind} data {SIZES[size][kind]} ...")
-            cache[kind] = make_data(kind, size)
-            results["data"][kind] = describe(kind, cache[kind][0])
-        log(f"timing {model} on {', '.join(backends)} ...")
-        rows = bench_model(model, *cache[kind], backends, repeats=repeats)
-        for row in rows:
-            row["data"] = kind
-            if size != "full":  # the targets are set at the full sizes only
-                row["target"] = None
-        results["rows"].extend(rows)
+
+
+def run_benchmarks(*, size, models, backends, repeats, data=("synthetic",), corpus=None, inputs=None, log=print):
+    """Build every data set once and time every model on it.
+
+    ``data`` names the sets: "synthetic" (the size's synthetic data),
+    "real" (the corpus at ``corpus``, a JSON-lines file, vectorised as each
+    of ``inputs``), "streaming" (a wide hashed model streamed in chunks and
+    loaded from a file).
+    """
+    results = _new_results(size, backends, repeats)
+    if "synthetic" in data:
+        _run_synthetic(results, size, models, backends, repeats, log)
+    if "real" in data and corpus is not None:
+        _run_real(results, size, [m for m in models if m in TEXT_MODELS], backends, repeats, corpus, inputs, log)
+    if "streaming" in data:
+        _run_streaming(results, size, [b for b in backends if b != "nbgpu-gpu"], log)
     if size == "full":
         results["cpu_targets_met"] = {
             f"{r['model']} {r['op']}": r["speedup_vs_sklearn"] >= r["target"]
@@ -303,63 +360,111 @@ def run_benchmarks(*, size, models, backends, repeats, log=print):
     return results
 
 
+def _run_synthetic(results, size, models, backends, repeats, log):
+    cache = {}
+    for model in models:
+        kind = DATA_OF[model]
+        if kind not in cache:
+            label = synthetic_label(kind, size)
+            log(f"building {label} ...")
+            cache[kind] = make_data(kind, size)
+            results["data"][kind] = describe(kind, cache[kind][0], label)
+        log(f"timing {model} on {', '.join(backends)} ...")
+        rows = bench_model(model, *cache[kind], backends, repeats=repeats)
+        for row in rows:
+            row["data"] = kind
+            if size != "full":  # the targets are set at the full sizes only
+                row["target"] = None
+        results["rows"].extend(rows)
+
+
+def _run_real(results, size, models, backends, repeats, corpus, inputs, log):
+    name = os.path.basename(str(corpus)).removesuffix(".jsonl")
+    texts, labels = bench_corpus.read_corpus(corpus, limit=REAL_DOCS[size])
+    train, y_train, validation, y_validation = bench_corpus.split(texts, labels)
+    for kind in inputs or bench_corpus.INPUT_KINDS:
+        X_train, X_validation = bench_corpus.vectorize(kind, train, validation)
+        key = f"{name} {kind}"
+        label = bench_corpus.describe_inputs(name, kind, X_train, X_validation, len(np.unique(labels)))
+        log(f"built {label}")
+        results["data"][key] = {**describe(kind, X_train, label), "corpus": str(corpus), "real": True}
+        for model in models:
+            log(f"timing {model} on {key}, {', '.join(backends)} ...")
+            rows = bench_model(model, X_train, y_train, backends, repeats=repeats, X_predict=X_validation)
+            for row in rows:
+                row["data"], row["target"] = key, None
+            results["rows"].extend(rows)
+
+
+def _run_streaming(results, size, backends, log):
+    n, d, tokens, k = bench_streaming.WIDE_SIZES[size]
+    label = (
+        f"wide hashed model (synthetic): {n:,} docs × {d:,} features (2^{d.bit_length() - 1}), ~{tokens} tokens/doc, "
+        f"{k} classes, float32 counts; streamed in {', '.join(map(str, bench_streaming.CHUNKS))} chunks, "
+        f"then saved and loaded to predict {bench_streaming.VALIDATION_DOCS:,} docs; one timed run each"
+    )
+    log(f"building {label} ...")
+    X, y = zipf_corpus(n + bench_streaming.VALIDATION_DOCS, d, tokens, k, seed=1)
+    X_train, y_train, X_validation = X[:n], y[:n], X[n:]
+    classes = np.unique(y_train)
+    results["data"]["wide"] = describe("wide", X_train, label)
+    model = "MultinomialNB"
+    chunked = {c: bench_streaming.row_chunks(X_train, y_train, c) for c in bench_streaming.CHUNKS}
+    probe = X_validation[:1]
+    with tempfile.TemporaryDirectory(prefix="nbgpu-bench-") as folder:
+        files = {}
+        for b in backends:
+            files[b] = bench_streaming.save_model(b, _estimator(b, model).fit(X_train, y_train), folder)
+
+        def streamed(b, c):
+            return lambda: bench_streaming.stream(_estimator(b, model), chunked[c], classes, probe)
+
+        calls = {}
+        for c in bench_streaming.CHUNKS:
+            calls.update({(f"stream {c} chunk{'s' if c > 1 else ''}", b): (streamed(b, c), b) for b in backends})
+        calls.update(
+            {("load+predict", b): ((lambda b=b: bench_streaming.load_and_predict(b, files[b], X_validation)), b) for b in backends}
+        )
+        log(f"timing {model} streaming and load+predict on {', '.join(backends)}, one run each ...")
+        # Every chunk costs a pass over the k × d statistics (scikit-learn
+        # takes minutes for 100 chunks): one timed run, after the fits above.
+        times = interleaved_times(calls, 1, warm_up=False)
+        sizes = {b: os.path.getsize(files[b]) for b in backends}
+    rows = timing_rows(model, times, nbytes=bytes_read(X_train))
+    one = {b: float(np.median(times[("stream 1 chunk", b)])) for b in backends}
+    for row in rows:
+        row["data"] = "wide"
+        row["target"] = None
+        if row["op"].startswith("stream"):
+            row["vs_one_chunk"] = row["median_s"] / one[row["backend"]]
+        if row["op"] == "load+predict":
+            row["model_file_bytes"] = sizes[row["backend"]]
+    results["rows"].extend(rows)
+
+
 def _threads():
     from .._array.threads import n_threads
 
     return n_threads()
 
 
-def format_table(results):
-    """The results as a Markdown table."""
-    lines = [
-        "| model | op | backend | median (ms) | min (ms) | vs scikit-learn (median) | (min) "
-        "| GB/s of X | fit peak extra (MB) | target |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for r in results["rows"]:
-        ratio = "" if r["speedup_vs_sklearn"] is None else f"{r['speedup_vs_sklearn']:.2f}x"
-        ratio_min = "" if r["speedup_vs_sklearn_of_min"] is None else f"{r['speedup_vs_sklearn_of_min']:.2f}x"
-        target = "" if r["target"] is None else f">= {r['target']:g}x"
-        peak = "" if r["fit_peak_extra_bytes"] is None else f"{r['fit_peak_extra_bytes'] / 2**20:.0f}"
-        lines.append(
-            f"| {r['model']} | {r['op']} | {r['backend']} | {1e3 * r['median_s']:.1f} | {1e3 * r['min_s']:.1f} | "
-            f"{ratio} | {ratio_min} | {r['bandwidth_GBps']:.2f} | {peak} | {target} |"
-        )
-    return "\n".join(lines)
+format_table = bench_report.format_table
 
 
 def plot(results, path):
     """A bar chart of the speed-ups over scikit-learn (log scale), as PNG."""
-    import matplotlib
+    bench_report.plot(results, path, models=MODELS)
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    rows = [r for r in results["rows"] if r["backend"] != "sklearn" and r["speedup_vs_sklearn"]]
-    labels = sorted({(r["model"], r["op"]) for r in rows}, key=lambda mo: (MODELS.index(mo[0]), mo[1]))
-    backends = [b for b in BACKENDS if any(r["backend"] == b for r in rows)]
-    fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(labels)), 4))
-    width = 0.8 / max(len(backends), 1)
-    for i, b in enumerate(backends):
-        value = {(r["model"], r["op"]): r["speedup_vs_sklearn"] for r in rows if r["backend"] == b}
-        xs = [j + i * width for j in range(len(labels))]
-        ax.bar(xs, [value.get(lab, 0) for lab in labels], width, label=b)
-    targets = {(r["model"], r["op"]): r["target"] for r in rows if r["target"]}
-    for j, lab in enumerate(labels):
-        target = targets.get(lab)
-        if target and "nbgpu-cpu" in backends:
-            x0 = j + backends.index("nbgpu-cpu") * width
-            ax.plot([x0 - width / 2, x0 + width / 2], [target, target], "k-", lw=2)
-    ax.axhline(1.0, color="grey", lw=0.8)
-    ax.set_yscale("log")
-    ax.set_ylabel("speed-up over scikit-learn (x)")
-    ax.set_xticks([j + width * (len(backends) - 1) / 2 for j in range(len(labels))])
-    ax.set_xticklabels([f"{m.replace('NB', '')}\n{o}" for m, o in labels], fontsize=8)
-    ax.set_title(f"nbgpu bench, size={results['size']} ({results['devices'].get('nbgpu-cpu', '')})", fontsize=9)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+def describe_run(results, backends, results_dir):
+    """The lines ``nbgpu bench`` prints before it starts timing."""
+    return [
+        f"nbgpu bench, size={results['size']}: each time is the median of {results['repeats']} interleaved "
+        f"repeats ({', '.join(backends)} in turn), after one warm-up call (streaming rows: one run each)",
+        f"threads: {results['threads']} (NBGPU_NUM_THREADS); devices: "
+        + "; ".join(f"{b}: {name}" for b, name in results["devices"].items()),
+        f"results: {results_dir}",
+    ]
 
 
 # ---- command line ------------------------------------------------------ #
@@ -386,11 +491,40 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
                         help="comma-separated backends among sklearn, nbgpu-cpu, nbgpu-gpu "
                         "(default: all this machine has)")
     parser.add_argument("--repeats", type=int, default=5, help="timed repeats per op (default 5)")
+    parser.add_argument("--data", type=_csv(DATA_SETS), default=["synthetic", "real"],
+                        help="comma-separated data sets: synthetic (built here), real (a labelled text corpus, "
+                        "when one is found), streaming (a wide hashed model in 1, 10, 100 chunks, and loaded "
+                        "from a file); default synthetic,real")
+    parser.add_argument("--corpus", default=None,
+                        help="the real corpus: a JSON-lines file or a folder holding "
+                        f"{bench_corpus.DEFAULT_CORPUS}.jsonl (default: ${bench_corpus.CORPORA_ENV}, "
+                        "then benchmarks/.corpora)")
+    parser.add_argument("--inputs", type=_csv(tuple(bench_corpus.INPUT_KINDS)), default=None,
+                        help="how the real corpus is vectorised: " + "; ".join(
+                            f"{k}: {v}" for k, v in bench_corpus.INPUT_KINDS.items()) + " (default: all)")
+    parser.add_argument("--out", default=None,
+                        help="folder for the results (default: $NBGPU_BENCH_DIR, else ~/.local/share/nbgpu/bench)")
     parser.add_argument("--json", default=None, help="where to write the raw results "
-                        "(default: nbgpu-bench-<size>-<date>.json)")
+                        "(default: nbgpu-bench-<size>-<time>.json in the results folder)")
     parser.add_argument("--png", default=None, help="where to write the chart "
                         "(default: next to the JSON; 'none' for no chart)")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --json or --png file")
     parser.add_argument("--quiet", action="store_true", help="print only the table")
+
+
+def _output_paths(args):
+    """(results folder, JSON path, PNG path or None); names already taken get a suffix."""
+    folder = os.path.abspath(args.out) if args.out else str(bench_report.default_results_dir())
+    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
+    if args.json:
+        json_path = os.path.abspath(args.json)
+        folder = os.path.dirname(json_path)
+    else:
+        json_path = str(bench_report.fresh_path(folder, f"nbgpu-bench-{args.size}-{stamp}", ".json"))
+    if args.png == "none":
+        return folder, json_path, None
+    png_path = os.path.abspath(args.png) if args.png else os.path.splitext(json_path)[0] + ".png"
+    return folder, json_path, png_path
 
 
 def run(args: argparse.Namespace) -> int:
@@ -405,18 +539,29 @@ def run(args: argparse.Namespace) -> int:
         print(f"backend(s) {', '.join(missing)} not available here (no usable cupy/GPU)", file=sys.stderr)
         return 2
     backends = [b for b in BACKENDS if b in backends]  # sklearn first: ratios need it
+    folder, json_path, png_path = _output_paths(args)
+    problem = bench_report.refuse_to_overwrite([json_path, png_path], overwrite=args.overwrite)
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
+    corpus = None
+    if "real" in args.data:
+        corpus = bench_corpus.find_corpus(args.corpus)
+        if corpus is None and args.corpus is not None:
+            print(f"--corpus {args.corpus}: no {bench_corpus.DEFAULT_CORPUS}.jsonl there", file=sys.stderr)
+            return 2
     log = (lambda *a: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
-    results = run_benchmarks(size=args.size, models=args.models, backends=backends,
-                             repeats=args.repeats, log=log)
-    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d")
-    json_path = args.json or f"nbgpu-bench-{args.size}-{stamp}.json"
-    os.makedirs(os.path.dirname(os.path.abspath(json_path)), exist_ok=True)
-    with open(json_path, "w") as f:
-        json.dump(results, f, indent=1)
+    results = _new_results(args.size, backends, args.repeats)
+    for line in describe_run(results, backends, folder):
+        log(line)
+    if "real" in args.data:
+        log(f"real text: {corpus}" if corpus else f"real text: skipped, no corpus found; {bench_corpus.how_to_build()}")
+    results = run_benchmarks(size=args.size, models=args.models, backends=backends, repeats=args.repeats,
+                             data=args.data, corpus=corpus, inputs=args.inputs, log=log)
+    bench_report.write_json(results, json_path)
     print(format_table(results))
     print(f"\nraw results: {json_path}")
-    if args.png != "none":
-        png_path = args.png or os.path.splitext(json_path)[0] + ".png"
+    if png_path is not None:
         try:
             import matplotlib  # noqa: F401  (an optional dependency: the cli extra)
         except ImportError:
@@ -428,7 +573,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv=None) -> int:
-    """``python -m nbgpu._bench [flags]``."""
+    """``python -m nbgpu._app.bench [flags]``."""
     parser = argparse.ArgumentParser(prog="nbgpu bench", description=__doc__.splitlines()[0])
     configure_parser(parser)
     return run(parser.parse_args(argv))

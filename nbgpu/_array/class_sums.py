@@ -52,6 +52,8 @@ def onehot(codes, n_classes, *, dtype, xp, weights=None):
 
 def class_totals(codes, weights, n_classes, *, dtype, xp):
     """Per-class sum of sample weights (per-class row counts without weights)."""
+    if on_host(xp):  # one compiled pass, no n × k one-hot matrix
+        return np.bincount(codes, weights=weights, minlength=n_classes).astype(dtype, copy=False)
     total = xp.zeros(n_classes, dtype=dtype, device=codes.device)
     for start, stop in blocks.row_blocks(codes.shape[0], n_classes * 8):
         w = None if weights is None else weights[start:stop]
@@ -106,12 +108,14 @@ def _upcast_row_blocks(X, n_classes, *, xp, dtype, power):
         yield start, stop, (Xb * Xb if power == 2 else Xb)
 
 
-def _nonzero_values(data, power, weights, dtype):
+def _nonzero_values(data, power, weights, dtype, *, owned=False):
     """``data ** power * weights`` in ``dtype``: a copy, never written into ``X``.
 
-    ``weights`` (one per stored value) or None.
+    ``weights`` (one per stored value) or None. ``owned=True`` says ``data``
+    is a temporary of the caller's (a gathered copy): it is then used, and
+    written into, without a copy where its dtype is already ``dtype``.
     """
-    values = data.astype(dtype)
+    values = data.astype(dtype, copy=not owned)
     if power == 2:
         values *= values
     if weights is not None:
@@ -321,7 +325,7 @@ def _csr_class_sums(X, codes, weights, n_classes, *, power, dtype):
         rows = order[a:b]
         piece = X[rows]
         row_weights = None if weights is None else np.repeat(weights[rows], np.diff(piece.indptr))
-        values = _nonzero_values(piece.data, power, row_weights, dtype)
+        values = _nonzero_values(piece.data, power, row_weights, dtype, owned=True)
         indptr = np.asarray([0, values.shape[0]], dtype=piece.indices.dtype)
         # Densifying a one-row CSR matrix sums duplicate columns in scipy's
         # compiled loop (no GIL); it zeroes ``target`` first.

@@ -73,6 +73,67 @@ def sparse_canonical(X):
     return X
 
 
+def sparse_checked(X, *, name="X", elements=True):
+    """``X`` as a CSR/CSC matrix the kernels can trust, copied only where needed.
+
+    Host (scipy) matrices: other formats become CSR (scipy sums duplicates
+    on the way), and the index structure of a CSR/CSC matrix is checked
+    (:func:`structure_problem`; scipy's compiled kernels trust it, so an
+    index out of range would read or write out of bounds), raising a
+    ValueError that names ``name``. Sums and products over the stored values
+    (``Yᵀ·X``, ``X·W``) do not depend on the order of a row's values nor on
+    how an element is split into duplicate entries, so ``elements=False``
+    keeps ``X`` exactly as it comes. Binarizing, squaring, one-hot encoding
+    and ``log Γ`` act on elements, so ``elements=True`` sums duplicates, in a
+    copy; a matrix without duplicates is kept as it is, sorted or not.
+    Device matrices are made canonical (:func:`sparse_canonical`).
+    """
+    if not sp.issparse(X):
+        return sparse_canonical(X)
+    if X.format == "coo":
+        # scipy's conversion trusts the coordinates as much as a product does.
+        for axis, coords in enumerate((X.row, X.col)):
+            if coords.size and _unsigned_max(coords, np) >= X.shape[axis]:
+                msg = (
+                    f"`{name}` is not a valid COO matrix: its {('row', 'column')[axis]} indices must "
+                    f"lie in [0, {X.shape[axis]}); they range from {coords.min()} to {coords.max()}."
+                )
+                raise ValueError(msg)
+    if X.format not in ("csr", "csc"):
+        return X.tocsr()
+    problem = structure_problem(X.format, X.data, X.indices, X.indptr, X.shape)
+    if problem is not None:
+        msg = f"`{name}` is not a valid {X.format.upper()} matrix: {problem}."
+        raise ValueError(msg)
+    if elements and sparse_has_duplicates(X):
+        X = X.copy()
+        X.sum_duplicates()
+    return X
+
+
+def sparse_has_duplicates(X):
+    """Whether a host CSR/CSC matrix stores some element more than once.
+
+    A canonical matrix (sorted, no duplicates; scipy checks that in one pass
+    and remembers it) has none. Otherwise the transpose, made by a counting
+    sort (linear, unlike sorting every row), lists each column's entries in
+    row order, so duplicates sit next to each other and its canonical check
+    finds them.
+    """
+    if X.has_canonical_format:
+        return False
+    transposed = X.tocsc() if X.format == "csr" else X.tocsr()
+    return not transposed.has_canonical_format
+
+
+def _unsigned_max(a, lib):
+    """Largest value of integer array ``a`` read as unsigned: one pass that
+    also catches negative values (they read as huge ones)."""
+    if a.dtype.kind == "u":
+        return int(lib.max(a))
+    return int(lib.max(a.view(lib.dtype(f"u{a.dtype.itemsize}"))))
+
+
 def sparse_values(X):
     """The stored values of a sparse matrix (a dense 1-D array)."""
     return X.data
@@ -116,6 +177,8 @@ def sparse_column_max(X, rows=None):
     ``rows`` (a boolean array, one per row) restricts it to the rows marked
     True; the others count as zeros.
     """
+    if sp.issparse(X) and X.format == "csc" and not X.has_canonical_format:
+        X = X.copy()  # scipy's max sorts a CSC matrix in place (not the caller's)
     lib = sparse_lib(X)
     if rows is not None and _on_device(X):
         # The stored values of the other rows set to zero (no diagonal product).
@@ -135,28 +198,55 @@ def stored_rows(X, lo=0, hi=None):
     return lib.searchsorted(X.indptr[1:], position, side="right")
 
 
+try:  # scipy's own CSR × dense kernel (private; sparse_matmul falls back to ``X @ W``)
+    from scipy.sparse._sparsetools import csr_matvecs as _csr_matvecs
+except ImportError:  # pragma: no cover
+    _csr_matvecs = None
+
+# Multiply-adds of a product that cost about as much as one stored value of
+# a per-class sum (see sparse_matmul).
+_PRODUCT_WORK_PER_NNZ = 8
+_PARTS_PER_THREAD = 4
+
+
 def sparse_matmul(X, W):
     """``X @ W`` for sparse ``X`` (n × d) and dense ``W`` (d × k): dense n × k.
 
     On the CPU a large CSR ``X`` is cut into row ranges of equal nonzeros,
-    multiplied on all cores (scipy's kernel releases the GIL) without
-    copying ``X``.
+    multiplied on all cores without copying ``X`` (integer values are
+    converted a range at a time).
     """
     lib = sparse_lib(X)
     threads = n_threads()
-    if lib is not np or X.format != "csr" or threads == 1 or X.nnz < blocks.PARALLEL_NNZ:
+    # A stored value costs k multiply-adds here, where a sum (what
+    # PARALLEL_NNZ is sized for) costs a gather and an add: a product is
+    # worth the pool at fewer stored values.
+    small = X.nnz * W.shape[1] < _PRODUCT_WORK_PER_NNZ * blocks.PARALLEL_NNZ
+    if lib is not np or X.format != "csr" or threads == 1 or small:
         return lib.asarray(X @ W)
+    W = np.ascontiguousarray(W)
     out_dtype = np.result_type(X.dtype, W.dtype)
-    out = np.empty((X.shape[0], W.shape[1]), dtype=out_dtype)
-    cuts = blocks.even_nnz_splits(X.indptr, threads)
+    direct = _csr_matvecs is not None and W.dtype == out_dtype and X.indices.dtype == X.indptr.dtype
+    # The kernel adds into its output: zeros (calloc'd, so untouched pages cost nothing).
+    out = np.zeros((X.shape[0], W.shape[1]), dtype=out_dtype)
+    # A few parts per thread, taken as threads come free: a core that the
+    # machine lends late holds up one small part, not half of the product.
+    cuts = blocks.even_nnz_splits(X.indptr, _PARTS_PER_THREAD * threads)
 
     def part(bounds):
         a, b = bounds
         lo, hi = X.indptr[a], X.indptr[b]
-        view = sp.csr_matrix(
-            (X.data[lo:hi], X.indices[lo:hi], X.indptr[a : b + 1] - lo), shape=(b - a, X.shape[1])
-        )
-        out[a:b] = view @ W
+        indptr = X.indptr[a : b + 1] - lo
+        if not direct:
+            view = sp.csr_matrix((X.data[lo:hi], X.indices[lo:hi], indptr), shape=(b - a, X.shape[1]))
+            out[a:b] = view @ W
+            return
+        # scipy's compiled CSR × dense kernel on the range, writing into its
+        # rows of ``out``: no Python between the GIL-free kernels of the
+        # threads (on a busy machine a thread preempted while it holds the
+        # GIL stalls the others), no per-part result to copy.
+        data = X.data[lo:hi].astype(out_dtype, copy=False)
+        _csr_matvecs(b - a, X.shape[1], W.shape[1], indptr, X.indices[lo:hi], data, W.ravel(), out[a:b].ravel())
 
     parallel_map(part, zip(cuts[:-1], cuts[1:]))
     return out
@@ -300,14 +390,17 @@ def structure_problem(fmt, data, indices, indptr, shape):
     # One synchronisation on a device: every check reduced to a few scalars.
     first, last = indptr[0], indptr[-1]
     falls = lib.any(lib.diff(indptr) < 0) if n_major else lib.asarray(False)
-    low = lib.min(indices) if nnz else lib.asarray(0)
-    high = lib.max(indices) if nnz else lib.asarray(0)
-    first, last, falls, low, high = (to_numpy(lib.asarray(v)).item() for v in (first, last, falls, low, high))
+    # Negative indices read as unsigned are larger than any valid one, so
+    # one pass over the indices checks both bounds (their range is only
+    # looked up to report a problem).
+    top = lib.max(indices.view(lib.dtype(f"u{indices.dtype.itemsize}"))) if nnz else lib.asarray(0)
+    first, last, falls, top = (to_numpy(lib.asarray(v)).item() for v in (first, last, falls, top))
     if first != 0 or last != nnz:
         return f"indptr must run from 0 to the number of stored values ({nnz}); it runs from {first} to {last}"
     if falls:
         return "indptr must be non-decreasing; it decreases somewhere"
-    if nnz and (low < 0 or high >= n_minor):
+    if nnz and top >= n_minor:
+        low, high = (to_numpy(lib.asarray(v)).item() for v in (lib.min(indices), lib.max(indices)))
         axis = "column" if fmt == "csr" else "row"
         return f"{axis} indices must lie in [0, {n_minor}); they range from {low} to {high}"
     return None

@@ -101,6 +101,16 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
     # them out as the target's sparse product wants (numerics.product_operand).
     _product_operands: tuple = ()
 
+    # How check_X takes X. A model whose statistics and scores are sums and
+    # products over the stored values of a sparse X (Yᵀ·X, X·W) sets
+    # _acts_on_elements False: X is then used with unsorted indices and
+    # duplicate entries as they come. Binarizing, squaring and one-hot
+    # encoding act on elements, so by default duplicates are summed first.
+    # _integer_input True keeps integer values on the host (the model's
+    # kernels convert a block at a time: no float64 copy of X).
+    _acts_on_elements = True
+    _integer_input = False
+
     # ---- hooks a model implements ------------------------------------- #
     def _check_values(self, X):
         """Model-specific checks of the values of ``X`` (fit and predict)."""

@@ -90,7 +90,8 @@ class _ScoringMixin:
         rows = row_slicer(X)
 
         def block(start, stop):
-            Xb = rows(start, stop)
+            # All rows: X itself (slicing a sparse matrix copies it).
+            Xb = X if stop - start == X.shape[0] else rows(start, stop)
             if in_blocks:
                 self._check_block_values(Xb, finite=not from_scores)
             # With from_scores, a NaN in X is reported below, as an error.

@@ -15,13 +15,13 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from .._array.class_sums import add_class_sums_into, class_sums, class_totals
-from .._array.namespace import get_namespace, is_sparse
+from .._array.namespace import get_device, get_namespace, is_sparse, result_dtype
 from .._array.numerics import log_ratio, safe_log, scoring_weights
 from .._array.sparse import sparse_binarize, sparse_matmul
 from .._estimator.base import _BaseNB
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.feature_selection import chi2_from_counts
-from .._validation import check_alpha, check_non_negative
+from .._validation import check_alpha, check_non_negative, plainly_non_negative
 
 
 # The fitted attributes scikit-learn's count models read.
@@ -57,8 +57,13 @@ class _DiscreteNB(_BaseNB):
 
     def _joint_log_likelihood(self, X, *, xp, device, dtype):
         weight, bias = self._fitted_arrays(("_weight_", "_bias_"), xp=xp, device=device, dtype=dtype)
-        scores = sparse_matmul(X, weight) if is_sparse(X) else X @ weight
-        return scores + bias
+        if is_sparse(X):
+            scores = sparse_matmul(X, weight)  # integer values are converted inside, per part
+        else:
+            # Integer counts (kept by check_X) are converted a row block at a time.
+            scores = (X if X.dtype == dtype else xp.astype(X, dtype)) @ weight
+        scores += bias  # a fresh n × k array
+        return scores
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -152,8 +157,30 @@ class _CountNB(_DiscreteNB):
         return chi2_from_counts(cc, fc, xp=get_namespace(fc))
 
 
+class _LinearCountNB(_CountNB):
+    """Count models whose statistics and scores are linear in ``X`` (the
+    per-class sums ``Yᵀ·X`` and the product ``X·W``), on counts or
+    frequencies >= 0.
+
+    Being sums over the stored values, they take a sparse ``X`` as it comes
+    (unsorted indices, duplicate entries, integer values: no copy).
+    """
+
+    _acts_on_elements = False
+    _integer_input = True
+
+    def _check_values(self, X):
+        check_non_negative(X, estimator=self)
+
+    def _check_block_values(self, X, *, finite=True):
+        # Finite and >= 0 shown by one read of the values; otherwise the
+        # usual checks decide and report.
+        if not plainly_non_negative(X):
+            super()._check_block_values(X, finite=finite)
+
+
 @shared_parameters_doc("prior_smoothing", "loss_matrix")
-class MultinomialNB(_CountNB):
+class MultinomialNB(_LinearCountNB):
     """Multinomial naive Bayes for counts (e.g. word counts), on CPU or GPU.
 
     Same parameters, attributes and results as
@@ -221,9 +248,6 @@ class MultinomialNB(_CountNB):
         self.prior_smoothing = prior_smoothing
         self.loss_matrix = loss_matrix
 
-    def _check_values(self, X):
-        check_non_negative(X, estimator=self)
-
     def _feature_params(self, class_count, feature_count, alpha, log_prior, *, xp):
         smoothed = feature_count + alpha
         flp = log_ratio(smoothed, xp.sum(smoothed, axis=1, keepdims=True), xp=xp, overwrite_num=True)
@@ -236,7 +260,7 @@ class MultinomialNB(_CountNB):
 
 
 @shared_parameters_doc("prior_smoothing", "loss_matrix")
-class ComplementNB(_CountNB):
+class ComplementNB(_LinearCountNB):
     """Complement naive Bayes (Rennie et al., 2003), on CPU or GPU.
 
     Suited to imbalanced text classification. Same parameters, attributes and
@@ -308,9 +332,6 @@ class ComplementNB(_CountNB):
         self.norm = norm
         self.prior_smoothing = prior_smoothing
         self.loss_matrix = loss_matrix
-
-    def _check_values(self, X):
-        check_non_negative(X, estimator=self)
 
     def _extra_attributes(self, feature_count, *, xp):
         return {"feature_all_": xp.sum(feature_count, axis=0)}
@@ -411,12 +432,21 @@ class BernoulliNB(_CountNB):
         self.prior_smoothing = prior_smoothing
         self.loss_matrix = loss_matrix
 
+    # Integer counts are binarized as they come; X itself (binarize=None)
+    # enters sums and products only, so a sparse X is taken as it comes
+    # then. Binarizing acts on elements: duplicate entries are summed first.
+    _integer_input = True
+
+    @property
+    def _acts_on_elements(self):
+        return self.binarize is not None
+
     def _model_input(self, X, xp):
         if self.binarize is None:
             return X
         if is_sparse(X):
             return sparse_binarize(X, self.binarize)
-        return xp.astype(X > self.binarize, X.dtype)
+        return xp.astype(X > self.binarize, result_dtype(X.dtype, xp, get_device(X)))
 
     def _feature_params(self, class_count, feature_count, alpha, log_prior, *, xp):
         total = xp.reshape(class_count, (-1, 1)) + 2 * alpha

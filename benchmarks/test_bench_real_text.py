@@ -1,0 +1,21 @@
+"""Multinomial, complement and Bernoulli on a real labelled corpus, fed as
+people feed it: TF-IDF in float64 and float32 and integer counts straight
+from scikit-learn's vectorizers (unsorted indices), and the float64 TF-IDF
+matrix with sorted indices for comparison. Fit on 80 % of the documents,
+predict the other 20 %.
+"""
+
+import pytest
+
+from nbgpu._app.bench_corpus import INPUT_KINDS
+
+
+@pytest.mark.parametrize("op", ["fit", "predict"])
+@pytest.mark.parametrize("model", ["MultinomialNB", "ComplementNB", "BernoulliNB"])
+@pytest.mark.parametrize("kind", list(INPUT_KINDS))
+def test_real_text(time_op, real_text, model, op, bench_backend, kind):
+    X_train, y_train, X_validation = real_text(kind)
+    time_op(
+        model, op, bench_backend, X_train, y_train, X_predict=X_validation,
+        group=f"{model} {op} real text {kind}", extra={"input": kind, "real": True},
+    )

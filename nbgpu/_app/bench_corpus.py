@@ -1,0 +1,114 @@
+"""Real text for ``nbgpu bench``: a labelled corpus vectorised the way people do it.
+
+The corpora are JSON lines ``{"text": ..., "label": ...}`` built offline by
+``benchmarks/corpora.py`` (in the repository, not in the package) into
+``$NBGPU_CORPORA`` or ``benchmarks/.corpora``. Documents come in a fixed
+shuffled order, so the first ``limit`` of them are a fair sample.
+
+Each input kind is what a scikit-learn vectorizer hands a classifier, as
+it comes: TF-IDF in float64 or float32 (unsorted column indices), integer
+counts, and, for comparison, the float64 TF-IDF matrix with sorted indices.
+"""
+
+from __future__ import annotations
+
+import json
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+
+DEFAULT_CORPUS = "pydoc-en"
+# Where benchmarks/corpora.py puts the corpora (its --out and $NBGPU_CORPORA).
+CORPORA_ENV = "NBGPU_CORPORA"
+REPOSITORY_CORPORA = Path("benchmarks") / ".corpora"
+
+INPUT_KINDS = {
+    "tfidf64": "TfidfVectorizer(sublinear_tf=True, min_df=2): float64, unsorted indices",
+    "tfidf32": "TfidfVectorizer(sublinear_tf=True, min_df=2, dtype=float32): unsorted indices",
+    "counts64": "CountVectorizer(min_df=2): int64 counts, unsorted indices",
+    "tfidf64-sorted": "the float64 TF-IDF matrix with its indices sorted (a canonical input)",
+}
+VALIDATION_SHARE = 0.2
+
+
+def find_corpus(where=None, *, name=DEFAULT_CORPUS):
+    """Path of corpus ``name``'s JSON lines file, or None if there is none.
+
+    ``where`` is a ``.jsonl`` file or a folder holding ``NAME.jsonl``; by
+    default ``$NBGPU_CORPORA``, then ``benchmarks/.corpora`` below the
+    current folder (a checkout of the repository).
+    """
+    if where is not None:
+        path = Path(where)
+        return path if path.is_file() else (path / f"{name}.jsonl" if (path / f"{name}.jsonl").is_file() else None)
+    for folder in (os.environ.get(CORPORA_ENV), REPOSITORY_CORPORA):
+        if folder and (Path(folder) / f"{name}.jsonl").is_file():
+            return Path(folder) / f"{name}.jsonl"
+    return None
+
+
+def how_to_build(name=DEFAULT_CORPUS):
+    """One line saying how to get a corpus."""
+    return (
+        f"build one with `python benchmarks/corpora.py build {name}` in a checkout of the repository "
+        f"(or point --corpus or ${CORPORA_ENV} at a folder holding {name}.jsonl)"
+    )
+
+
+def read_corpus(path, *, limit=None):
+    """``(texts, labels)`` of a JSON-lines corpus, the first ``limit`` documents if given."""
+    texts, labels = [], []
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, start=1):
+            if limit is not None and len(texts) >= limit:
+                break
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                texts.append(str(record["text"]))
+                labels.append(record["label"])
+            except (ValueError, KeyError, TypeError) as exc:
+                msg = f"{path}:{number}: not a corpus record {{\"text\": ..., \"label\": ...}} ({exc})"
+                raise ValueError(msg) from exc
+    return texts, np.asarray(labels)
+
+
+def split(texts, labels, *, validation=VALIDATION_SHARE, seed=0):
+    """A stratified train / validation split: ``(train_texts, y_train, val_texts, y_val)``."""
+    from sklearn.model_selection import train_test_split
+
+    tr, va, ytr, yva = train_test_split(texts, labels, test_size=validation, random_state=seed, stratify=labels)
+    return tr, np.asarray(ytr), va, np.asarray(yva)
+
+
+def vectorize(kind, train_texts, validation_texts):
+    """``(X_train, X_validation)`` of input kind ``kind`` (see ``INPUT_KINDS``)."""
+    from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
+
+    if kind not in INPUT_KINDS:
+        msg = f"unknown input kind {kind!r}; known: {', '.join(INPUT_KINDS)}"
+        raise ValueError(msg)
+    if kind == "counts64":
+        vectorizer = CountVectorizer(min_df=2)
+    else:
+        dtype = np.float32 if kind == "tfidf32" else np.float64
+        vectorizer = TfidfVectorizer(sublinear_tf=True, min_df=2, dtype=dtype)
+    X_train = vectorizer.fit_transform(train_texts)
+    X_validation = vectorizer.transform(validation_texts)
+    if kind == "tfidf64-sorted":
+        X_train.sort_indices()
+        X_validation.sort_indices()
+    return X_train, X_validation
+
+
+def describe_inputs(name, kind, X_train, X_validation, n_classes):
+    """A one-line label of a real input, for the table and the JSON."""
+    return (
+        f"{name} (real text): {X_train.shape[0]:,} train / {X_validation.shape[0]:,} validation docs "
+        f"× {X_train.shape[1]:,} features, {n_classes} classes, {X_train.nnz:,} stored values; "
+        f"{INPUT_KINDS[kind]}"
+    )

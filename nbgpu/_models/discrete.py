@@ -20,6 +20,7 @@ from .._array.numerics import log_ratio, safe_log, transposed_as
 from .._array.sparse import sparse_binarize, sparse_matmul
 from .._estimator.base import _BaseNB
 from .._estimator.docs import shared_parameters_doc
+from .._estimator.statistics_checks import check_array, check_keys
 from .._validation import check_alpha, check_non_negative, check_prior
 
 
@@ -40,6 +41,10 @@ class _DiscreteNB(_BaseNB):
 
     def _check_params_for_fit(self, n_classes, n_features):
         check_prior(self.class_prior, n_classes, name="class_prior")
+
+    def _check_statistics(self, stats, n_classes, n_features, *, feature_names=None, values=True):
+        super()._check_statistics(stats, n_classes, n_features, feature_names=feature_names, values=values)
+        check_alpha(self.alpha, n_features, force_alpha=True)  # checked here, not only when finalizing
 
     def _alpha(self, n_features, *, xp, device, dtype):
         alpha = check_alpha(self.alpha, n_features, force_alpha=self.force_alpha)
@@ -65,6 +70,15 @@ class _DiscreteNB(_BaseNB):
 
 class _CountNB(_DiscreteNB):
     """Models whose statistics are class counts and per-class feature sums."""
+
+    # Further statistics a subclass may keep (checked by that subclass).
+    _optional_statistics = ()
+
+    def _check_statistics(self, stats, n_classes, n_features, *, feature_names=None, values=True):
+        super()._check_statistics(stats, n_classes, n_features, feature_names=feature_names, values=values)
+        check_keys(stats, ["class_count", "feature_count"], self._optional_statistics)
+        # Sums of non-negative features with non-negative weights.
+        check_array(stats["feature_count"], "feature_count", [(n_classes, n_features)], values=values, non_negative=True)
 
     def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
         return {

@@ -455,6 +455,9 @@ def test_header_lies(saved, tmp_path):
     header["params"]["dict"]["alpha"] = {"value": -1.0}
     with pytest.raises(ValueError, match="inconsistent"):
         nbgpu.load(_write(tmp_path / "alpha", members, header))
+    header["params"]["dict"]["alpha"] = {"value": 10**400}  # JSON ints have no bound; float() overflows
+    with pytest.raises(ValueError, match="malformed entry 'params.alpha'"):
+        nbgpu.load(_write(tmp_path / "alpha", members, header))
     members_bad = dict(members)
     members_bad["header"] = np.frombuffer(b"{not json", dtype=np.uint8)
     with pytest.raises(ValueError, match="not valid JSON"):
@@ -638,6 +641,34 @@ def test_labels_of_a_void_dtype_are_refused(saved, tmp_path):
     header["arrays"]["classes"] = edits.listed(members["classes"])
     with pytest.raises(ValueError, match=r"array 'classes' in the header's list has dtype '\|V8'"):
         nbgpu.load(_write(tmp_path / "void", members, header))
+
+
+@pytest.mark.parametrize(
+    ("version", "node", "message"),
+    [
+        (2, {"sparse": {"shape": [3, 6], "indices": "classes", "values": "float32"}}, "array 'float32' is not in the header's list"),
+        (2, {"array": "classes"}, r"arrays used twice \['classes'\], or never \['stats.feature_count'\]"),
+        (1, {"sparse": {"shape": [3, 6], "indices": "stats.feature_count", "values": "classes"}}, "a sparse array outside the statistics of format 2"),
+    ],
+)
+def test_header_must_use_each_listed_array_once(saved, tmp_path, version, node, message):
+    members = _members(saved)
+    header = _header(members)
+    header["stats"]["dict"]["feature_count"] = node
+    header["format_version"] = version
+    with pytest.raises(ValueError, match=message):
+        nbgpu.load(_write(tmp_path / "bad", members, header))
+
+
+def test_sparse_statistics_with_indices_out_of_order_are_refused(tmp_path):
+    X, y = _wide_counts()
+    members = _members(nbgpu.save(nbgpu.MultinomialNB().fit(X, y), tmp_path / "wide"))
+    header = _header(members)
+    key = header["stats"]["dict"]["feature_count"]["sparse"]["indices"]
+    members[key] = members[key][::-1].copy()
+    header["arrays"][key] = edits.listed(members[key])
+    with pytest.raises(ValueError, match="has indices out of order or of range"):
+        nbgpu.load(_write(tmp_path / "bad", members, header))
 
 
 # --------------------------------------------------------------------------- #
@@ -839,6 +870,7 @@ def test_info_never_reads_the_statistics(tmp_path, capsys, reads):
     info = json.loads(capsys.readouterr().out)
     assert info["classes"] == ["pets", "school"] and info["n_features"] == 2**10 and info["note"] == "hello"
     assert info["vectorizer"]["ngram_range"] == [1, 2] and info["format_version"] == 2
+    assert info["statistics_bytes"] >= 2 * 2**10 * 8  # the feature counts, once read
     assert not [name for name in reads if name.startswith("stats.")]
     with pytest.raises(ValueError, match="not a .npy array"):
         nbgpu.load(bad)

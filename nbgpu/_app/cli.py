@@ -408,6 +408,7 @@ def cmd_info(args):
             "n_classes": len(classes),
             "classes": classes,
             "n_features": described.n_features,
+            "statistics_bytes": described.statistics_bytes,
             "dtype": header["dtype"],
             "format_version": header["format_version"],
             "written_by_nbgpu": header["nbgpu_version"],

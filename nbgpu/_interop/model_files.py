@@ -39,6 +39,7 @@ from .._estimator.base import _BaseNB
 from .model_archive import Archive, ModelFileError, write_archive
 from .model_header import (
     MAX_HEADER_BYTES,
+    arrays_of,
     digest,
     estimator_from,
     estimator_spec,
@@ -64,12 +65,14 @@ class ModelFile(NamedTuple):
 class ModelInfo(NamedTuple):
     """What a model file's header says, with its labels: nothing of the statistics is read.
 
-    ``estimator`` is unfitted (its parameters only).
+    ``estimator`` is unfitted (its parameters only); ``statistics_bytes`` is
+    the memory reading the statistics takes, as the header declares it.
     """
 
     estimator: _BaseNB
     classes: np.ndarray
     n_features: int
+    statistics_bytes: int
     header: dict
 
 
@@ -345,7 +348,8 @@ def read_model_info(path):
     with Archive(path) as archive:
         header, listed = _open(archive, where)
         contents = _checked(where, lambda: _contents(header, listed, _FileArrays(archive, listed, where), statistics=False))
-    return ModelInfo(contents.model, contents.classes, contents.n_features, header)
+    nbytes = arrays_of(header["stats"], listed, where, sparse=True)[1]
+    return ModelInfo(contents.model, contents.classes, contents.n_features, nbytes, header)
 
 
 def load(path, *, return_vectorizer=False):

@@ -22,6 +22,7 @@ JSON and the list of arrays (their dtypes, shapes and total size) and
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import json
 
@@ -113,6 +114,11 @@ def _sparse_parts(a):
 
 def _is_int_or_none(value):
     return value is None or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _is_int64(value):
+    """An int that numpy and every parameter check can take (JSON allows any size)."""
+    return isinstance(value, int) and -(2**63) <= value < 2**63
 
 
 def _free_key(key, arrays):
@@ -241,29 +247,40 @@ def parse_header(raw, archive_names, where):
 
 def _check_references(header, listed, version, where):
     """Every listed array is used exactly once; the declared data is within bounds."""
-    used = [key for key in ("classes", "feature_names_in") if key in listed]
+    used = collections.Counter(key for key in ("classes", "feature_names_in") if key in listed)
     total = sum(listed[key].nbytes for key in used)
-    sparse = []
     for part in ("params", "stats"):
-        for kind, body in _leaves(header[part], f"{where}: header entry {part!r}"):
-            if kind == "sparse":
-                if version < 2 or part != "stats":
-                    raise ModelFileError(f"{where}: inconsistent model file (a sparse array outside the statistics of format 2)")
-                sparse.append(body)
-                used += [body["indices"], body["values"]]
-                total += data_bytes(_listed(listed, body["values"], where).dtype, body["shape"])
-                total += sum(listed[body[k]].nbytes for k in ("indices", "values"))
-            else:
-                used.append(body)
-                total += _listed(listed, body, where).nbytes
-    if len(set(used)) != len(used) or set(used) != set(listed):
-        repeated = sorted({k for k in used if used.count(k) > 1})
+        keys, nbytes = arrays_of(header[part], listed, f"{where}: header entry {part!r}", sparse=version >= 2 and part == "stats")
+        used.update(keys)
+        total += nbytes
+    if max(used.values(), default=1) > 1 or set(used) != set(listed):
+        repeated = sorted(k for k, n in used.items() if n > 1)
         unused = sorted(set(listed) - set(used))
         msg = f"{where}: inconsistent model file (arrays used twice {repeated}, or never {unused})"
         raise ModelFileError(msg)
     if total > MAX_FILE_DATA_BYTES:
         msg = f"{where} declares {total} bytes of arrays, beyond the bound of {MAX_FILE_DATA_BYTES} for a model file"
         raise ModelFileError(msg)
+
+
+def arrays_of(node, listed, where, *, sparse):
+    """(keys of the arrays a described value uses, bytes they take to load).
+
+    A sparse array (allowed if ``sparse``) counts its members and its whole
+    size, which it is built to.
+    """
+    keys, total = [], 0
+    for kind, body in _leaves(node, where):
+        if kind == "array":
+            keys.append(body)
+            total += _listed(listed, body, where).nbytes
+            continue
+        if not sparse:
+            raise ModelFileError(f"{where}: inconsistent model file (a sparse array outside the statistics of format 2)")
+        indices, values = (_listed(listed, body[k], where) for k in ("indices", "values"))
+        keys += [indices.key, values.key]
+        total += data_bytes(values.dtype, body["shape"]) + indices.nbytes + values.nbytes
+    return keys, total
 
 
 def _listed(listed, key, where):
@@ -308,7 +325,7 @@ def unflatten(node, resolve, where):
     if kind in ("tuple", "list") and isinstance(body, list):
         items = [unflatten(v, resolve, f"{where}.{i}") for i, v in enumerate(body)]
         return tuple(items) if kind == "tuple" else items
-    if kind == "value" and (body is None or isinstance(body, (bool, int, float, str))):
+    if kind == "value" and (body is None or isinstance(body, (bool, float, str)) or _is_int64(body)):
         return body
     if kind in ("array", "sparse"):
         return resolve(kind, body)

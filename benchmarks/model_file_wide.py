@@ -13,7 +13,7 @@ process and interleaved over the repeats (medians reported):
   statistics only, i.e. reading and checking the file;
 - ``nbgpu info``: the whole command.
 
-Memory is each process's peak resident set (``ru_maxrss``), next to that
+Memory is each process's peak resident set (``VmHWM``), next to that
 of a process that only imports nbgpu. Not a unit test: a script for
 figures.
 """
@@ -62,7 +62,12 @@ elif kind == "info":
 else:
     start = time.perf_counter()
 seconds = time.perf_counter() - start
-print(json.dumps({"seconds": seconds, "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+try:  # this process's own peak (ru_maxrss would count the parent's pages at the fork)
+    with open("/proc/self/status") as f:
+        peak = next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+except OSError:
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"seconds": seconds, "maxrss_kb": peak}))
 """
 
 
@@ -87,6 +92,7 @@ def main():
     parser.add_argument("--rows", type=int, default=200_000)
     parser.add_argument("--nnz-per-row", type=int, default=50)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--jobs", default="import,fit,load,read,info", help="which of import,fit,load,read,info to run")
     args = parser.parse_args()
 
     import nbgpu
@@ -105,7 +111,7 @@ def main():
         f"statistics {counts.nbytes / 2**20:.0f} MiB ({np.count_nonzero(counts) / counts.size:.2%} nonzero); "
         f"file {path.stat().st_size / 2**20:.1f} MiB, saved in {save_seconds:.2f} s"
     )
-    kinds = ("import", "fit", "load", "read", "info")
+    kinds = args.jobs.split(",")
     results = {kind: [] for kind in kinds}
     for _ in range(args.repeats):  # interleaved: each round runs every job once
         for kind in kinds:

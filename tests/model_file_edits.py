@@ -154,11 +154,6 @@ _JSON_VALUES = (
 )
 
 
-def mutate(data, pick):
-    """``data`` (the bytes of a valid model file) with one random mutation."""
-    return pick.choice(MUTATIONS)(data, pick)
-
-
 def _flip_bytes(data, pick):
     out = bytearray(data)
     for _ in range(pick.integer(1, 8)):

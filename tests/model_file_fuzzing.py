@@ -6,10 +6,12 @@ property every mutation of them must have is :func:`check_outcome`.
 
 from __future__ import annotations
 
+import random
 import tracemalloc
 import warnings
 from pathlib import Path
 
+import model_file_edits as edits
 import numpy as np
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import HashingVectorizer
@@ -19,6 +21,18 @@ import nbgpu
 DATA = Path(__file__).parent / "data"
 # Loading a mutated seed (each under 100 kB of arrays) never needs more.
 MEMORY_BOUND = 64 * 2**20
+
+
+def mutated(seeds, case):
+    """(mutation name, bytes) of fuzz case ``case``: a random mutation of a random seed.
+
+    Case ``case`` makes its choices with ``random.Random(case)``, so any case
+    (a failing one that hypothesis reports, say) can be replayed by number.
+    """
+    pick = edits.Picker(random.Random(case).randint)
+    seed = seeds[pick.integer(0, len(seeds) - 1)]
+    mutation = pick.choice(edits.MUTATIONS)
+    return mutation.__name__, mutation(seed, pick)
 
 
 def check_outcome(path):

@@ -11,11 +11,10 @@ runs the same mutations for hours under atheris.
 
 from __future__ import annotations
 
-import model_file_edits as edits
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from model_file_fuzzing import check_outcome, seed_files
+from model_file_fuzzing import check_outcome, mutated, seed_files
 
 
 @pytest.fixture(scope="module")
@@ -24,12 +23,11 @@ def seeds(tmp_path_factory):
 
 
 @settings(max_examples=200, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data())
-def test_mutated_model_files_load_or_are_refused(seeds, tmp_path_factory, data):
-    pick = edits.Picker(lambda lo, hi: data.draw(st.integers(lo, hi)))
-    seed = seeds[pick.integer(0, len(seeds) - 1)]
+@given(case=st.integers(0, 2**32 - 1))
+def test_mutated_model_files_load_or_are_refused(seeds, tmp_path_factory, case):
+    # A failing case replays with: python ci/fuzz/model_file_target.py --replay CASE
     path = tmp_path_factory.mktemp("case") / "mutated.nbgpu"
-    path.write_bytes(edits.mutate(seed, pick))
+    path.write_bytes(mutated(seeds, case)[1])
     check_outcome(path)
 
 

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import random
 import sys
 import tempfile
 import traceback
@@ -41,7 +40,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
 
 import model_file_edits as edits
-from model_file_fuzzing import check_outcome, seed_files
+from model_file_fuzzing import check_outcome, mutated, seed_files
 
 WORK = Path(tempfile.mkdtemp(prefix="nbgpu-fuzz-"))
 (WORK / "seeds").mkdir()
@@ -55,13 +54,6 @@ def run_case(data):
     return check_outcome(CASE)
 
 
-def mutated(pick):
-    """(mutation name, bytes) of a random mutation of a random seed."""
-    seed = SEEDS[pick.integer(0, len(SEEDS) - 1)]
-    mutation = pick.choice(edits.MUTATIONS)
-    return mutation.__name__, mutation(seed, pick)
-
-
 def test_one_input(data):
     """The atheris entry point."""
     import atheris
@@ -71,13 +63,14 @@ def test_one_input(data):
         run_case(data[1:])
         return
     pick = edits.Picker(lambda lo, hi: fdp.ConsumeIntInRange(lo, hi))
-    run_case(mutated(pick)[1])
+    seed = SEEDS[pick.integer(0, len(SEEDS) - 1)]
+    run_case(pick.choice(edits.MUTATIONS)(seed, pick))
 
 
 def survey(n_cases):
     tally, failures = collections.Counter(), []
     for case in range(n_cases):
-        name, data = mutated(edits.Picker(random.Random(case).randint))
+        name, data = mutated(SEEDS, case)
         try:
             tally[name, run_case(data)] += 1
         except Exception as exc:  # noqa: BLE001  (any failure of the property: count it, go on)
@@ -92,7 +85,7 @@ def survey(n_cases):
 
 
 def replay(case):
-    name, data = mutated(edits.Picker(random.Random(case).randint))
+    name, data = mutated(SEEDS, case)
     print(f"case {case}: {name}, {len(data)} bytes")
     try:
         print(run_case(data))

@@ -874,3 +874,13 @@ def test_info_never_reads_the_statistics(tmp_path, capsys, reads):
     assert not [name for name in reads if name.startswith("stats.")]
     with pytest.raises(ValueError, match="not a .npy array"):
         nbgpu.load(bad)
+
+
+def test_info_describes_a_columnwise_model(capsys):
+    from nbgpu._app.cli import main
+
+    assert main(["info", str(DATA / "v1_columnwise.nbgpu"), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["estimator"] == "ColumnwiseNB" and info["format_version"] == 1
+    assert [part[0] for part in info["parameters"]["estimators"]] == ["g", "c", "p"]
+    assert "PoissonNB(missing='ignore')" in info["parameters"]["estimators"][2][1]

@@ -8,7 +8,7 @@ With atheris (libFuzzer), for hours, in a fresh directory::
 
     pip install atheris
     mkdir -p /tmp/nbgpu-fuzz/corpus
-    python ci/fuzz/model_file_target.py -max_total_time=14400 -rss_limit_mb=4096 \\
+    python ci/fuzz/model_file_target.py -max_total_time=14400 -rss_limit_mb=4096 -max_len=65536 \\
         -timeout=30 -print_final_stats=1 /tmp/nbgpu-fuzz/corpus
 
 Each input drives one of two things: the structured mutations of the
@@ -110,6 +110,7 @@ def main(argv):
     for directory in corpus[:1]:
         for i, seed in enumerate(SEEDS):
             (directory / f"seed-{i}").write_bytes(b"\0" + seed)
+    atheris.instrument_all()  # coverage of nbgpu, numpy's Python code, zipfile, json: libFuzzer's guide
     atheris.Setup([sys.argv[0], *rest], test_one_input)
     atheris.Fuzz()
     return 0

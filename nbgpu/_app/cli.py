@@ -404,7 +404,7 @@ def cmd_info(args):
             "file": str(args.model_file),
             "estimator": header["estimator"],
             "parameters": {k: (np.asarray(v).tolist() if isinstance(v, np.ndarray) else v)
-                           for k, v in described.estimator.get_params().items()},
+                           for k, v in described.estimator.get_params(deep=False).items()},
             "n_classes": len(classes),
             "classes": classes,
             "n_features": described.n_features,
@@ -416,7 +416,8 @@ def cmd_info(args):
             **header.get("metadata", {}),
         }
     if args.json:
-        print(json.dumps(info, indent=2))
+        # A ColumnwiseNB's parts (estimators, column slices) as their repr.
+        print(json.dumps(info, indent=2, default=repr))
     else:
         for key, value in info.items():
             if key == "classes" and len(value) > 20:

@@ -5,14 +5,17 @@ import os
 import pickle
 import warnings
 import zipfile
+from pathlib import Path
 
+import model_file_edits as edits
 import numpy as np
 import pytest
+import scipy.sparse as sp
+from conftest import to_numpy
 from sklearn.base import BaseEstimator, clone
 from sklearn.feature_extraction.text import HashingVectorizer
 
 import nbgpu
-from conftest import to_numpy
 from nbgpu._interop.atomic_files import atomic_output
 
 MODELS = ["GaussianNB", "MultinomialNB", "ComplementNB", "BernoulliNB", "CategoricalNB"]
@@ -110,7 +113,7 @@ def test_labels_of_any_numpy_type_round_trip(labels, tmp_path):
     np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
 
 
-def test_parameters_feature_names_and_vectorizer_round_trip(tmp_path):
+def test_parameters_and_feature_names_round_trip(tmp_path):
     pd = pytest.importorskip("pandas")
     X, y = _data(3)
     model = nbgpu.CategoricalNB(alpha=np.linspace(0.5, 1.0, 6), min_categories=7, class_prior=[0.2, 0.3, 0.5])
@@ -118,9 +121,8 @@ def test_parameters_feature_names_and_vectorizer_round_trip(tmp_path):
     expected = model.predict_proba(X)
     model.feature_names_in_ = np.array([f"f{i}" for i in range(X.shape[1])], dtype=object)
     frame = pd.DataFrame(X, columns=model.feature_names_in_)
-    vec = HashingVectorizer(n_features=2**10, ngram_range=(1, 2), alternate_sign=False, norm=None, dtype=np.float32)
-    path = nbgpu.save(model, tmp_path / "m", vectorizer=vec, metadata={"note": "hello"})
-    loaded, lvec = nbgpu.load(path, return_vectorizer=True)
+    path = nbgpu.save(model, tmp_path / "m", metadata={"note": "hello"})
+    loaded = nbgpu.load(path)
     np.testing.assert_array_equal(loaded.alpha, model.alpha)
     assert loaded.class_prior == model.class_prior and loaded.min_categories == 7
     np.testing.assert_array_equal(loaded.feature_names_in_, model.feature_names_in_)
@@ -128,11 +130,23 @@ def test_parameters_feature_names_and_vectorizer_round_trip(tmp_path):
     with warnings.catch_warnings():  # the core may record names from numpy after conversion
         warnings.simplefilter("ignore", UserWarning)
         np.testing.assert_array_equal(loaded.predict_proba(frame), expected)
+    assert nbgpu.load(path, return_vectorizer=True)[1] is None
+
+
+def _text_model(n_features=2**10):
+    docs = ["the cat sat on the mat", "a dog ate my homework", "the cat and the dog", "homework is due"] * 5
+    y = ["pets", "school", "pets", "school"] * 5
+    vec = HashingVectorizer(n_features=n_features, ngram_range=(1, 2), alternate_sign=False, norm=None, dtype=np.float32)
+    return nbgpu.MultinomialNB().fit(vec.transform(docs), y), vec, docs
+
+
+def test_vectorizer_round_trip(tmp_path):
+    model, vec, docs = _text_model()
+    path = nbgpu.save(model, tmp_path / "m", vectorizer=vec)
+    loaded, lvec = nbgpu.load(path, return_vectorizer=True)
     assert lvec.get_params() == vec.get_params()
-    docs = ["the cat sat", "on the mat, the cat"]
     assert (lvec.transform(docs) != vec.transform(docs)).nnz == 0
-    assert nbgpu.load(path, return_vectorizer=True)[1] is not None
-    assert nbgpu.load(nbgpu.save(model, tmp_path / "n"), return_vectorizer=True)[1] is None
+    np.testing.assert_array_equal(loaded.predict_proba(lvec.transform(docs)), model.predict_proba(vec.transform(docs)))
 
 
 def test_save_refuses_what_it_cannot_store_safely(tmp_path):
@@ -146,6 +160,10 @@ def test_save_refuses_what_it_cannot_store_safely(tmp_path):
     model = nbgpu.MultinomialNB().fit(X, y)
     with pytest.raises(TypeError, match="callable"):
         nbgpu.save(model, tmp_path / "m", vectorizer=HashingVectorizer(tokenizer=str.split))
+    with pytest.raises(ValueError, match="n_features=1048576 differs from the model's 6 features"):
+        nbgpu.save(model, tmp_path / "m", vectorizer=HashingVectorizer())
+    with pytest.raises(TypeError, match="`metadata` must be a dict"):
+        nbgpu.save(model, tmp_path / "m", metadata=["a"])
     assert not os.listdir(tmp_path)  # nothing written, no temporary left
 
 
@@ -325,21 +343,7 @@ def saved(tmp_path):
     return nbgpu.save(nbgpu.MultinomialNB().fit(X, y), tmp_path / "good.nbgpu")
 
 
-def _members(path):
-    with np.load(path, allow_pickle=False) as f:
-        return {k: f[k] for k in f.files}
-
-
-def _header(members):
-    return json.loads(members["header"].tobytes())
-
-
-def _write(path, members, header=None):
-    if header is not None:
-        members = {**members, "header": np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)}
-    with open(path, "wb") as f:
-        np.savez(f, **members)
-    return path
+_members, _header, _write = edits.members, edits.header, edits.write
 
 
 def test_truncated_file(saved, tmp_path):
@@ -356,30 +360,28 @@ def test_corrupted_bytes(saved, tmp_path):
     data[len(data) // 3] ^= 0xFF
     bad = tmp_path / "flip"
     bad.write_bytes(bytes(data))
-    with pytest.raises(ValueError, match="corrupted|tampered|not an nbgpu model file"):
+    with pytest.raises(ValueError, match="corrupted|not an nbgpu model file"):
         nbgpu.load(bad)
 
 
-def test_tampered_array(saved, tmp_path):
+def test_changed_array_is_reported_as_corrupted(saved, tmp_path):
     members = _members(saved)
     members["stats.feature_count"] = members["stats.feature_count"] * 2
-    with pytest.raises(ValueError, match="tampered"):
+    with pytest.raises(ValueError, match=r"corrupted: array 'stats.feature_count' does not match its SHA-256 checksum"):
         nbgpu.load(_write(tmp_path / "t", members))
     members = _members(saved)
     members["extra"] = np.zeros(3)
-    with pytest.raises(ValueError, match="tampered"):
+    with pytest.raises(ValueError, match="corrupted: its arrays do not match the list in its header"):
         nbgpu.load(_write(tmp_path / "u", members))
 
 
 def test_inconsistent_but_checksummed_file(saved, tmp_path):
-    from nbgpu._interop.model_files import _digest
-
     members = _members(saved)
     header = _header(members)
     fc = members["stats.feature_count"][:, :3].copy()  # fewer features than n_features_in
     members["stats.feature_count"] = fc
-    header["arrays"]["stats.feature_count"] = {"dtype": fc.dtype.str, "shape": list(fc.shape), "sha256": _digest(fc)}
-    with pytest.raises(ValueError, match="inconsistent model file"):
+    header["arrays"]["stats.feature_count"] = edits.listed(fc)
+    with pytest.raises(ValueError, match=r"inconsistent model file .*'feature_count' has shape \(3, 3\); expected \(3, 6\)"):
         nbgpu.load(_write(tmp_path / "i", members, header))
 
 
@@ -425,7 +427,9 @@ def test_loading_never_executes_code(tmp_path):
     with pytest.raises(ValueError, match="not an nbgpu model file"):
         nbgpu.load(evil)
     # A pickle inside an otherwise valid archive.
-    members = {"header": np.frombuffer(b"{}", dtype=np.uint8), "x": np.array([_Payload(str(marker))], dtype=object)}
+    X, y = _data()
+    members = _members(nbgpu.save(nbgpu.MultinomialNB().fit(X, y), tmp_path / "good"))
+    members["classes"] = np.array([_Payload(str(marker))], dtype=object)
     with open(evil, "wb") as f:
         np.savez(f, **members)
     with pytest.raises(ValueError, match="object array"):
@@ -450,6 +454,9 @@ def test_header_lies(saved, tmp_path):
     header = _header(members)
     header["params"]["dict"]["alpha"] = {"value": -1.0}
     with pytest.raises(ValueError, match="inconsistent"):
+        nbgpu.load(_write(tmp_path / "alpha", members, header))
+    header["params"]["dict"]["alpha"] = {"value": 10**400}  # JSON ints have no bound; float() overflows
+    with pytest.raises(ValueError, match="malformed entry 'params.alpha'"):
         nbgpu.load(_write(tmp_path / "alpha", members, header))
     members_bad = dict(members)
     members_bad["header"] = np.frombuffer(b"{not json", dtype=np.uint8)
@@ -481,3 +488,399 @@ def test_atomic_output_leaves_old_file_on_failure(tmp_path):
     with atomic_output(target) as f:
         f.write("new")
     assert target.read_text() == "new"
+
+
+# --------------------------------------------------------------------------- #
+# Format versions: files of format 1 still load
+# --------------------------------------------------------------------------- #
+DATA = Path(__file__).parent / "data"
+
+
+def _v1_models():
+    """The models (unfitted), data and vectorizer of the format-1 files in tests/data.
+
+    Those files were written by nbgpu's ``save`` of format 1 (every array
+    whole) from exactly these fits: ``nbgpu.save(model.fit(X, y),
+    "tests/data/v1_<name>.nbgpu", vectorizer=vec, metadata={"note": "format 1"})``.
+    """
+    rng = np.random.default_rng(7)
+    X = rng.poisson(0.3, size=(60, 64)).astype(float)
+    y = np.array(["ham", "spam", "eggs"])[rng.integers(0, 3, size=60)]
+    vec = HashingVectorizer(n_features=64, alternate_sign=False, norm=None, ngram_range=(1, 2))
+    text = (nbgpu.MultinomialNB(alpha=0.5, loss_matrix=[[0, 1, 2], [1, 0, 1], [3, 1, 0]]), X, y, vec)
+    Xc = np.column_stack(
+        [
+            rng.normal(size=60),
+            rng.normal(size=60) * 3 + 1,
+            rng.integers(0, 4, size=(60, 2)),
+            rng.poisson(2.0, size=(60, 2)).astype(float),
+        ]
+    )
+    Xc[rng.random(Xc.shape) < 0.1] = np.nan
+    Xc[:, :4] = np.where(np.isnan(Xc[:, :4]), 1.0, Xc[:, :4])
+    yc = rng.integers(0, 2, size=60)
+    parts = [
+        ("g", nbgpu.GaussianNB(), [0, 1]),
+        ("c", nbgpu.CategoricalNB(min_categories=5), [2, 3]),
+        ("p", nbgpu.PoissonNB(missing="ignore"), [4, 5]),
+    ]
+    columnwise = (nbgpu.ColumnwiseNB(parts, prior_smoothing=0.5), Xc, yc, None)
+    return {"multinomial_text": text, "columnwise": (columnwise)}
+
+
+@pytest.mark.parametrize("name", ["multinomial_text", "columnwise"])
+def test_format_1_files_still_load(name):
+    model, X, y, vec = _v1_models()[name]
+    path = DATA / f"v1_{name}.nbgpu"
+    loaded, lvec = nbgpu.load(path, return_vectorizer=True)
+    assert _header(_members(path))["format_version"] == 1
+    _assert_same_params(loaded, model)
+    assert (lvec is None) == (vec is None) and (vec is None or lvec.get_params() == vec.get_params())
+    fitted = clone(model).fit(X, y)
+    np.testing.assert_array_equal(loaded.classes_, fitted.classes_)
+    np.testing.assert_array_equal(loaded.predict_proba(X), fitted.predict_proba(X))
+    np.testing.assert_array_equal(loaded.predict(X), fitted.predict(X))
+
+
+# --------------------------------------------------------------------------- #
+# Wide models: statistics stored as their nonzero entries
+# --------------------------------------------------------------------------- #
+def _wide_counts(n_classes=4, n_features=2**16, nnz=300, seed=0):
+    rng = np.random.default_rng(seed)
+    rows = rng.integers(0, 40, size=nnz)
+    X = sp.csr_matrix((rng.integers(1, 4, size=nnz).astype(float), (rows, rng.integers(0, n_features, size=nnz))), shape=(40, n_features))
+    return X, np.arange(40) % n_classes
+
+
+def test_wide_statistics_are_stored_sparse_and_come_back_bit_for_bit(tmp_path):
+    X, y = _wide_counts()
+    model = nbgpu.MultinomialNB().fit(X, y)
+    model._stats["feature_count"][1, 5] = -0.0  # a signed zero keeps its sign
+    path = nbgpu.save(model, tmp_path / "wide")
+    members = _members(path)
+    header = _header(members)
+    assert header["format_version"] == 2
+    node = header["stats"]["dict"]["feature_count"]
+    assert set(node) == {"sparse"} and node["sparse"]["shape"] == [4, 2**16]
+    assert members[node["sparse"]["indices"]].dtype == np.uint32
+    assert set(header["arrays"]) == set(members) - {"header"}  # every member listed with its checksum
+    assert path.stat().st_size < 20_000  # dense, the counts take 2 MB (and 10 kB compressed)
+    loaded = nbgpu.load(path)
+    for key, value in model._stats.items():
+        assert loaded._stats[key].dtype == value.dtype
+        np.testing.assert_array_equal(loaded._stats[key].view(np.uint64), value.view(np.uint64))
+    np.testing.assert_array_equal(loaded.predict_proba(X), model.predict_proba(X))
+
+
+def test_save_and_load_do_not_score(tmp_path, monkeypatch):
+    X, y = _data()
+    model = nbgpu.GaussianNB().fit(X, y)
+
+    def boom(self, *args, **kwargs):
+        raise AssertionError("scored")
+
+    finalize = nbgpu.GaussianNB._finalize
+    monkeypatch.setattr(nbgpu.GaussianNB, "_joint_log_likelihood", boom)
+    monkeypatch.setattr(nbgpu.GaussianNB, "_finalize", boom)
+    path = nbgpu.save(model, tmp_path / "m")  # no finalize to save
+    monkeypatch.setattr(nbgpu.GaussianNB, "_finalize", finalize)
+    assert isinstance(nbgpu.load(path), nbgpu.GaussianNB)  # no probe row scored to load
+
+
+def test_unseen_declared_classes_keep_a_zero_count(tmp_path):
+    X, y = _data()
+    model = nbgpu.MultinomialNB().partial_fit(X, y % 2, classes=[0, 1, 2])
+    loaded = nbgpu.load(nbgpu.save(model, tmp_path / "m"))
+    np.testing.assert_array_equal(loaded.class_count_, model.class_count_)
+    assert loaded.class_count_[2] == 0
+
+
+# --------------------------------------------------------------------------- #
+# Broken archives: every failure is a ValueError naming the file
+# --------------------------------------------------------------------------- #
+_FC = "stats.feature_count.npy"
+
+
+def _replace_member(name, content):
+    return lambda data: edits.raw_archive({**edits.raw_members(data), name: content})
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        # A reserved deflate block type: zlib.error while decompressing.
+        (lambda data: edits.set_member_byte(data, _FC, 0, 0x07), r"member 'stats.feature_count' is corrupted \(error"),
+        # numpy returns such a member as bytes (AttributeError).
+        (_replace_member(_FC, b"hello"), "not a .npy array"),
+        # numpy allocates 8 TB (MemoryError).
+        (
+            _replace_member(_FC, edits.npy_with_header("{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000000,), }\n")),
+            r"holds a <f8 array of shape \(1000000000000,\); expected <f8 of shape \(3, 6\)",
+        ),
+        # numpy's header parser falls back to tokenize (TokenError).
+        (_replace_member(_FC, edits.npy_with_header("{'descr': '<f8', 'fortran_order': False, 'shape': (3,\n")), "malformed .npy header"),
+        # zipfile: NotImplementedError, RuntimeError.
+        (lambda data: edits.set_zip_field(data, _FC, "method", 99), "compression method 99"),
+        (lambda data: edits.set_zip_field(data, _FC, "flags", 1), "encrypted"),
+        (lambda data: edits.set_zip_field(data, _FC, "flags", 0x20), "patched data"),
+    ],
+    ids=["zlib", "no-npy-magic", "huge-shape", "unclosed-npy-header", "method-99", "encrypted", "patched"],
+)
+def test_broken_archive_is_a_value_error_naming_the_file(saved, tmp_path, edit, message):
+    bad = tmp_path / "bad.nbgpu"
+    bad.write_bytes(edit(saved.read_bytes()))
+    with pytest.raises(ValueError, match=message) as info:
+        nbgpu.load(bad)
+    assert str(bad) in str(info.value)
+
+
+def test_labels_of_a_void_dtype_are_refused(saved, tmp_path):
+    members = _members(saved)
+    header = _header(members)
+    members["classes"] = np.zeros(3, dtype="V8")  # numpy cannot compare these (UFuncTypeError)
+    header["arrays"]["classes"] = edits.listed(members["classes"])
+    with pytest.raises(ValueError, match=r"array 'classes' in the header's list has dtype '\|V8'"):
+        nbgpu.load(_write(tmp_path / "void", members, header))
+
+
+@pytest.mark.parametrize(
+    ("version", "node", "message"),
+    [
+        (2, {"sparse": {"shape": [3, 6], "indices": "classes", "values": "float32"}}, "array 'float32' is not in the header's list"),
+        (2, {"array": "classes"}, r"arrays used twice \['classes'\], or never \['stats.feature_count'\]"),
+        (1, {"sparse": {"shape": [3, 6], "indices": "stats.feature_count", "values": "classes"}}, "a sparse array outside the statistics of format 2"),
+    ],
+)
+def test_header_must_use_each_listed_array_once(saved, tmp_path, version, node, message):
+    members = _members(saved)
+    header = _header(members)
+    header["stats"]["dict"]["feature_count"] = node
+    header["format_version"] = version
+    with pytest.raises(ValueError, match=message):
+        nbgpu.load(_write(tmp_path / "bad", members, header))
+
+
+def test_sparse_statistics_with_indices_out_of_order_are_refused(tmp_path):
+    X, y = _wide_counts()
+    members = _members(nbgpu.save(nbgpu.MultinomialNB().fit(X, y), tmp_path / "wide"))
+    header = _header(members)
+    key = header["stats"]["dict"]["feature_count"]["sparse"]["indices"]
+    members[key] = members[key][::-1].copy()
+    header["arrays"][key] = edits.listed(members[key])
+    with pytest.raises(ValueError, match="has indices out of order or of range"):
+        nbgpu.load(_write(tmp_path / "bad", members, header))
+
+
+# --------------------------------------------------------------------------- #
+# Sizes are checked before data is read
+# --------------------------------------------------------------------------- #
+@pytest.fixture
+def reads(monkeypatch):
+    """The names of the members read (their data) by the model file reader."""
+    from nbgpu._interop import model_archive
+
+    seen = []
+    original = model_archive.Archive.read
+
+    def spy(self, name, *args, **kwargs):
+        seen.append(name)
+        return original(self, name, *args, **kwargs)
+
+    monkeypatch.setattr(model_archive.Archive, "read", spy)
+    return seen
+
+
+def test_unlisted_member_is_refused_before_it_is_read(saved, tmp_path, reads):
+    members = _members(saved)
+    members["bomb"] = np.zeros(2**22)  # 32 MiB of zeros, 33 kB compressed
+    bad = _write(tmp_path / "bomb", members, compress=True)
+    with pytest.raises(ValueError, match="do not match the list in its header"):
+        nbgpu.load(bad)
+    assert reads == ["header"]
+
+
+def test_statistics_that_do_not_fit_are_refused_before_they_are_read(saved, tmp_path, reads):
+    members = _members(saved)
+    header = _header(members)
+    members["stats.feature_count"] = np.zeros((3, 2**20))  # consistent list and checksum, wrong shape
+    header["arrays"]["stats.feature_count"] = edits.listed(members["stats.feature_count"])
+    bad = _write(tmp_path / "wide", members, header, compress=True)
+    with pytest.raises(ValueError, match=r"'feature_count' has shape \(3, 1048576\); expected \(3, 6\)"):
+        nbgpu.load(bad)
+    assert "stats.feature_count" not in reads
+
+
+def test_member_whose_zip_size_disagrees_is_refused_before_its_data(saved, tmp_path):
+    raw = edits.raw_members(saved.read_bytes())
+    raw[_FC] = raw[_FC] + bytes(2**20)  # a valid .npy header, then more data than it declares
+    bad = tmp_path / "long"
+    bad.write_bytes(edits.raw_archive(raw))
+    with pytest.raises(ValueError, match=r"member 'stats.feature_count' is \d+ bytes long; a <f8 array of shape \(3, 6\) takes \d+"):
+        nbgpu.load(bad)
+
+
+def test_declared_data_beyond_the_bound_is_refused(saved, tmp_path):
+    members = _members(saved)
+    header = _header(members)
+    header["arrays"]["stats.feature_count"]["shape"] = [3, 10**12]
+    with pytest.raises(ValueError, match="beyond the bound"):
+        nbgpu.load(_write(tmp_path / "big", members, header))
+
+
+# --------------------------------------------------------------------------- #
+# Settings and parameters are checked when the file is loaded
+# --------------------------------------------------------------------------- #
+@pytest.mark.parametrize(
+    ("setting", "value", "message"),
+    [
+        ("token_pattern", r"(\w+\s?)+$", "token_pattern"),  # exponential backtracking
+        ("input", "filename", "input='filename' is not accepted"),  # would open the files named in the data
+        ("input", "file", "input='file' is not accepted"),
+        ("analyzer", "os.system", "analyzer"),
+        ("tokenizer", "str.split", "tokenizer"),
+        ("ngram_range", [1, 1000], "ngram_range"),
+        ("ngram_range", [3, 2], "ngram_range"),
+        ("ngram_range", [0, 2], "ngram_range"),
+        ("n_features", 2**20, "n_features=1048576 differs from the model's 1024 features"),
+        ("encoding", "rot13", "encoding"),
+        ("stop_words", "french", "stop_words"),
+        ("lowercase", "yes", "lowercase"),
+        ("norm", "l3", "norm"),
+    ],
+)
+def test_vectorizer_settings_outside_the_allowlist_are_refused_at_load(tmp_path, setting, value, message):
+    model, vec, _ = _text_model()
+    members = _members(nbgpu.save(model, tmp_path / "m", vectorizer=vec))
+    header = _header(members)
+    header["vectorizer"][setting] = value
+    with pytest.raises(ValueError, match=f"inconsistent model file .*vectorizer setting.*{message}"):
+        nbgpu.load(_write(tmp_path / "bad", members, header))
+
+
+def test_vectorizer_settings_outside_the_allowlist_are_refused_at_save(tmp_path):
+    model, vec, _ = _text_model()
+    for bad in (vec.set_params(input="filename"), HashingVectorizer(n_features=2**10, token_pattern=r"(\w+\s?)+$")):
+        with pytest.raises(ValueError, match="cannot be saved with the model: vectorizer setting"):
+            nbgpu.save(model, tmp_path / "m", vectorizer=bad)
+    assert not os.listdir(tmp_path)
+
+
+def _set_param(name, value):
+    def tamper(header, members):
+        header["params"]["dict"][name] = {"array": f"param.{name}"}
+        members[f"param.{name}"] = np.asarray(value)
+        header["arrays"][f"param.{name}"] = edits.listed(members[f"param.{name}"])
+
+    return tamper
+
+
+@pytest.mark.parametrize(
+    ("tamper", "message"),
+    [
+        (_set_param("loss_matrix", np.ones((2, 2))), r"`loss_matrix` must have shape \(3, 3\)"),
+        (_set_param("class_prior", [0.5, 0.5]), "`class_prior` must have one probability per class"),
+        (_set_param("alpha", np.ones(4)), r"`alpha` must be a scalar or have one value per feature \(6\)"),
+    ],
+)
+def test_parameters_that_do_not_fit_the_data_are_refused_at_load(saved, tmp_path, tamper, message):
+    members = _members(saved)
+    header = _header(members)
+    tamper(header, members)
+    with pytest.raises(ValueError, match=f"inconsistent model file .*{message}"):
+        nbgpu.load(_write(tmp_path / "bad", members, header))
+
+
+# --------------------------------------------------------------------------- #
+# Impossible statistics
+# --------------------------------------------------------------------------- #
+def _set_stat(key, change):
+    def tamper(members):
+        members[key] = change(members[key].copy())
+
+    return tamper
+
+
+def _assign(index, value):
+    def change(a):
+        a[index] = value
+        return a
+
+    return change
+
+
+@pytest.mark.parametrize(
+    ("model", "key", "change", "message"),
+    [
+        (nbgpu.MultinomialNB(), "stats.class_count", _assign(0, -2.0), "'class_count' holds a negative value"),
+        (nbgpu.MultinomialNB(), "stats.class_count", _assign(slice(None), 0.0), "'class_count' sums to 0"),
+        (nbgpu.MultinomialNB(), "stats.feature_count", _assign((1, 2), np.nan), "'feature_count' holds NaN or infinity"),
+        (nbgpu.BernoulliNB(), "stats.feature_count", _assign((1, 2), -1.0), "'feature_count' holds a negative value"),
+        (nbgpu.GaussianNB(), "stats.per_class.1", _assign((0, 0), np.inf), r"'per_class.1' holds NaN or infinity"),
+        (nbgpu.CategoricalNB(), "stats.n_categories", _assign(0, 0), "'n_categories' .* does not describe"),
+        (nbgpu.NormalBayesClassifier(), "stats.scatter", _assign((0, 0, 0), np.nan), "'scatter' holds NaN"),
+    ],
+    ids=lambda v: type(v).__name__ if isinstance(v, BaseEstimator) else None,
+)
+def test_impossible_statistics_are_refused_naming_the_entry(tmp_path, model, key, change, message):
+    X, y = _data()
+    members = _members(nbgpu.save(clone(model).fit(X, y), tmp_path / "m"))
+    header = _header(members)
+    members[key] = change(members[key].copy())
+    header["arrays"][key] = edits.listed(members[key])
+    with pytest.raises(ValueError, match=f"inconsistent model file .*statistics entry {message}"):
+        nbgpu.load(_write(tmp_path / "bad", members, header))
+
+
+def test_columnwise_statistics_errors_name_the_part(tmp_path):
+    X, y = _data()
+    model = nbgpu.ColumnwiseNB([("gauss", nbgpu.GaussianNB(), [0, 1]), ("counts", nbgpu.MultinomialNB(), [2, 3])]).fit(X, y)
+    members = _members(nbgpu.save(model, tmp_path / "m"))
+    header = _header(members)
+    key = "stats.parts.counts.feature_count"
+    members[key] = -members[key]
+    header["arrays"][key] = edits.listed(members[key])
+    with pytest.raises(ValueError, match="part 'counts': statistics entry 'feature_count' holds a negative value"):
+        nbgpu.load(_write(tmp_path / "bad", members, header))
+
+
+def test_save_refuses_statistics_that_are_not_finite(tmp_path):
+    X, y = _data()
+    model = nbgpu.GaussianNB().fit(X, y)
+    model._stats["per_class"][1][0, 0] = np.nan
+    with pytest.raises(ValueError, match=r"was not written: the model file would not load .*'per_class.1' holds NaN or infinity"):
+        nbgpu.save(model, tmp_path / "m")
+    assert not os.listdir(tmp_path)
+
+
+# --------------------------------------------------------------------------- #
+# nbgpu info reads the header and the labels, never the statistics
+# --------------------------------------------------------------------------- #
+def test_info_never_reads_the_statistics(tmp_path, capsys, reads):
+    from nbgpu._app.cli import main
+
+    model, vec, _ = _text_model()
+    path = nbgpu.save(model, tmp_path / "m", vectorizer=vec, metadata={"note": "hello"})
+    raw = edits.raw_members(path.read_bytes())
+    for name in raw:
+        if name.startswith("stats."):
+            raw[name] = b"not an array"  # reading it would fail
+    bad = tmp_path / "stats-corrupt.nbgpu"
+    bad.write_bytes(edits.raw_archive(raw))
+    assert main(["info", str(bad), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["classes"] == ["pets", "school"] and info["n_features"] == 2**10 and info["note"] == "hello"
+    assert info["vectorizer"]["ngram_range"] == [1, 2] and info["format_version"] == 2
+    assert info["statistics_bytes"] >= 2 * 2**10 * 8  # the feature counts, once read
+    assert not [name for name in reads if name.startswith("stats.")]
+    with pytest.raises(ValueError, match="not a .npy array"):
+        nbgpu.load(bad)
+
+
+def test_info_describes_a_columnwise_model(capsys):
+    from nbgpu._app.cli import main
+
+    assert main(["info", str(DATA / "v1_columnwise.nbgpu"), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["estimator"] == "ColumnwiseNB" and info["format_version"] == 1
+    assert [part[0] for part in info["parameters"]["estimators"]] == ["g", "c", "p"]
+    assert "PoissonNB(missing='ignore')" in info["parameters"]["estimators"][2][1]

@@ -387,19 +387,21 @@ def cmd_info(args):
     if args.model_file is None:
         info = environment()
     else:
-        from .._interop.model_files import read_model_file
+        from .._interop.model_files import read_model_info
 
-        loaded = read_model_file(args.model_file)
-        model, header = loaded.model, loaded.header
-        classes = _label_text(to_numpy(model.classes_))
+        # The header and the labels only: the statistics are never read.
+        described = read_model_info(args.model_file)
+        header = described.header
+        classes = _label_text(described.classes)
         info = {
             "file": str(args.model_file),
             "estimator": header["estimator"],
             "parameters": {k: (np.asarray(v).tolist() if isinstance(v, np.ndarray) else v)
-                           for k, v in model.get_params().items()},
+                           for k, v in described.estimator.get_params(deep=False).items()},
             "n_classes": len(classes),
             "classes": classes,
-            "n_features": int(model.n_features_in_),
+            "n_features": described.n_features,
+            "statistics_bytes": described.statistics_bytes,
             "dtype": header["dtype"],
             "format_version": header["format_version"],
             "written_by_nbgpu": header["nbgpu_version"],
@@ -407,7 +409,8 @@ def cmd_info(args):
             **header.get("metadata", {}),
         }
     if args.json:
-        print(json.dumps(info, indent=2))
+        # A ColumnwiseNB's parts (estimators, column slices) as their repr.
+        print(json.dumps(info, indent=2, default=repr))
     else:
         for key, value in info.items():
             if key == "classes" and len(value) > 20:

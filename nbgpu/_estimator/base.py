@@ -52,6 +52,7 @@ from .adapters import adapter_for, computed
 from .merging import merge_models
 from .scoring import _ScoringMixin
 from .sklearn_interchange import from_sklearn, to_sklearn
+from .statistics_checks import check_class_count, check_keys
 
 
 # What _become_fitted sets itself; everything else a fitted model has is derived.
@@ -144,6 +145,29 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
                 f"is nothing to smooth. Set prior_smoothing=0 or {name}=None."
             )
             raise ValueError(msg)
+
+    def _check_statistics(self, stats, n_classes, n_features, *, feature_names=None, values=True):
+        """Raise ValueError, naming the entry, unless ``stats`` can be the
+        statistics of this model, with its parameters, fitted on
+        ``n_classes`` classes and ``n_features`` features.
+
+        For statistics that come from outside a fit (a model file, checked
+        when it is loaded and before it is saved): nested dicts and tuples
+        of host numpy arrays. ``values=False`` checks the layout only
+        (entries, shapes, dtypes), so the arrays may be stand-ins whose data
+        has not been read yet; ``values=True`` checks the values too (finite,
+        weights >= 0). ``feature_names`` are those of ``n_features`` (for
+        ColumnwiseNB parts chosen by name).
+
+        The default checks the data-dependent parameters
+        (``_check_params_for_fit``, ``loss_matrix``) and the ``class_count``
+        entry every model has; a model extends it with its own entries
+        (helpers in ``statistics_checks.py``).
+        """
+        self._check_params_for_fit(n_classes, n_features)
+        self._loss_matrix(n_classes)
+        check_keys(stats, ["class_count"], optional=None)
+        check_class_count(stats["class_count"], n_classes, values=values)
 
     @property
     def _ignore_missing(self):

@@ -32,6 +32,7 @@ from .._array.sparse import (
 )
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.missing import split_missing
+from .._estimator.statistics_checks import check_array, check_keys
 from .._validation import check_categories
 from .discrete import _DiscreteNB
 
@@ -267,6 +268,23 @@ class CategoricalNB(_DiscreteNB):
         self._min_categories(n_features)
 
     # ---- statistics ---------------------------------------------------- #
+    def _check_statistics(self, stats, n_classes, n_features, *, feature_names=None, values=True):
+        super()._check_statistics(stats, n_classes, n_features, feature_names=feature_names, values=values)
+        check_keys(stats, ["class_count", "counts", "n_categories"])
+        n_cat = check_array(stats["n_categories"], "n_categories", [(n_features,)], values=values, kinds="iu")
+        # No sign check: with missing values, category 0's count is a
+        # difference of sums, which rounding may leave a hair below 0.
+        counts = check_array(stats["counts"], "counts", [(n_classes, None)], values=values)
+        if values and (n_cat.min() < 1 or int(n_cat.sum()) != counts.shape[1]):
+            msg = (
+                f"statistics entry 'n_categories' (from {n_cat.min()} to {n_cat.max()}, sum {int(n_cat.sum())}) "
+                f"does not describe the {counts.shape[1]} columns of 'counts' (every feature has >= 1 category)"
+            )
+            raise ValueError(msg)
+        if counts.shape[1] < n_features:
+            msg = f"statistics entry 'counts' has {counts.shape[1]} columns; {n_features} features need at least as many"
+            raise ValueError(msg)
+
     def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
         n_features = X.shape[1]
         # A missing value is counted as category 0, then taken off again.

@@ -31,12 +31,20 @@ from sklearn.utils.metaestimators import _BaseComposition
 from sklearn.utils.validation import _get_feature_names, _num_features
 
 from .._array.class_sums import class_totals
-from .._array.namespace import get_namespace, is_array, is_sparse, to_namespace, to_namespace_tree, to_numpy
+from .._array.namespace import (
+    get_namespace,
+    is_array,
+    is_sparse,
+    to_namespace,
+    to_namespace_tree,
+    to_numpy,
+)
 from .._array.numerics import log_or_neg_inf
 from .._array.sparse import sparse_columns
 from .._estimator.base import _BaseNB
 from .._estimator.base_measure import _BaseMeasureMixin
 from .._estimator.docs import shared_parameters_doc
+from .._estimator.statistics_checks import check_keys
 from .._validation import check_finite
 
 
@@ -415,6 +423,19 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, _BaseComposition):
             if ignore and not part._ignore_missing:
                 check_finite(Xp, estimator=part, name=f"X[:, <columns of part {name!r}>]")
             part._check_values(Xp)
+
+    def _check_statistics(self, stats, n_classes, n_features, *, feature_names=None, values=True):
+        with self._fitting(n_features, feature_names, reset=True):
+            super()._check_statistics(stats, n_classes, n_features, feature_names=feature_names, values=values)
+            check_keys(stats, ["class_count", "parts"])
+            plan = self._plan()
+            check_keys(stats["parts"], plan.names, name="statistics entry 'parts'")
+            for name, part, cols in zip(plan.names, plan.parts, plan.columns):
+                names = None if feature_names is None else feature_names[cols]
+                try:
+                    part._check_statistics(stats["parts"][name], n_classes, int(cols.shape[0]), feature_names=names, values=values)
+                except ValueError as exc:
+                    raise ValueError(f"part {name!r}: {exc}") from exc
 
     def _check_params_for_fit(self, n_classes, n_features):
         self._check_fixed_prior(self.priors, n_classes, name="priors")

@@ -11,7 +11,6 @@ from __future__ import annotations
 from numbers import Real
 
 import numpy as np
-
 from sklearn.utils._param_validation import Interval
 
 from .._array.class_sums import add_class_sums_into, class_sums, class_totals
@@ -21,8 +20,12 @@ from .._array.sparse import sparse_binarize, sparse_matmul
 from .._estimator.base import _BaseNB
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.feature_selection import chi2_from_counts
-from .._validation import check_alpha, check_non_negative, plainly_non_negative
-
+from .._estimator.statistics_checks import check_array, check_keys
+from .._validation import (
+    check_alpha,
+    check_non_negative,
+    plainly_non_negative,
+)
 
 # The fitted attributes scikit-learn's count models read.
 _COUNT_ATTRIBUTES = ("class_count_", "feature_count_", "class_log_prior_", "feature_log_prob_")
@@ -43,6 +46,10 @@ class _DiscreteNB(_BaseNB):
     def _check_params_for_fit(self, n_classes, n_features):
         self._check_fixed_prior(self.class_prior, n_classes, name="class_prior")
         check_alpha(self.alpha, n_features, force_alpha=self.force_alpha)  # warns here, once
+
+    def _check_statistics(self, stats, n_classes, n_features, *, feature_names=None, values=True):
+        super()._check_statistics(stats, n_classes, n_features, feature_names=feature_names, values=values)
+        check_alpha(self.alpha, n_features, force_alpha=True)  # checked here, not only when finalizing
 
     def _alpha(self, n_features, *, xp, device, dtype):
         alpha = check_alpha(self.alpha, n_features, force_alpha=self.force_alpha, warn=False)
@@ -75,6 +82,15 @@ class _CountNB(_DiscreteNB):
     """Models whose statistics are class counts and per-class feature sums."""
 
     _class_axis_statistics = ("class_count", "feature_count", "observed_count")
+
+    # Further statistics a subclass may keep (checked by that subclass).
+    _optional_statistics = ()
+
+    def _check_statistics(self, stats, n_classes, n_features, *, feature_names=None, values=True):
+        super()._check_statistics(stats, n_classes, n_features, feature_names=feature_names, values=values)
+        check_keys(stats, ["class_count", "feature_count"], self._optional_statistics)
+        # Sums of non-negative features with non-negative weights.
+        check_array(stats["feature_count"], "feature_count", [(n_classes, n_features)], values=values, non_negative=True)
 
     def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
         return {

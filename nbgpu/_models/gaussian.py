@@ -16,7 +16,13 @@ from .._array.numerics import chan_merge, nonzero, product_operand, scoring_weig
 from .._array.sparse import sparse_matmul, sparse_values, sparse_with_values
 from .._estimator.base import _BaseNB
 from .._estimator.docs import shared_parameters_doc
-from .._estimator.missing import drop_missing, observed_weights, split_missing, zero_missing
+from .._estimator.missing import (
+    drop_missing,
+    observed_weights,
+    split_missing,
+    zero_missing,
+)
+from .._estimator.statistics_checks import check_array, check_keys, check_tuple
 
 
 def _pooled(count, mean, m2, *, xp):
@@ -121,6 +127,19 @@ class GaussianNB(_BaseNB):
     # ---- statistics ---------------------------------------------------- #
     def _check_params_for_fit(self, n_classes, n_features):
         self._check_fixed_prior(self.priors, n_classes, name="priors")
+
+    def _check_statistics(self, stats, n_classes, n_features, *, feature_names=None, values=True):
+        super()._check_statistics(stats, n_classes, n_features, feature_names=feature_names, values=values)
+        check_keys(stats, ["class_count", "per_class", "total"])
+        k, d = n_classes, n_features
+        # (weight, mean, M2) per class and of all rows; a weight per feature
+        # where values were missing. No sign checks: observed weights are
+        # differences of sums, which rounding may leave a hair below 0.
+        for key, (n_shapes, moment) in {"per_class": ([(k, 1), (k, d)], (k, d)), "total": ([(1,), (d,)], (d,))}.items():
+            weight, mean, m2 = check_tuple(stats[key], 3, key)
+            check_array(weight, f"{key}.0", n_shapes, values=values)
+            check_array(mean, f"{key}.1", [moment], values=values)
+            check_array(m2, f"{key}.2", [moment], values=values)
 
     def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
         n, d = X.shape

@@ -21,7 +21,7 @@ from .._array.namespace import is_sparse, to_numpy
 from .._array.numerics import chan_merge, contiguous
 from .._estimator.base import _BaseNB
 from .._estimator.docs import shared_parameters_doc
-
+from .._estimator.statistics_checks import check_array, check_keys
 
 STATS = ("class_count", "mean", "scatter")
 
@@ -138,6 +138,12 @@ class NormalBayesClassifier(_BaseNB):
 
     def _check_params_for_fit(self, n_classes, n_features):
         self._check_fixed_prior(self.priors, n_classes, name="priors")
+
+    def _check_statistics(self, stats, n_classes, n_features, *, feature_names=None, values=True):
+        super()._check_statistics(stats, n_classes, n_features, feature_names=feature_names, values=values)
+        check_keys(stats, STATS)
+        check_array(stats["mean"], "mean", [(n_classes, n_features)], values=values)
+        check_array(stats["scatter"], "scatter", [(n_classes, n_features, n_features)], values=values)
 
     def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
         n, d = X.shape

@@ -16,12 +16,9 @@ from .._array.sparse import sparse_matmul, sparse_values, sparse_with_values
 from .._estimator.base_measure import _BaseMeasureMixin
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.missing import drop_missing, observed_weights, split_missing
-from .discrete import _CountNB
+from .._estimator.statistics_checks import check_array
 from .._validation import check_non_negative
-
-
-
-
+from .discrete import _CountNB
 
 
 def log_factorial_rows(X, *, xp, device, dtype):
@@ -149,8 +146,16 @@ class PoissonNB(_BaseMeasureMixin, _CountNB):
         self.loss_matrix = loss_matrix
         self.missing = missing
 
+    _optional_statistics = ("observed_count",)
+
     def _check_values(self, X):
         check_non_negative(X, estimator=self)
+
+    def _check_statistics(self, stats, n_classes, n_features, *, feature_names=None, values=True):
+        super()._check_statistics(stats, n_classes, n_features, feature_names=feature_names, values=values)
+        if "observed_count" in stats:  # class weights less missing entries: no sign (rounding)
+            shapes = [(n_classes, 1), (n_classes, n_features)]
+            check_array(stats["observed_count"], "observed_count", shapes, values=values)
 
     def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
         if not self._ignore_missing:

@@ -1,0 +1,277 @@
+"""The container of a model file: a zip of ``.npy`` arrays, read with bounded memory.
+
+This is numpy's ``.npz`` layout (``np.load`` opens a model file), but a model
+file is read by this module only, strictly and in an order that refuses a
+bad file before its data costs anything:
+
+1. the zip directory: every member a ``.npy`` file, named once, stored or
+   deflated (no other compression method, no encryption), of a bounded size;
+2. a member's ``.npy`` header (its first bytes only): the format numpy
+   writes, a plain dtype, a shape, and a size that agrees with the zip
+   directory and with what the caller expects;
+3. only then its data, streamed into an array allocated once at its final
+   size, so memory never exceeds what the declared array needs; the zip's
+   CRC is checked at the end of every member.
+
+Every failure is a :class:`ModelFileError` (a ``ValueError``) naming the
+file and the member.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import math
+import re
+import struct
+import zipfile
+import zlib
+
+import numpy as np
+
+from .atomic_files import atomic_output
+
+# numpy's own bound on a .npy header (``max_header_size``); ours are ~128 bytes.
+MAX_NPY_HEADER_BYTES = 10_000
+# A sanity bound on the data of one file (all arrays together): far beyond
+# any model that fits in memory, far below what a forged size could ask for.
+MAX_FILE_DATA_BYTES = 2**36
+MAX_MEMBERS = 100_000
+# Dtypes a member may have: booleans, numbers, text and dates (labels of any
+# numpy type); never objects (pickle), structures or raw bytes.
+_KINDS = frozenset("biufUSMm")
+_DESCR = re.compile(r"[<>|=][a-zA-Z][0-9]{0,10}(\[[0-9]{0,4}[a-zA-Z]{1,3}\])?")
+# General-purpose bits of a zip entry a model file may have set: deflate's
+# level hints (1, 2), a trailing data descriptor (3), UTF-8 names (11).
+# Never encryption (0, 6) or patched data (5).
+_ZIP_FLAGS = 0x080E
+# What zipfile and zlib raise on a corrupt archive, a corrupt member included
+# (NotImplementedError and RuntimeError for features checked beforehand).
+_ZIP_ERRORS = (
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    zlib.error,
+    EOFError,
+    OSError,
+    ValueError,
+    struct.error,
+    NotImplementedError,
+    RuntimeError,
+)
+_CHUNK = 16 * 2**20
+
+
+class ModelFileError(ValueError):
+    """A file that is not a model file nbgpu can load; the message names it and says why."""
+
+
+def plain_dtype(text, where):
+    """The numpy dtype ``text`` (as ``dtype.str`` spells it) names, if a member may have it."""
+    if isinstance(text, str) and _DESCR.fullmatch(text):
+        try:
+            dtype = np.dtype(text)
+        except (TypeError, ValueError, SyntaxError):
+            dtype = None
+        if dtype is not None and dtype.kind in _KINDS and dtype.str == text and dtype.itemsize > 0:
+            return dtype
+    if isinstance(text, str) and text[1:2] == "O":
+        msg = f"{where} is an object array; refusing to load it (that would need pickle)"
+    else:
+        msg = f"{where} has dtype {text!r}; expected a plain numeric, boolean, text or date dtype"
+    raise ModelFileError(msg)
+
+
+def plain_shape(value, where):
+    """``value`` as a shape tuple if it is a list or tuple of non-negative ints."""
+    ints = isinstance(value, (list, tuple)) and all(isinstance(n, int) and not isinstance(n, bool) for n in value)
+    if ints and len(value) <= 32 and all(n >= 0 for n in value):
+        return tuple(value)
+    msg = f"{where} has shape {value!r}; expected a list of non-negative integers"
+    raise ModelFileError(msg)
+
+
+def data_bytes(dtype, shape):
+    """Bytes of an array of ``dtype`` and ``shape`` (Python ints: no overflow)."""
+    return dtype.itemsize * math.prod(shape)
+
+
+# --------------------------------------------------------------------------- #
+# Writing
+# --------------------------------------------------------------------------- #
+def write_archive(path, members):
+    """Write ``members`` (name -> numpy array) as a deflated zip of ``.npy`` files.
+
+    Written under a temporary name and renamed (see ``atomic_files``);
+    arrays are written in C order, never pickled.
+    """
+    with atomic_output(path, "wb") as f, zipfile.ZipFile(f, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        for name, array in members.items():
+            with z.open(f"{name}.npy", "w", force_zip64=True) as out:
+                np.lib.format.write_array(out, np.ascontiguousarray(array), allow_pickle=False)
+
+
+# --------------------------------------------------------------------------- #
+# Reading
+# --------------------------------------------------------------------------- #
+class Archive:
+    """An open model file: its zip directory checked, members read on request.
+
+    Use as a context manager: ``with Archive(path) as archive: ...``.
+    """
+
+    def __init__(self, path):
+        self.where = str(path)
+        try:
+            self._file = open(path, "rb")  # noqa: SIM115  (closed by close())
+        except FileNotFoundError as exc:
+            raise ModelFileError(f"{self.where}: no such file") from exc
+        except OSError as exc:
+            raise ModelFileError(f"{self.where} cannot be read ({exc})") from exc
+        try:
+            self._zip = zipfile.ZipFile(self._file)
+            self._infos = self._check_directory(self._zip.infolist())
+        except ModelFileError:
+            self.close()
+            raise
+        except _ZIP_ERRORS as exc:
+            self.close()
+            msg = f"{self.where} is not an nbgpu model file (not a readable zip archive: {exc})"
+            raise ModelFileError(msg) from exc
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        with contextlib.suppress(AttributeError):
+            self._zip.close()
+        self._file.close()
+
+    @property
+    def names(self):
+        """The members' names (without ``.npy``)."""
+        return list(self._infos)
+
+    def _check_directory(self, infos):
+        where = self.where
+        if len(infos) > MAX_MEMBERS:
+            raise ModelFileError(f"{where} is not an nbgpu model file (it has {len(infos)} members)")
+        found = {}
+        for info in infos:
+            name = info.filename
+            if not name.endswith(".npy") or name[:-4] in found:
+                why = "a repeated member" if name[:-4] in found else "a member that is not a .npy array"
+                raise ModelFileError(f"{where} is not an nbgpu model file ({why}: {name!r})")
+            if info.flag_bits & ~_ZIP_FLAGS:
+                msg = f"{where}: member {name!r} has zip flags {info.flag_bits:#06x} (encrypted or patched data); model files never do"
+                raise ModelFileError(msg)
+            if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+                msg = f"{where}: member {name!r} uses zip compression method {info.compress_type}; model files are stored or deflated"
+                raise ModelFileError(msg)
+            if info.file_size > MAX_FILE_DATA_BYTES + MAX_NPY_HEADER_BYTES:
+                raise ModelFileError(f"{where}: member {name!r} declares {info.file_size} bytes, beyond any model file")
+            found[name[:-4]] = info
+        return found
+
+    def size(self, name):
+        """Uncompressed bytes of member ``name``, as the zip directory declares them."""
+        return self._infos[name].file_size
+
+    def read(self, name, dtype, shape=None, *, max_bytes=None):
+        """Member ``name``, which must be an array of ``dtype`` (and ``shape``, if given).
+
+        The member's ``.npy`` header and its size in the zip directory are
+        checked against them and against ``max_bytes`` before any data is
+        read; the data is then streamed into its final array.
+        """
+        where = f"{self.where}: member {name!r}"
+        info = self._infos.get(name)
+        if info is None:
+            raise ModelFileError(f"{where} is missing")
+        try:
+            with self._zip.open(info) as f:
+                npy_dtype, fortran, npy_shape, offset = _read_npy_header(f, where)
+                shape = npy_shape if shape is None else shape
+                if npy_dtype != dtype or npy_shape != shape:
+                    msg = f"{where} holds a {npy_dtype.str} array of shape {npy_shape}; expected {dtype.str} of shape {shape}"
+                    raise ModelFileError(msg)
+                size = data_bytes(dtype, shape)
+                if max_bytes is not None and size > max_bytes:
+                    raise ModelFileError(f"{where} holds {size} bytes; at most {max_bytes} are allowed")
+                if info.file_size != offset + size:
+                    msg = f"{where} is {info.file_size} bytes long; a {dtype.str} array of shape {shape} takes {offset + size}"
+                    raise ModelFileError(msg)
+                array = _allocate(dtype, shape[::-1] if fortran else shape, where)
+                _read_into(f, array, where)
+        except ModelFileError:
+            raise
+        except _ZIP_ERRORS as exc:
+            raise ModelFileError(f"{where} is corrupted ({type(exc).__name__}: {exc})") from exc
+        return array.T if fortran else array
+
+
+def _read_npy_header(f, where):
+    """(dtype, fortran order, shape, bytes before the data) of the ``.npy`` file open in ``f``.
+
+    Accepts exactly what numpy writes: the magic string, format version 1,
+    2 or 3, and a header that is a dict literal of ``descr`` (a plain dtype),
+    ``fortran_order`` and ``shape``.
+    """
+    prefix = f.read(10)
+    if prefix[:6] != b"\x93NUMPY"[: len(prefix)] or len(prefix) < 6:
+        raise ModelFileError(f"{where} is not a .npy array (no .npy signature)")
+    if len(prefix) < 10:
+        raise ModelFileError(f"{where} is truncated")
+    if prefix[6:8] not in (b"\x01\x00", b"\x02\x00", b"\x03\x00"):
+        raise ModelFileError(f"{where} is a .npy array of an unknown format version {prefix[6]}.{prefix[7]}")
+    if prefix[6] == 1:
+        (length,), offset = struct.unpack("<H", prefix[8:10]), 10
+    else:
+        (length,), offset = struct.unpack("<I", prefix[8:10] + _read_exactly(f, 2, where)), 12
+    if length > MAX_NPY_HEADER_BYTES:
+        raise ModelFileError(f"{where} has a .npy header of {length} bytes; at most {MAX_NPY_HEADER_BYTES} are allowed")
+    raw = _read_exactly(f, length, where)
+    try:
+        text = raw.decode("utf-8" if prefix[6] == 3 else "latin1")
+        fields = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
+        raise ModelFileError(f"{where} has a malformed .npy header ({type(exc).__name__})") from exc
+    if not isinstance(fields, dict) or set(fields) != {"descr", "fortran_order", "shape"}:
+        raise ModelFileError(f"{where} has a malformed .npy header (keys {sorted(map(str, fields)) if isinstance(fields, dict) else '?'})")
+    if not isinstance(fields["fortran_order"], bool):
+        raise ModelFileError(f"{where} has a malformed .npy header (fortran_order {fields['fortran_order']!r})")
+    if not isinstance(fields["shape"], tuple):
+        raise ModelFileError(f"{where} has a malformed .npy header (shape {fields['shape']!r})")
+    dtype = plain_dtype(fields["descr"], where)
+    shape = plain_shape(fields["shape"], where)
+    return dtype, fields["fortran_order"], shape, offset + length
+
+
+def _read_exactly(f, n, where):
+    data = f.read(n)
+    if len(data) != n:
+        raise ModelFileError(f"{where} is truncated")
+    return data
+
+
+def _allocate(dtype, shape, where):
+    try:
+        return np.empty(shape, dtype=dtype)
+    except MemoryError as exc:  # a size within the sanity bound, but not in this machine's memory
+        raise ModelFileError(f"{where}: not enough memory for its {data_bytes(dtype, shape)} bytes") from exc
+
+
+def _read_into(f, array, where):
+    """Fill ``array`` from ``f`` in bounded chunks, then read to the end (the zip checks its CRC there)."""
+    view = memoryview(array.reshape(-1).view(np.uint8)) if array.size else memoryview(b"")
+    done = 0
+    while done < len(view):
+        chunk = f.read(min(_CHUNK, len(view) - done))
+        if not chunk:
+            raise ModelFileError(f"{where} is truncated")
+        view[done : done + len(chunk)] = chunk
+        done += len(chunk)
+    if f.read(1):
+        raise ModelFileError(f"{where} holds data after its array")

@@ -1,0 +1,358 @@
+"""The JSON header of a model file: what it may say, and how values are written in it.
+
+The header describes everything but the arrays' data: the format and its
+version, the estimator class and parameters (a ColumnwiseNB's parts alike),
+the number of features, the score dtype, the statistics as a tree whose
+leaves name arrays, the vectorizer settings, free metadata, and the list of
+arrays with the dtype, shape and SHA-256 of each.
+
+A value is written as a one-key JSON object: ``{"value": 1.0}``,
+``{"array": "param.alpha"}``, ``{"tuple": [...]}``, ``{"list": [...]}``,
+``{"dict": {...}}``, ``{"slice": [start, stop, step]}``,
+``{"estimator": {"estimator": "GaussianNB", "params": ...}}``, and, in
+statistics only (format 2), ``{"sparse": {"shape": [...], "indices": key,
+"values": key}}``: an array stored as its nonzero entries, ``values`` at
+the flat (C-order) positions ``indices``.
+
+Reading a header never builds anything: :func:`parse_header` checks the
+JSON and the list of arrays (their dtypes, shapes and total size) and
+:func:`unflatten` turns a described value back into Python values, asking a
+``resolve`` callable for the arrays.
+"""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import json
+
+import numpy as np
+
+from .._array.namespace import is_array, to_numpy
+from .._estimator.base import _BaseNB
+from .._models import MODELS
+from .._version import __version__
+from .model_archive import (
+    MAX_FILE_DATA_BYTES,
+    ModelFileError,
+    data_bytes,
+    plain_dtype,
+    plain_shape,
+)
+
+FORMAT = "nbgpu-model"
+# 1: every array stored whole. 2: statistics may be stored sparse.
+FORMAT_VERSION = 2
+# The JSON header is small (no array data): a bound keeps parsing it cheap.
+MAX_HEADER_BYTES = 16 * 2**20
+# A sparse array is stored as int indices and values when that, with its
+# second member (~300 bytes of zip and .npy headers), is smaller.
+_MEMBER_OVERHEAD = 512
+
+
+# --------------------------------------------------------------------------- #
+# Values -> JSON (saving)
+# --------------------------------------------------------------------------- #
+def flatten(value, key, arrays, *, sparse=None):
+    """A JSON description of ``value``; its arrays go into ``arrays`` under ``key.*``.
+
+    With a dict ``sparse`` (statistics), an array is stored as its nonzero
+    entries where that is smaller, and ``sparse`` maps the key of its values
+    to the whole array.
+    """
+    if isinstance(value, _BaseNB):  # a part of a ColumnwiseNB
+        return {"estimator": estimator_spec(value, key, arrays, where=f"`{key}`")}
+    if isinstance(value, slice):  # a part's columns
+        bounds = [v.item() if isinstance(v, np.generic) else v for v in (value.start, value.stop, value.step)]
+        if not all(map(_is_int_or_none, bounds)):
+            msg = f"`{key}` is a slice with bounds {bounds}; only integer bounds can be saved in a model file."
+            raise TypeError(msg)
+        return {"slice": bounds}
+    if isinstance(value, dict):
+        return {"dict": {str(k): flatten(v, f"{key}.{k}", arrays, sparse=sparse) for k, v in value.items()}}
+    if isinstance(value, (tuple, list)):
+        kind = "tuple" if isinstance(value, tuple) else "list"
+        return {kind: [flatten(v, f"{key}.{i}", arrays, sparse=sparse) for i, v in enumerate(value)]}
+    if isinstance(value, np.generic):
+        value = value.item()
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return {"value": value}
+    if is_array(value):
+        host = np.asarray(to_numpy(value))
+        if host.dtype == object:
+            msg = f"`{key}` is an object array, which cannot be saved without pickle."
+            raise TypeError(msg)
+        if sparse is not None:
+            compact = _sparse_parts(host)
+            if compact is not None:
+                indices, values = (_free_key(f"{key}.{part}", arrays) for part in ("indices", "values"))
+                arrays[indices], arrays[values] = compact
+                sparse[values] = host
+                return {"sparse": {"shape": list(host.shape), "indices": indices, "values": values}}
+        key = _free_key(key, arrays)
+        arrays[key] = host
+        return {"array": key}
+    msg = f"`{key}` of type {type(value).__name__} cannot be saved in a model file."
+    raise TypeError(msg)
+
+
+def _sparse_parts(a):
+    """(flat indices, values) of the nonzero entries of ``a`` if storing them is smaller, else None.
+
+    Nonzero by bit pattern, so -0.0 is kept and the array comes back bit for bit.
+    """
+    if a.dtype.kind not in "biuf" or a.ndim == 0:
+        return None
+    bits = a.view(f"u{a.dtype.itemsize}") if a.dtype.kind == "f" else a
+    index_dtype = np.dtype("<u4") if a.size <= 2**32 else np.dtype("<i8")
+    nnz = np.count_nonzero(bits)
+    if nnz * (index_dtype.itemsize + a.dtype.itemsize) + _MEMBER_OVERHEAD >= a.nbytes:
+        return None
+    indices = np.flatnonzero(bits).astype(index_dtype)
+    return indices, np.ravel(a)[indices]
+
+
+def _is_int_or_none(value):
+    return value is None or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _is_int64(value):
+    """An int that numpy and every parameter check can take (JSON allows any size)."""
+    return isinstance(value, int) and -(2**63) <= value < 2**63
+
+
+def _free_key(key, arrays):
+    """``key``, or ``key#n`` if taken: part names may contain dots, so two paths can spell alike."""
+    free, n = key, 1
+    while free in arrays:
+        free, n = f"{key}#{n}", n + 1
+    return free
+
+
+def digest(a):
+    """SHA-256 (hex) of the bytes of ``a`` in C order."""
+    return hashlib.sha256(np.ascontiguousarray(a).view(np.uint8).reshape(-1).data).hexdigest()
+
+
+def estimator_class(name, where):
+    """nbgpu's estimator class called ``name``; a ValueError for any other name."""
+    cls = MODELS.get(name) if isinstance(name, str) else None
+    if cls is None:
+        msg = f"{where}: estimator {name!r} is not an nbgpu naive Bayes model"
+        raise ValueError(msg)
+    return cls
+
+
+def estimator_spec(model, key, arrays, *, where):
+    """The header's description of ``model``: its class and parameters, parts included.
+
+    The top-level model and the parts of a ColumnwiseNB are described alike;
+    their arrays go into ``arrays`` under ``key.*``.
+    """
+    name = type(model).__name__
+    if estimator_class(name, where) is not type(model):
+        msg = f"{where}: {type(model).__module__}.{name} is not nbgpu's own {name}, so it cannot be saved."
+        raise ValueError(msg)
+    return {"estimator": name, "params": flatten(model.get_params(deep=False), key, arrays)}
+
+
+def make_header(spec, *, n_features, dtype, stats, vectorizer, metadata, arrays):
+    """The header (a dict) of a model file holding ``arrays``."""
+    return {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "nbgpu_version": __version__,
+        **spec,  # "estimator" and "params"
+        "n_features_in": n_features,
+        "dtype": dtype,
+        "stats": stats,
+        "vectorizer": vectorizer,
+        "metadata": metadata,
+        "arrays": {k: {"dtype": a.dtype.str, "shape": list(a.shape), "sha256": digest(a)} for k, a in arrays.items()},
+    }
+
+
+def header_bytes(header):
+    """The header as the UTF-8 JSON stored in the file."""
+    return json.dumps(header, allow_nan=True).encode("utf-8")
+
+
+# --------------------------------------------------------------------------- #
+# JSON -> values (loading)
+# --------------------------------------------------------------------------- #
+class Listed:
+    """One array of the header's list: where it is described, dtype, shape, checksum."""
+
+    __slots__ = ("dtype", "key", "sha256", "shape")
+
+    def __init__(self, key, entry, where):
+        self.key = key
+        at = f"{where}: array {key!r} in the header's list"
+        if not isinstance(entry, dict) or set(entry) != {"dtype", "shape", "sha256"}:
+            raise ModelFileError(f"{at} is malformed")
+        self.dtype = plain_dtype(entry["dtype"], at)
+        self.shape = plain_shape(entry["shape"], at)
+        self.sha256 = entry["sha256"]
+        if not (isinstance(self.sha256, str) and len(self.sha256) == 64):
+            raise ModelFileError(f"{at} has no SHA-256 checksum")
+
+    @property
+    def nbytes(self):
+        return data_bytes(self.dtype, self.shape)
+
+    def stand_in(self, shape=None):
+        """A read-only array of this dtype and ``shape`` (default: its own) that takes no memory."""
+        return np.broadcast_to(np.zeros((), dtype=self.dtype), self.shape if shape is None else shape)
+
+
+def parse_header(raw, archive_names, where):
+    """``(header, listed)``: the header (a dict) of the file ``where`` and its
+    list of arrays (key -> :class:`Listed`).
+
+    ``raw`` is the header member's bytes; ``archive_names`` the other members.
+    Checks the format and version, that the list names exactly the other
+    members, each once in the described values, and that the declared data
+    (sparse arrays counted at their full size) stays within the sanity bound.
+    """
+    foreign = f"{where} is not an nbgpu model file"
+    try:
+        header = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError, too many digits
+        raise ModelFileError(f"{foreign} (its header is not valid JSON: {exc!r})") from exc
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise ModelFileError(f"{foreign} (the header does not say format {FORMAT!r})")
+    version = header.get("format_version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise ModelFileError(f"{where}: invalid model format version {version!r}")
+    if version > FORMAT_VERSION:
+        msg = (
+            f"{where} uses model format version {version} (written by nbgpu "
+            f"{header.get('nbgpu_version', '?')}); this nbgpu {__version__} reads "
+            f"versions up to {FORMAT_VERSION}: upgrade nbgpu to load it"
+        )
+        raise ModelFileError(msg)
+    required = ("estimator", "params", "n_features_in", "dtype", "stats", "arrays")
+    missing = [key for key in required if key not in header]
+    if missing:
+        raise ModelFileError(f"{where}: inconsistent model file (the header has no {missing})")
+    if not isinstance(header.get("metadata", {}), dict):
+        raise ModelFileError(f"{where}: inconsistent model file (the header's metadata is not a JSON object)")
+    listed = header["arrays"]
+    if not isinstance(listed, dict) or set(listed) != set(archive_names):
+        raise ModelFileError(f"{where} is corrupted: its arrays do not match the list in its header")
+    listed = {key: Listed(key, entry, where) for key, entry in listed.items()}
+    _check_references(header, listed, version, where)
+    return header, listed
+
+
+def _check_references(header, listed, version, where):
+    """Every listed array is used exactly once; the declared data is within bounds."""
+    used = collections.Counter(key for key in ("classes", "feature_names_in") if key in listed)
+    total = sum(listed[key].nbytes for key in used)
+    for part in ("params", "stats"):
+        keys, nbytes = arrays_of(header[part], listed, f"{where}: header entry {part!r}", sparse=version >= 2 and part == "stats")
+        used.update(keys)
+        total += nbytes
+    if max(used.values(), default=1) > 1 or set(used) != set(listed):
+        repeated = sorted(k for k, n in used.items() if n > 1)
+        unused = sorted(set(listed) - set(used))
+        msg = f"{where}: inconsistent model file (arrays used twice {repeated}, or never {unused})"
+        raise ModelFileError(msg)
+    if total > MAX_FILE_DATA_BYTES:
+        msg = f"{where} declares {total} bytes of arrays, beyond the bound of {MAX_FILE_DATA_BYTES} for a model file"
+        raise ModelFileError(msg)
+
+
+def arrays_of(node, listed, where, *, sparse):
+    """(keys of the arrays a described value uses, bytes they take to load).
+
+    A sparse array (allowed if ``sparse``) counts its members and its whole
+    size, which it is built to.
+    """
+    keys, total = [], 0
+    for kind, body in _leaves(node, where):
+        if kind == "array":
+            keys.append(body)
+            total += _listed(listed, body, where).nbytes
+            continue
+        if not sparse:
+            raise ModelFileError(f"{where}: inconsistent model file (a sparse array outside the statistics of format 2)")
+        indices, values = (_listed(listed, body[k], where) for k in ("indices", "values"))
+        keys += [indices.key, values.key]
+        total += data_bytes(values.dtype, body["shape"]) + indices.nbytes + values.nbytes
+    return keys, total
+
+
+def _listed(listed, key, where):
+    if key not in listed:
+        raise ModelFileError(f"{where}: inconsistent model file (array {key!r} is not in the header's list)")
+    return listed[key]
+
+
+def _leaves(node, where):
+    """(kind, body) of every "array" and "sparse" leaf of a described value (checked)."""
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, dict) or len(node) != 1:
+            raise ModelFileError(f"{where}: malformed entry in the header")
+        ((kind, body),) = node.items()
+        if kind == "dict" and isinstance(body, dict):
+            stack.extend(body.values())
+        elif kind in ("tuple", "list") and isinstance(body, list):
+            stack.extend(body)
+        elif kind == "estimator" and isinstance(body, dict) and "params" in body:
+            stack.append(body["params"])
+        elif kind == "array" and isinstance(body, str):
+            yield kind, body
+        elif kind == "sparse":
+            if not (isinstance(body, dict) and set(body) == {"shape", "indices", "values"}):
+                raise ModelFileError(f"{where}: malformed sparse array in the header")
+            plain_shape(body["shape"], f"{where}: sparse array")
+            if not (isinstance(body["indices"], str) and isinstance(body["values"], str)):
+                raise ModelFileError(f"{where}: malformed sparse array in the header")
+            yield kind, body
+
+
+def unflatten(node, resolve, where):
+    """The value ``node`` describes; ``resolve(kind, body)`` gives each array ("array" or "sparse")."""
+    if not isinstance(node, dict) or len(node) != 1:
+        msg = f"malformed entry {where!r} in the header"
+        raise ValueError(msg)
+    ((kind, body),) = node.items()
+    if kind == "dict" and isinstance(body, dict):
+        return {k: unflatten(v, resolve, f"{where}.{k}") for k, v in body.items()}
+    if kind in ("tuple", "list") and isinstance(body, list):
+        items = [unflatten(v, resolve, f"{where}.{i}") for i, v in enumerate(body)]
+        return tuple(items) if kind == "tuple" else items
+    if kind == "value" and (body is None or isinstance(body, (bool, float, str)) or _is_int64(body)):
+        return body
+    if kind in ("array", "sparse"):
+        return resolve(kind, body)
+    if kind == "slice" and isinstance(body, list) and len(body) == 3 and all(map(_is_int_or_none, body)):
+        return slice(*body)
+    if kind == "estimator" and isinstance(body, dict) and set(body) == {"estimator", "params"}:
+        return estimator_from(body, resolve, where=f"header entry {where!r}", at=f"{where}.params")
+    msg = f"malformed entry {where!r} in the header"
+    raise ValueError(msg)
+
+
+def estimator_from(spec, resolve, *, where, at):
+    """The unfitted estimator ``spec`` describes: only nbgpu's classes, parameters checked.
+
+    ``where`` starts the error messages; ``at`` is where the parameters are in the header.
+    """
+    cls = estimator_class(spec["estimator"], where)
+    params = unflatten(spec["params"], resolve, at)
+    expected = set(cls._get_param_names())
+    if not isinstance(params, dict) or set(params) != expected:
+        seen = sorted(params) if isinstance(params, dict) else params
+        msg = f"{where}: parameters {seen} are not those of {cls.__name__} {sorted(expected)}"
+        raise ValueError(msg)
+    model = cls(**params)
+    try:
+        model._validate_params()
+    except (TypeError, ValueError) as exc:
+        msg = f"{where}: invalid parameters of {cls.__name__}: {exc}"
+        raise ValueError(msg) from exc
+    return model

@@ -1,0 +1,135 @@
+"""The text vectorizer of a model file: stored as its settings, accepted only if safe.
+
+A ``HashingVectorizer`` is stateless, so its settings define it. A model
+file may come from anyone, and the settings decide what ``predict`` does
+with its input: ``input="filename"`` would open the files named in the
+data, and a token pattern is a regular expression that can take
+exponential time. So :func:`check_settings` accepts only what nbgpu writes
+and can vouch for (text content, scikit-learn's token patterns, word or
+character n-grams of bounded length, common text encodings, the model's
+number of features), both when a file is written and when it is read.
+:func:`vectorizer_settings` and :func:`vectorizer_from_settings` are the
+one place that maps a vectorizer to settings and back.
+"""
+
+from __future__ import annotations
+
+import codecs
+
+import numpy as np
+
+# scikit-learn's default (words of 2+ characters), and words of any length.
+TOKEN_PATTERNS = (r"(?u)\b\w\w+\b", r"(?u)\b\w+\b")
+# Tokens per document grow with the n-gram length; beyond this it is no
+# longer a bag of words.
+MAX_NGRAM = 10
+# Text encodings (by codecs' canonical name) whose decoding takes linear time.
+ENCODINGS = ("utf-8", "utf-8-sig", "utf-16", "utf-32", "ascii", "iso8859-1", "cp1252")
+_CHOICES = {
+    "input": ("content",),
+    "decode_error": ("strict", "ignore", "replace"),
+    "strip_accents": (None, "ascii", "unicode"),
+    "analyzer": ("word", "char", "char_wb"),
+    "norm": (None, "l1", "l2"),
+    "dtype": ("float32", "float64"),
+    "preprocessor": (None,),
+    "tokenizer": (None,),
+    "token_pattern": TOKEN_PATTERNS,
+}
+_FLAGS = ("lowercase", "binary", "alternate_sign")
+MAX_STOP_WORDS = 100_000
+
+
+def _classes():
+    """The vectorizer classes a model file can hold (scikit-learn's HashingVectorizer)."""
+    from sklearn.feature_extraction.text import HashingVectorizer
+
+    return (HashingVectorizer,)
+
+
+def vectorizer_settings(vectorizer, n_features):
+    """The JSON settings of ``vectorizer`` (None for None), checked as :func:`check_settings` does."""
+    if vectorizer is None:
+        return None
+    classes = _classes()
+    if type(vectorizer) not in classes:
+        names = " or ".join(f"{c.__module__}.{c.__name__}" for c in classes)
+        msg = f"`vectorizer` must be a {names} (it is stateless, so its settings define it); got {type(vectorizer).__name__}."
+        raise TypeError(msg)
+    settings = {}
+    for name, value in vectorizer.get_params().items():
+        if callable(value) and name != "dtype":
+            msg = f"vectorizer parameter `{name}` is a callable, which a model file cannot hold (no pickle)."
+            raise TypeError(msg)
+        if name == "dtype":
+            value = np.dtype(value).name
+        elif isinstance(value, (tuple, frozenset, set)):
+            value = list(value)
+        settings[name] = value
+    try:
+        check_settings(settings, n_features)
+    except ValueError as exc:
+        msg = f"`vectorizer` cannot be saved with the model: {exc}"
+        raise ValueError(msg) from exc
+    return settings
+
+
+def vectorizer_from_settings(settings, n_features):
+    """The vectorizer that ``settings`` (from a model file) describe; None for None."""
+    if settings is None:
+        return None
+    kwargs = check_settings(settings, n_features)
+    (cls,) = _classes()
+    return cls(**kwargs)
+
+
+def check_settings(settings, n_features):
+    """The keyword arguments ``settings`` stand for, if nbgpu can vouch for them.
+
+    Raises ValueError naming the first setting that is not accepted.
+    """
+    (cls,) = _classes()
+    known = set(cls().get_params())
+    if not isinstance(settings, dict) or set(settings) != known:
+        seen = sorted(map(str, settings)) if isinstance(settings, dict) else type(settings).__name__
+        msg = f"vectorizer settings must be exactly {sorted(known)}; got {seen}"
+        raise ValueError(msg)
+    for name, allowed in _CHOICES.items():
+        if not any(settings[name] is a or (isinstance(a, str) and settings[name] == a) for a in allowed):
+            raise ValueError(f"vectorizer setting {name}={settings[name]!r} is not accepted; expected one of {list(allowed)}")
+    for name in _FLAGS:
+        if not isinstance(settings[name], bool):
+            raise ValueError(f"vectorizer setting {name}={settings[name]!r} must be true or false")  # noqa: TRY004
+    if not _is_text_encoding(settings["encoding"]):
+        raise ValueError(f"vectorizer setting encoding={settings['encoding']!r} is not accepted; expected one of {list(ENCODINGS)}")
+    stop = settings["stop_words"]
+    if not (stop is None or stop == "english" or _is_word_list(stop)):
+        raise ValueError(f"vectorizer setting stop_words must be null, 'english' or a list of words; got {stop!r:.80}")
+    ngram = settings["ngram_range"]
+    if not (isinstance(ngram, list) and len(ngram) == 2 and all(_is_int(n) for n in ngram) and 1 <= ngram[0] <= ngram[1] <= MAX_NGRAM):
+        raise ValueError(f"vectorizer setting ngram_range={ngram!r} is not accepted; expected [low, high] with 1 <= low <= high <= {MAX_NGRAM}")
+    if settings["n_features"] != n_features or not _is_int(settings["n_features"]):
+        raise ValueError(f"vectorizer setting n_features={settings['n_features']!r} differs from the model's {n_features} features")
+    kwargs = dict(settings)
+    kwargs["ngram_range"] = tuple(ngram)
+    kwargs["dtype"] = np.dtype(settings["dtype"]).type
+    if isinstance(stop, list):
+        kwargs["stop_words"] = list(stop)
+    return kwargs
+
+
+def _is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_word_list(value):
+    return isinstance(value, list) and len(value) <= MAX_STOP_WORDS and all(isinstance(w, str) for w in value)
+
+
+def _is_text_encoding(name):
+    if not isinstance(name, str) or len(name) > 40:
+        return False
+    try:
+        return codecs.lookup(name).name in ENCODINGS
+    except (LookupError, ValueError, TypeError):
+        return False

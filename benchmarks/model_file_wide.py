@@ -7,10 +7,10 @@ indices, as hashed words are), saves it, and then times, each in a fresh
 process and interleaved over the repeats (medians reported):
 
 - ``fit``: ``MultinomialNB().fit(X, y)`` (X read before the timer starts);
-- ``load``: ``nbgpu.load(path)`` as it is (it derives the fitted
-  parameters if ``_become_fitted`` does);
-- ``load, statistics only``: the same with ``_become_fitted`` storing the
-  statistics only, i.e. reading and checking the file;
+- ``load``: ``nbgpu.load(path)`` (reads and checks the statistics; the
+  fitted parameters are derived when first used);
+- ``load + predict 100``: load, then predict 100 documents (which derives
+  the parameters);
 - ``nbgpu info``: the whole command.
 
 Memory is each process's peak resident set (``VmHWM``), next to that
@@ -45,14 +45,10 @@ if kind == "fit":
 elif kind == "load":
     start = time.perf_counter()
     nbgpu.load(folder + "/wide.nbgpu")
-elif kind == "read":
-    from nbgpu._estimator.base import _BaseNB
-    def store_only(self, stats, classes, *, n_features, feature_names, score_dtype):
-        self._stats, self.classes_, self.n_features_in_ = stats, classes, n_features
-        return self
-    _BaseNB._become_fitted = store_only
+elif kind == "predict":  # load, then predict 100 documents (derives the parameters)
+    X = sp.load_npz(folder + "/X.npz")[:100]
     start = time.perf_counter()
-    nbgpu.load(folder + "/wide.nbgpu")
+    nbgpu.load(folder + "/wide.nbgpu").predict(X)
 elif kind == "info":
     from nbgpu._app.cli import main
     import contextlib, io
@@ -92,7 +88,7 @@ def main():
     parser.add_argument("--rows", type=int, default=200_000)
     parser.add_argument("--nnz-per-row", type=int, default=50)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--jobs", default="import,fit,load,read,info", help="which of import,fit,load,read,info to run")
+    parser.add_argument("--jobs", default="import,fit,load,predict,info", help="which of import,fit,load,predict,info to run")
     args = parser.parse_args()
 
     import nbgpu
@@ -116,7 +112,7 @@ def main():
     for _ in range(args.repeats):  # interleaved: each round runs every job once
         for kind in kinds:
             results[kind].append(_job(kind, folder))
-    labels = {"import": "import nbgpu only", "fit": "fit", "load": "load", "read": "load, statistics only", "info": "nbgpu info"}
+    labels = {"import": "import nbgpu only", "fit": "fit", "load": "load", "predict": "load + predict 100", "info": "nbgpu info"}
     for kind in kinds:
         seconds = statistics.median(r["seconds"] for r in results[kind])
         rss = statistics.median(r["maxrss_kb"] for r in results[kind]) / 1024

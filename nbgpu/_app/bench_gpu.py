@@ -142,7 +142,7 @@ def main(argv=None) -> int:
     parser.add_argument("--size", default="gpu", choices=tuple(_bench.SIZES), help="data size preset")
     parser.add_argument("--skip-streaming", action="store_true", help="leave out the 2x-memory stream")
     args = parser.parse_args(argv)
-    if _bench._cupy() is None:
+    if gpu_array_like() is None:
         print("no usable cupy/GPU: the GPU targets cannot be measured here", file=sys.stderr)
         return 2
     copy_bw, h2d_bw = copy_bandwidths(_gpu())

@@ -242,10 +242,13 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
         ``_merge`` of a fresh ``_accumulate`` by default. A model may add into
         ``previous`` in place (its own statistics: no k × d temporary and no
         k × d copy per chunk); it is called only once every check of the
-        call has passed.
+        call has passed, and refuses statistics that overflow
+        (``check_statistics_finite``) before it changes anything.
         """
         batch = self._accumulate(X, codes, weights, n_classes, xp=xp, dtype=dtype, previous=previous)
-        return self._merge(previous, batch, xp=xp)
+        merged = self._merge(previous, batch, xp=xp)
+        check_statistics_finite(merged, estimator=self, X=X, sample_weight=weights)
+        return merged
 
     @abc.abstractmethod
     def _finalize(self, stats, classes, *, xp, dtype):
@@ -357,9 +360,9 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
         if previous is None or not commit:
             batch = self._accumulate(Xt, codes, weights, n_classes, xp=xp, dtype=acc, previous=previous)
             stats = batch if previous is None else self._merge(previous, batch, xp=xp)
-        else:
+            check_statistics_finite(stats, estimator=self, X=X, sample_weight=weights)
+        else:  # checks what it adds, so the running sums are not read whole per chunk
             stats = self._accumulate_onto(previous, Xt, codes, weights, n_classes, xp=xp, dtype=acc)
-        check_statistics_finite(stats, estimator=self, X=X, sample_weight=weights)
         if not commit:
             return stats
         if not reset:
@@ -389,7 +392,7 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
         """
         attrs = None
         if not (lazy and self._lazy_parameters):
-            attrs = self._finalize(stats, classes, xp=get_namespace(first_array(stats)), dtype=score_dtype_of(stats, score_dtype))
+            attrs = self._derived_from(stats, classes, score_dtype)
         state = self.__dict__
         for name in state.pop("_derived_", None) or ():  # parameters of earlier statistics
             state.pop(name, None)
@@ -405,6 +408,10 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
         if attrs is not None:
             self._store_derived(attrs)
         return self
+
+    def _derived_from(self, stats, classes, score_dtype):
+        """The fitted parameters ``_finalize`` derives from ``stats``, in their namespace."""
+        return self._finalize(stats, classes, xp=get_namespace(first_array(stats)), dtype=score_dtype_of(stats, score_dtype))
 
     def _store_derived(self, attrs):
         self.__dict__.update(attrs)
@@ -424,11 +431,7 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
             and "_derived_" in state
             and state["_derived_"] is None
         ):
-            stats = state["_stats"]
-            xp = get_namespace(first_array(stats))
-            self._store_derived(
-                self._finalize(stats, state["classes_"], xp=xp, dtype=score_dtype_of(stats, state["_fit_dtype_"]))
-            )
+            self._store_derived(self._derived_from(state["_stats"], state["classes_"], state["_fit_dtype_"]))
             if name in state:
                 return state[name]
         msg = f"{type(self).__name__!r} object has no attribute {name!r}"

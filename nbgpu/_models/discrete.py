@@ -24,6 +24,7 @@ from .._estimator.statistics_checks import check_array, check_keys
 from .._validation import (
     check_alpha,
     check_non_negative,
+    check_statistics_finite,
     plainly_non_negative,
 )
 
@@ -104,9 +105,15 @@ class _CountNB(_DiscreteNB):
     def _accumulate_onto(self, previous, X, codes, weights, n_classes, *, xp, dtype):
         fc = previous["feature_count"]
         # NaN (missing values) are split out by _accumulate, not summed.
-        if self._ignore_missing or not add_class_sums_into(fc, X, codes, weights, xp=xp):
+        if self._ignore_missing:
             return super()._accumulate_onto(previous, X, codes, weights, n_classes, xp=xp, dtype=dtype)
+        # The k class weights are checked before anything is written; the
+        # in-place sums write no entry that would overflow (else the merge
+        # below runs and refuses them).
         count = previous["class_count"] + class_totals(codes, weights, n_classes, dtype=dtype, xp=xp)
+        check_statistics_finite({"class_count": count}, estimator=self, X=X, sample_weight=weights)
+        if not add_class_sums_into(fc, X, codes, weights, xp=xp):
+            return super()._accumulate_onto(previous, X, codes, weights, n_classes, xp=xp, dtype=dtype)
         return {"class_count": count, "feature_count": fc}
 
     def _finalize(self, stats, classes, *, xp, dtype):

@@ -118,3 +118,47 @@ def test_a_lazy_model_saves_loads_and_moves(tmp_path):
     np.testing.assert_array_equal(loaded.predict(Xs), model.predict(Xs))
     merged = nbgpu.ComplementNB().fit(Xs[:150], y[:150]).merge(nbgpu.ComplementNB().fit(Xs[150:], y[150:]))
     np.testing.assert_allclose(merged.feature_log_prob_, model.feature_log_prob_)
+
+
+def _wide_counts(seed, n, d=4000, nnz_per_row=12, dtype=np.int64):
+    """CSR counts over many features, with unsorted indices and duplicates (as real inputs come)."""
+    rng = np.random.default_rng(seed)
+    rows = np.repeat(np.arange(n), nnz_per_row)
+    cols = rng.integers(0, d, rows.shape[0])
+    X = sp.csr_matrix((rng.integers(1, 4, rows.shape[0]).astype(dtype), (rows, cols)), shape=(n, d))
+    perm = np.concatenate([X.indptr[i] + rng.permutation(X.indptr[i + 1] - X.indptr[i]) for i in range(n)])
+    X = sp.csr_matrix((X.data[perm], X.indices[perm], X.indptr), shape=X.shape)
+    X.has_sorted_indices = False
+    X.data[:3], X.indices[1] = 2, X.indices[0]  # a duplicate entry
+    return X
+
+
+@pytest.mark.parametrize("cls", [nbgpu.MultinomialNB, nbgpu.ComplementNB, nbgpu.BernoulliNB, nbgpu.PoissonNB])
+def test_few_rows_of_a_lazy_model_are_scored_from_the_weights_they_use(cls, tmp_path):
+    # A loaded (or streamed) wide model scoring a few rows takes the weight
+    # rows of the features those use instead of laying out all d x k weights
+    # (kept for larger inputs); the scores are the same, bit for bit.
+    X, y = _wide_counts(0, 600), np.random.default_rng(0).integers(0, 5, 600)
+    loaded = load(save(cls().fit(X, y), tmp_path / "m.nbgpu"))
+    few = _wide_counts(1, 20)
+    assert 8 * few.nnz <= few.shape[1]
+    gathered = loaded.predict_joint_log_proba(few)
+    assert "_weight_" not in vars(loaded)  # the d x k layout was not made
+    laid_out = cls().fit(X, y)  # a fit lays its weights out at once
+    assert "_weight_" in vars(laid_out)
+    np.testing.assert_array_equal(gathered, laid_out.predict_joint_log_proba(few))
+    np.testing.assert_array_equal(loaded.predict(few), laid_out.predict(few))
+    many = _wide_counts(2, 600)
+    np.testing.assert_array_equal(loaded.predict_joint_log_proba(many), laid_out.predict_joint_log_proba(many))
+    assert "_weight_" in vars(loaded)  # made once, for the larger input
+    np.testing.assert_array_equal(loaded.predict_joint_log_proba(few), gathered)
+
+
+def test_a_laid_out_weight_is_dropped_with_the_statistics_it_came_from():
+    X, y = _wide_counts(0, 600), np.random.default_rng(0).integers(0, 3, 600)
+    model = nbgpu.MultinomialNB().partial_fit(X, y, classes=np.arange(3))
+    model.predict(_wide_counts(2, 600))
+    assert "_weight_" in vars(model)
+    model.partial_fit(X[:50], y[:50])
+    assert "_weight_" not in vars(model) and "feature_log_prob_" not in vars(model)
+    np.testing.assert_allclose(model.feature_log_prob_, nbgpu.MultinomialNB().fit(sp.vstack([X, X[:50]]), np.r_[y, y[:50]]).feature_log_prob_)

@@ -246,7 +246,7 @@ def sparse_class_sums(X, codes, weights, n_classes, *, power=1, dtype=None):
                 acc += row
         return acc
 
-    parts = parallel_map(scatter, groups)
+    parts = parallel_map(scatter, groups, uses_blas=False)
     if not parts:
         return np.zeros((k, n_features), dtype=dtype)
     out = parts[0]
@@ -347,7 +347,7 @@ def _csr_class_sums(X, codes, weights, n_classes, *, power, dtype):
                 target += scatter(a, b)
         return int(sorted_codes[lo]), spill
 
-    for c, spill in parallel_map(sum_share, zip(shares[:-1], shares[1:])):
+    for c, spill in parallel_map(sum_share, zip(shares[:-1], shares[1:]), uses_blas=False):
         if spill is not None:
             out[c] += spill[0]
     return out
@@ -489,7 +489,7 @@ def _host_category_counts(X, codes, weights, offsets, n_classes, *, dtype):
             acc += count(a, b)
         return acc
 
-    parts = parallel_map(count_group, blocks.round_robin(pieces, threads))
+    parts = parallel_map(count_group, blocks.round_robin(pieces, threads), uses_blas=False)
     out = parts[0]
     for part in parts[1:]:
         out += part

@@ -38,12 +38,61 @@ def log_ratio(num, den, *, xp, overwrite_num=False):
     temporary.
     """
     tiny = xp.finfo(num.dtype).smallest_normal
+    if _host_matrix(num, xp):
+        return _log_ratio_by_columns(num, safe_log(den, xp=xp), tiny, overwrite_num)
     if float(xp.min(num)) < tiny:  # a zero count (alpha=0): a read-only pass decides
         num = xp.maximum(num, xp.asarray(tiny, dtype=num.dtype, device=num.device))
         overwrite_num = True
     out = log_in_place(num, xp=xp) if overwrite_num else xp.log(num)
     out -= safe_log(den, xp=xp)
     return out
+
+
+def _host_matrix(a, xp):
+    return on_host(xp) and isinstance(a, np.ndarray) and a.ndim == 2
+
+
+def _log_ratio_by_columns(num, log_den, tiny, overwrite_num):
+    # On the host the k × d work is one pass: each column chunk (in cache)
+    # is floored at ``tiny``, logged and shifted in place, on all cores.
+    out = num if overwrite_num and num.flags.writeable else np.empty_like(num)
+    per_column = log_den.ndim == 2 and log_den.shape[1] > 1
+
+    def chunk(cols):
+        part = out[:, cols]
+        np.maximum(num[:, cols], tiny, out=part)  # a zero count (alpha=0) -> log(tiny)
+        np.log(part, out=part)
+        part -= log_den[:, cols] if per_column else log_den
+
+    parallel_map(chunk, column_chunks(num.shape, num.itemsize), uses_blas=False)
+    return out
+
+
+def sum_with_row_totals(a, b, *, xp):
+    """``(a + b, row sums of a + b)`` for a k × d ``a`` and a ``b`` that
+    broadcasts (e.g. smoothing added to counts).
+
+    On the host one parallel pass in column chunks: the sums of a chunk are
+    taken while it is in cache, then added up chunk by chunk (a fixed order:
+    the same totals on every call).
+    """
+    if not _host_matrix(a, xp):
+        out = a + b
+        return out, xp.sum(out, axis=1, keepdims=True)
+    out = np.empty(a.shape, dtype=np.result_type(a, b))
+    b = np.asarray(b)
+    per_column = b.ndim >= 1 and b.shape[-1] > 1
+
+    def chunk(cols):
+        part = out[:, cols]
+        np.add(a[:, cols], b[..., cols] if per_column else b, out=part)
+        return np.sum(part, axis=1, keepdims=True)
+
+    sums = parallel_map(chunk, column_chunks(a.shape, a.itemsize), uses_blas=False)
+    total = sums[0]
+    for s in sums[1:]:
+        total = total + s
+    return out, total
 
 
 def log_or_neg_inf(x, *, xp):
@@ -122,7 +171,7 @@ def log_in_place(x, *, xp):
     if on_host(xp) and isinstance(x, np.ndarray) and x.flags.writeable:
         if x.ndim != 2:
             return np.log(x, out=x)
-        parallel_map(lambda cols: np.log(x[:, cols], out=x[:, cols]), column_chunks(x.shape, x.itemsize))
+        parallel_map(lambda cols: np.log(x[:, cols], out=x[:, cols]), column_chunks(x.shape, x.itemsize), uses_blas=False)
         return x
     return xp.log(x)
 
@@ -139,7 +188,7 @@ def transposed_as(a, dtype, *, xp):
         def chunk(cols):
             out[cols].T[...] = a[:, cols]
 
-        parallel_map(chunk, column_chunks(a.shape, a.itemsize))
+        parallel_map(chunk, column_chunks(a.shape, a.itemsize), uses_blas=False)
         return out
     return contiguous(xp.astype(a, dtype).T, xp=xp)
 

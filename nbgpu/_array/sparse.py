@@ -248,8 +248,24 @@ def sparse_matmul(X, W):
         data = X.data[lo:hi].astype(out_dtype, copy=False)
         _csr_matvecs(b - a, X.shape[1], W.shape[1], indptr, X.indices[lo:hi], data, W.ravel(), out[a:b].ravel())
 
-    parallel_map(part, zip(cuts[:-1], cuts[1:]))
+    parallel_map(part, zip(cuts[:-1], cuts[1:]), uses_blas=False)
     return out
+
+
+def compact_columns(X):
+    """``(columns, Xc)`` for a host CSR matrix ``X``: the distinct columns
+    ``columns`` it stores values in, and ``X`` on just those (column ``j`` of
+    ``Xc`` is column ``columns[j]`` of ``X``).
+
+    Values and their order are kept, so ``Xc @ W[columns]`` adds the same
+    terms in the same order as ``X @ W``: the same scores, bit for bit, from
+    only the rows of ``W`` that ``X`` uses.
+    """
+    columns, position = np.unique(X.indices, return_inverse=True)
+    Xc = sp.csr_matrix(
+        (X.data, position.astype(X.indices.dtype, copy=False), X.indptr), shape=(X.shape[0], columns.shape[0])
+    )
+    return columns, Xc
 
 
 def sparse_rows(X, start, stop):

@@ -102,6 +102,14 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
     # them out as the target's sparse product wants (numerics.product_operand).
     _product_operands: tuple = ()
 
+    # Scoring layouts of fitted parameters, {name: (source, make)}: ``name``
+    # is ``make(self.source)`` (e.g. the d × k layout of k × d weights for
+    # ``X @ W``). A fit makes them at once; lazily derived parameters get
+    # them on first use (see __getattr__), so a model that is only asked to
+    # score a few rows (just loaded, or streamed) need not lay out all of
+    # its k × d weights: scoring may take the rows it needs from the source.
+    _scoring_layouts: dict = {}
+
     # How check_X takes X. A model whose statistics and scores are sums and
     # products over the stored values of a sparse X (Yᵀ·X, X·W) sets
     # _acts_on_elements False: X is then used with unsorted indices and
@@ -393,6 +401,8 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
         attrs = None
         if not (lazy and self._lazy_parameters):
             attrs = self._derived_from(stats, classes, score_dtype)
+            for name, (source, make) in self._scoring_layouts.items():
+                attrs[name] = make(attrs[source])
         state = self.__dict__
         for name in state.pop("_derived_", None) or ():  # parameters of earlier statistics
             state.pop(name, None)
@@ -415,7 +425,7 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
 
     def _store_derived(self, attrs):
         self.__dict__.update(attrs)
-        self._derived_ = tuple(attrs)
+        self._derived_ = (self.__dict__.get("_derived_") or ()) + tuple(attrs)
 
     def __getattr__(self, name):
         # Only reached for a name not set on the instance: a fitted parameter
@@ -434,6 +444,10 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
             self._store_derived(self._derived_from(state["_stats"], state["classes_"], state["_fit_dtype_"]))
             if name in state:
                 return state[name]
+        if name in self._scoring_layouts and state.get("_derived_") is not None:
+            source, make = self._scoring_layouts[name]
+            self._store_derived({name: make(getattr(self, source))})
+            return state[name]
         msg = f"{type(self).__name__!r} object has no attribute {name!r}"
         raise AttributeError(msg)
 

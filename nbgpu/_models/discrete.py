@@ -15,8 +15,8 @@ from sklearn.utils._param_validation import Interval
 
 from .._array.class_sums import add_class_sums_into, class_sums, class_totals
 from .._array.namespace import get_device, get_namespace, is_sparse, result_dtype
-from .._array.numerics import log_ratio, safe_log, scoring_weights
-from .._array.sparse import sparse_binarize, sparse_matmul
+from .._array.numerics import log_ratio, safe_log, scoring_weights, sum_with_row_totals
+from .._array.sparse import compact_columns, sparse_binarize, sparse_matmul
 from .._estimator.base import _BaseNB
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.feature_selection import chi2_from_counts
@@ -64,7 +64,15 @@ class _DiscreteNB(_BaseNB):
         return 8 * n_classes
 
     def _joint_log_likelihood(self, X, *, xp, device, dtype):
-        weight, bias = self._fitted_arrays(("_weight_", "_bias_"), xp=xp, device=device, dtype=dtype)
+        (bias,) = self._fitted_arrays(("_bias_",), xp=xp, device=device, dtype=dtype)
+        if is_sparse(X) and self._few_columns(X):
+            # Not laid out yet (loaded or streamed) and X touches few of the
+            # features: the weight rows of those, not all d × k of them.
+            columns, X = compact_columns(X)
+            (rows,) = self._fitted_arrays(("_weight_rows_",), xp=xp, device=device, dtype=dtype)
+            weight = np.ascontiguousarray(rows[:, columns].T)
+        else:
+            (weight,) = self._fitted_arrays(("_weight_",), xp=xp, device=device, dtype=dtype)
         if is_sparse(X):
             scores = sparse_matmul(X, weight)  # integer values are converted inside, per part
         else:
@@ -72,6 +80,19 @@ class _DiscreteNB(_BaseNB):
             scores = (X if X.dtype == dtype else xp.astype(X, dtype)) @ weight
         scores += bias  # a fresh n × k array
         return scores
+
+    def _few_columns(self, X):
+        """Whether scoring host CSR ``X`` should gather the weight rows it
+        uses rather than lay out all d × k weights (not made yet). With at
+        most d/8 stored values the gather costs at most an eighth of the
+        layout, and no more than the product itself."""
+        return (
+            "_weight_" in self._scoring_layouts
+            and "_weight_" not in self.__dict__
+            and getattr(X, "format", None) == "csr"
+            and isinstance(X.indices, np.ndarray)
+            and 8 * X.nnz <= X.shape[1]
+        )
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -83,6 +104,8 @@ class _CountNB(_DiscreteNB):
     """Models whose statistics are class counts and per-class feature sums."""
 
     _class_axis_statistics = ("class_count", "feature_count", "observed_count")
+    # The k × d scoring weights laid out d × k for X @ W (see _BaseNB).
+    _scoring_layouts = {"_weight_": ("_weight_rows_", lambda rows: scoring_weights(rows, rows.dtype, xp=get_namespace(rows)))}
 
     # Further statistics a subclass may keep (checked by that subclass).
     _optional_statistics = ()
@@ -122,16 +145,16 @@ class _CountNB(_DiscreteNB):
         alpha = self._alpha(fc.shape[1], xp=xp, device=fc.device, dtype=fc.dtype)
         log_prior = self._class_log_prior(cc, n_classes, xp=xp)
         flp, weight, bias = self._feature_params(cc, fc, alpha, log_prior, xp=xp)
-        # Scoring weights: features × classes, laid out for X @ W.
-        weight_out = scoring_weights(weight, dtype, xp=xp)
-        # They are often the log-probabilities themselves: share them.
-        flp_out = weight_out.T if weight is flp else xp.astype(flp, dtype)
+        # Scoring weights, classes × features (laid out for X @ W as
+        # _weight_); often the log-probabilities themselves: shared then.
+        weight_out = xp.astype(weight, dtype, copy=False)
+        flp_out = weight_out if weight is flp else xp.astype(flp, dtype)
         return {
             "class_count_": cc,
             "feature_count_": fc,
             "class_log_prior_": xp.astype(log_prior, dtype),
             "feature_log_prob_": flp_out,
-            "_weight_": weight_out,
+            "_weight_rows_": weight_out,
             "_bias_": xp.astype(bias, dtype),
             **self._extra_attributes(fc, xp=xp),
         }
@@ -272,8 +295,8 @@ class MultinomialNB(_LinearCountNB):
         self.loss_matrix = loss_matrix
 
     def _feature_params(self, class_count, feature_count, alpha, log_prior, *, xp):
-        smoothed = feature_count + alpha
-        flp = log_ratio(smoothed, xp.sum(smoothed, axis=1, keepdims=True), xp=xp, overwrite_num=True)
+        smoothed, totals = sum_with_row_totals(feature_count, alpha, xp=xp)
+        flp = log_ratio(smoothed, totals, xp=xp, overwrite_num=True)
         return flp, flp, log_prior
 
     def __sklearn_tags__(self):

@@ -7,6 +7,8 @@ statistics change.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -162,3 +164,26 @@ def test_a_laid_out_weight_is_dropped_with_the_statistics_it_came_from():
     model.partial_fit(X[:50], y[:50])
     assert "_weight_" not in vars(model) and "feature_log_prob_" not in vars(model)
     np.testing.assert_allclose(model.feature_log_prob_, nbgpu.MultinomialNB().fit(sp.vstack([X, X[:50]]), np.r_[y, y[:50]]).feature_log_prob_)
+
+
+@pytest.mark.parametrize("cls", LAZY, ids=lambda c: c.__name__)
+def test_row_blocks_scored_on_several_threads_derive_once(cls, finalize_calls, monkeypatch):
+    # The first read of a streamed model is often a predict whose row blocks
+    # run on all cores at once: one of them derives, the others wait.
+    from nbgpu._array import blocks
+
+    monkeypatch.setenv("NBGPU_NUM_THREADS", "2")
+    monkeypatch.setattr(blocks, "HOST_BLOCK_BYTES", 512)
+    original = cls._derived_from
+
+    def slow(self, *args):  # long enough for the other thread to ask too
+        time.sleep(0.05)
+        return original(self, *args)
+
+    monkeypatch.setattr(cls, "_derived_from", slow)
+    X, y = _data(3)
+    model = cls().partial_fit(X, y, classes=np.arange(4))
+    assert finalize_calls == []
+    predicted = model.predict(X)
+    assert len(finalize_calls) == 1
+    np.testing.assert_array_equal(predicted, cls().fit(X, y).predict(X))

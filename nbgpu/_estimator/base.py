@@ -16,7 +16,9 @@ that raises leaves a fitted model exactly as it was.
 from __future__ import annotations
 
 import abc
+import contextlib
 import math
+import threading
 from numbers import Real
 
 import numpy as np
@@ -56,6 +58,9 @@ from .statistics_checks import check_class_count, check_keys
 
 
 # What _become_fitted sets itself; everything else a fitted model has is derived.
+# Held while a model derives parameters from its statistics (see __getattr__).
+_DERIVING = threading.RLock()
+
 _FIT_STATE = frozenset({"classes_", "n_features_in_", "feature_names_in_", "_stats", "_fit_dtype_", "_derived_"})
 
 
@@ -433,21 +438,21 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
         # have not been finalized yet is derived now. The state a fit sets
         # itself is never derived (scikit-learn probes feature_names_in_).
         state = self.__dict__
-        if (
-            name.endswith("_")
-            and not name.startswith("__")
-            and name not in _FIT_STATE
-            and "_stats" in state
-            and "_derived_" in state
-            and state["_derived_"] is None
-        ):
-            self._store_derived(self._derived_from(state["_stats"], state["classes_"], state["_fit_dtype_"]))
-            if name in state:
+        derivable = name.endswith("_") and not name.startswith("__") and name not in _FIT_STATE and "_stats" in state
+        # Row blocks scored on several threads ask at the same moment: one
+        # derives, the others wait for it and find the result (a model's
+        # parameters derived twice at once cost twice the time and memory).
+        with _DERIVING if derivable else contextlib.nullcontext():
+            if derivable and name in state:
                 return state[name]
-        if name in self._scoring_layouts and state.get("_derived_") is not None:
-            source, make = self._scoring_layouts[name]
-            self._store_derived({name: make(getattr(self, source))})
-            return state[name]
+            if derivable and state.get("_derived_", False) is None:
+                self._store_derived(self._derived_from(state["_stats"], state["classes_"], state["_fit_dtype_"]))
+                if name in state:
+                    return state[name]
+            if derivable and name in self._scoring_layouts and state.get("_derived_") is not None:
+                source, make = self._scoring_layouts[name]
+                self._store_derived({name: make(getattr(self, source))})
+                return state[name]
         msg = f"{type(self).__name__!r} object has no attribute {name!r}"
         raise AttributeError(msg)
 

@@ -428,6 +428,29 @@ def test_extreme_X_refused_at_fit(case):
     assert_snapshots_equal(snapshot(model), before)
 
 
+@_OVERFLOW_WARNINGS[0]
+@_OVERFLOW_WARNINGS[1]
+def test_sparse_batch_overflowing_one_class_writes_nothing(monkeypatch):
+    # A continuing partial_fit adds a sparse batch's per-class sums into the
+    # running sums in place, class ranges on all cores: one range that
+    # overflows leaves every range unwritten.
+    monkeypatch.setenv("NBGPU_NUM_THREADS", "2")
+    rng = np.random.default_rng(70)
+    n, d, k = 60, 400, 6
+    y = np.arange(n) % k
+    X = sp.random(n, d, density=0.02, format="lil", random_state=71) * 10
+    X[0, 0] = 1.5e308  # class 0's sum of feature 0 near the largest float64
+    X = X.tocsr()
+    model = nbgpu.MultinomialNB().fit(X, y)
+    before = snapshot(model)
+    batch = sp.random(n, d, density=0.02, format="lil", random_state=rng) * 10
+    batch[k, 0] = 1e308  # class 0 again: the sum overflows
+    batch = batch.tocsr()
+    with pytest.raises(ValueError, match=r"overflow float64"):
+        model.partial_fit(batch, y)
+    assert_snapshots_equal(snapshot(model), before)
+
+
 @pytest.mark.parametrize("name", ["MultinomialNB", "ComplementNB", "BernoulliNB", "CategoricalNB", "PoissonNB"])
 @pytest.mark.parametrize("weight", [1e307, 1e308])
 @_OVERFLOW_WARNINGS[0]

@@ -8,6 +8,7 @@ statistics change.
 from __future__ import annotations
 
 import time
+from functools import partial
 
 import numpy as np
 import pytest
@@ -135,7 +136,10 @@ def _wide_counts(seed, n, d=4000, nnz_per_row=12, dtype=np.int64):
     return X
 
 
-@pytest.mark.parametrize("cls", [nbgpu.MultinomialNB, nbgpu.ComplementNB, nbgpu.BernoulliNB, nbgpu.PoissonNB])
+WIDE = [nbgpu.MultinomialNB, nbgpu.ComplementNB, partial(nbgpu.ComplementNB, norm=True), nbgpu.BernoulliNB]
+
+
+@pytest.mark.parametrize("cls", WIDE, ids=["MultinomialNB", "ComplementNB", "ComplementNB-norm", "BernoulliNB"])
 def test_few_rows_of_a_lazy_model_are_scored_from_the_weights_they_use(cls, tmp_path):
     # A loaded (or streamed) wide model scoring a few rows takes the weight
     # rows of the features those use instead of laying out all d x k weights

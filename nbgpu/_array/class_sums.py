@@ -146,15 +146,27 @@ def add_class_sums_into(out, X, codes, weights, *, xp):
     if is_sparse(X) and X.nnz < out.size:
         n = X.shape[0]
         values = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
-        Y = sp.csr_matrix((values, np.asarray(codes), np.arange(n + 1)), shape=(n, n_classes))
-        sums = (Y.T.tocsr() @ X.astype(np.float64, copy=False)).tocsr()  # float64: exact counts
-        rows = np.repeat(np.arange(n_classes, dtype=np.int64), np.diff(sums.indptr))
+        Yt = sp.csr_matrix((values, np.asarray(codes), np.arange(n + 1)), shape=(n, n_classes)).T.tocsr()
+        Xf = X.astype(np.float64, copy=False)  # float64: exact counts
         flat = out.reshape(-1)
-        where = rows * out.shape[1] + sums.indices  # no repeated (class, column) pair
-        new = flat[where] + sums.data
-        if not np.all(np.isfinite(new)):
-            return False  # overflow: nothing written, the caller's checks say so
-        flat[where] = new
+
+        def class_range(bounds):
+            # The sums of classes a:b (one sparse product), and where they go.
+            a, b = bounds
+            sums = (Yt[a:b] @ Xf).tocsr()
+            rows = np.repeat(np.arange(a, b, dtype=np.int64), np.diff(sums.indptr))
+            where = rows * out.shape[1] + sums.indices  # no repeated (class, column) pair
+            new = flat[where] + sums.data
+            return where, new, bool(np.all(np.isfinite(new)))
+
+        # Classes of about equal rows on each core; all is computed before
+        # anything is written, so an overflow writes nothing.
+        cuts = blocks.even_nnz_splits(Yt.indptr, 2 * n_threads())
+        parts = parallel_map(class_range, zip(cuts[:-1], cuts[1:]), uses_blas=False)
+        if not all(finite for _, _, finite in parts):
+            return False  # overflow: the caller's checks say so
+        for where, new, _ in parts:
+            flat[where] = new
         return True
     batch = class_sums(X, codes, weights, n_classes, xp=xp, dtype=np.float64)
     # Counts are >= 0: the largest sum is at most the two largest entries'.

@@ -22,7 +22,9 @@ def safe_log(x, *, xp, overwrite=False):
     ``overwrite=True`` lets the result reuse the memory of ``x``, a
     temporary, when a read-only pass finds nothing to map.
     """
-    if overwrite and float(xp.min(x)) > 0:
+    # (The read-only pass is a synchronisation on a device, where a fresh
+    # array costs no page faults: there the log is never taken in place.)
+    if overwrite and on_host(xp) and float(xp.min(x)) > 0:
         return log_in_place(x, xp=xp)
     tiny = xp.finfo(x.dtype).smallest_normal
     return xp.log(xp.where(x > 0, x, xp.asarray(tiny, dtype=x.dtype, device=x.device)))
@@ -68,31 +70,59 @@ def _log_ratio_by_columns(num, log_den, tiny, overwrite_num):
     return out
 
 
-def sum_with_row_totals(a, b, *, xp):
-    """``(a + b, row sums of a + b)`` for a k × d ``a`` and a ``b`` that
-    broadcasts (e.g. smoothing added to counts).
+def columns_of(a, cols):
+    """The columns ``cols`` (a slice or an index array) of a per-feature
+    array: the last axis of a vector or matrix, a scalar as it is."""
+    return a[..., cols] if a.ndim else a
 
-    On the host one parallel pass in column chunks: the sums of a chunk are
-    taken while it is in cache, then added up chunk by chunk (a fixed order:
-    the same totals on every call).
+
+def laid_out_by_columns(make_columns, shape, dtype, *, xp):
+    """The d × k scoring layout (see :func:`scoring_weights`) of the k × d
+    array ``shape`` that ``make_columns(cols)`` gives a column chunk at a time.
+
+    On the host each chunk is made and written transposed while it is in
+    cache, on all cores: the k × d array is never whole (wide models: one
+    array of k × d instead of two, and no pass over either). Elsewhere one
+    chunk of all the columns.
     """
-    if not _host_matrix(a, xp):
-        out = a + b
-        return out, xp.sum(out, axis=1, keepdims=True)
-    out = np.empty(a.shape, dtype=np.result_type(a, b))
-    b = np.asarray(b)
-    per_column = b.ndim >= 1 and b.shape[-1] > 1
+    if not on_host(xp):
+        return scoring_weights(make_columns(slice(None)), dtype, xp=xp)
+    out = np.empty(shape[::-1], dtype=dtype)
 
     def chunk(cols):
-        part = out[:, cols]
-        np.add(a[:, cols], b[..., cols] if per_column else b, out=part)
-        return np.sum(part, axis=1, keepdims=True)
+        out[cols] = make_columns(cols).T
 
-    sums = parallel_map(chunk, column_chunks(a.shape, a.itemsize), uses_blas=False)
+    parallel_map(chunk, column_chunks(shape, 8), uses_blas=False)
+    return out
+
+
+def made_by_columns(make_columns, shape, dtype, *, xp):
+    """The k × d array ``shape`` that ``make_columns(cols)`` gives a column
+    chunk at a time, as ``dtype`` (on the host made on all cores)."""
+    if not on_host(xp):
+        return xp.astype(make_columns(slice(None)), dtype, copy=False)
+    out = np.empty(shape, dtype=dtype)
+
+    def chunk(cols):
+        out[:, cols] = make_columns(cols)
+
+    parallel_map(chunk, column_chunks(shape, 8), uses_blas=False)
+    return out
+
+
+def row_sums_by_columns(make_columns, shape, *, xp):
+    """``Σ_j`` (k × 1) of the k × d array ``shape`` that ``make_columns(cols)``
+    gives a column chunk at a time, without making it whole; the chunks' sums
+    are added in a fixed order (the same totals on every call)."""
+    if not on_host(xp):
+        return xp.sum(make_columns(slice(None)), axis=1, keepdims=True)
+    sums = parallel_map(
+        lambda cols: np.sum(make_columns(cols), axis=1, keepdims=True), column_chunks(shape, 8), uses_blas=False
+    )
     total = sums[0]
-    for s in sums[1:]:
-        total = total + s
-    return out, total
+    for part in sums[1:]:
+        total = total + part
+    return total
 
 
 def log_or_neg_inf(x, *, xp):

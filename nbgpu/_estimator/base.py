@@ -107,13 +107,13 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
     # them out as the target's sparse product wants (numerics.product_operand).
     _product_operands: tuple = ()
 
-    # Scoring layouts of fitted parameters, {name: (source, make)}: ``name``
-    # is ``make(self.source)`` (e.g. the d × k layout of k × d weights for
-    # ``X @ W``). A fit makes them at once; lazily derived parameters get
-    # them on first use (see __getattr__), so a model that is only asked to
-    # score a few rows (just loaded, or streamed) need not lay out all of
-    # its k × d weights: scoring may take the rows it needs from the source.
-    _scoring_layouts: dict = {}
+    # Parameters too large to derive before they are needed, {name: method}:
+    # ``getattr(self, method)(stats, attrs, dtype)`` makes ``name`` from the
+    # statistics and the parameters derived so far (``attrs``). A fit makes
+    # them at once; a model that was loaded, streamed or merged when first
+    # read (see __getattr__), so one that only scores a few rows can take
+    # what it needs of them without making them whole.
+    _deferred_parameters: dict = {}
 
     # How check_X takes X. A model whose statistics and scores are sums and
     # products over the stored values of a sparse X (Yᵀ·X, X·W) sets
@@ -406,8 +406,8 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
         attrs = None
         if not (lazy and self._lazy_parameters):
             attrs = self._derived_from(stats, classes, score_dtype)
-            for name, (source, make) in self._scoring_layouts.items():
-                attrs[name] = make(attrs[source])
+            for name, method in self._deferred_parameters.items():
+                attrs[name] = getattr(self, method)(stats, attrs, score_dtype_of(stats, score_dtype))
         state = self.__dict__
         for name in state.pop("_derived_", None) or ():  # parameters of earlier statistics
             state.pop(name, None)
@@ -432,6 +432,16 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
         self.__dict__.update(attrs)
         self._derived_ = (self.__dict__.get("_derived_") or ()) + tuple(attrs)
 
+    def _derive_if_lazy(self):
+        """Derive the parameters of lazily fitted statistics now, if not yet;
+        whether it did."""
+        state = self.__dict__
+        with _DERIVING:
+            if state.get("_derived_", False) is not None:
+                return False
+            self._store_derived(self._derived_from(state["_stats"], state["classes_"], state["_fit_dtype_"]))
+            return True
+
     def __getattr__(self, name):
         # Only reached for a name not set on the instance: a fitted parameter
         # (scikit-learn's trailing underscore) of a model whose statistics
@@ -445,14 +455,13 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
         with _DERIVING if derivable else contextlib.nullcontext():
             if derivable and name in state:
                 return state[name]
-            if derivable and state.get("_derived_", False) is None:
-                self._store_derived(self._derived_from(state["_stats"], state["classes_"], state["_fit_dtype_"]))
-                if name in state:
-                    return state[name]
-            if derivable and name in self._scoring_layouts and state.get("_derived_") is not None:
-                source, make = self._scoring_layouts[name]
-                self._store_derived({name: make(getattr(self, source))})
+            if derivable and self._derive_if_lazy() and name in state:
                 return state[name]
+            if derivable and name in self._deferred_parameters and state.get("_derived_") is not None:
+                stats = state["_stats"]
+                made = getattr(self, self._deferred_parameters[name])(stats, state, score_dtype_of(stats, state["_fit_dtype_"]))
+                self._store_derived({name: made})
+                return made
         msg = f"{type(self).__name__!r} object has no attribute {name!r}"
         raise AttributeError(msg)
 

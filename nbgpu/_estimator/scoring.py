@@ -100,6 +100,9 @@ class _ScoringMixin:
             finite = best_scores_finite(jll, xp=xp, cheap_sync=in_blocks) if from_scores else True
             return (jll if per_block is None else per_block(jll, xp)), finite
 
+        # Lazy parameters are derived here, on all cores: in a row block's
+        # worker their passes would run on that one thread.
+        self._ready_to_score(X)
         row_bytes = self._score_row_bytes(X.shape[1], self.classes_.shape[0], xp=xp)
         results = map_row_blocks(block, X.shape[0], row_bytes, xp=xp)
         flags = [finite for _, finite in results if finite is not True]
@@ -113,6 +116,10 @@ class _ScoringMixin:
         parts = [part for part, _ in results]
         jll = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
         return jll, xp, device
+
+    def _ready_to_score(self, X):
+        """Derive what scoring validated ``X`` needs, if the model is lazy and has not yet."""
+        self._derive_if_lazy()
 
     def _fitted_arrays(self, names, *, xp, device, dtype):
         """Fitted arrays as ``dtype`` on the scoring namespace and device."""

@@ -15,7 +15,14 @@ from sklearn.utils._param_validation import Interval
 
 from .._array.class_sums import add_class_sums_into, class_sums, class_totals
 from .._array.namespace import get_device, get_namespace, is_sparse, result_dtype
-from .._array.numerics import log_ratio, safe_log, scoring_weights, sum_with_row_totals
+from .._array.numerics import (
+    columns_of,
+    laid_out_by_columns,
+    log_ratio,
+    made_by_columns,
+    row_sums_by_columns,
+    safe_log,
+)
 from .._array.sparse import compact_columns, sparse_binarize, sparse_matmul
 from .._estimator.base import _BaseNB
 from .._estimator.docs import shared_parameters_doc
@@ -66,11 +73,11 @@ class _DiscreteNB(_BaseNB):
     def _joint_log_likelihood(self, X, *, xp, device, dtype):
         (bias,) = self._fitted_arrays(("_bias_",), xp=xp, device=device, dtype=dtype)
         if is_sparse(X) and self._few_columns(X):
-            # Not laid out yet (loaded or streamed) and X touches few of the
-            # features: the weight rows of those, not all d × k of them.
+            # Not made yet (loaded or streamed) and X uses few features: the
+            # weights of those only, the same numbers as the whole layout's.
             columns, X = compact_columns(X)
-            (rows,) = self._fitted_arrays(("_weight_rows_",), xp=xp, device=device, dtype=dtype)
-            weight = np.ascontiguousarray(rows[:, columns].T)
+            attrs = {"_context_": self._context_}  # derived by now (the bias above)
+            weight = np.ascontiguousarray(self._weight_columns(self._stats, attrs, columns, xp=xp).T, dtype=dtype)
         else:
             (weight,) = self._fitted_arrays(("_weight_",), xp=xp, device=device, dtype=dtype)
         if is_sparse(X):
@@ -81,16 +88,22 @@ class _DiscreteNB(_BaseNB):
         scores += bias  # a fresh n × k array
         return scores
 
+    def _ready_to_score(self, X):
+        super()._ready_to_score(X)
+        if "_weight_" in self._deferred_parameters and not (is_sparse(X) and self._few_columns(X)):
+            self._weight_  # noqa: B018 (made now if deferred)
+
     def _few_columns(self, X):
-        """Whether scoring host CSR ``X`` should gather the weight rows it
-        uses rather than lay out all d × k weights (not made yet). With at
-        most d/8 stored values the gather costs at most an eighth of the
-        layout, and no more than the product itself."""
+        """Whether scoring host CSR ``X`` should make the weights of the
+        features it uses rather than all d × k of them (not made yet). With
+        at most d/8 stored values that costs at most an eighth of the whole,
+        and about what the product itself costs."""
         return (
-            "_weight_" in self._scoring_layouts
+            "_weight_" in self._deferred_parameters
             and "_weight_" not in self.__dict__
             and getattr(X, "format", None) == "csr"
             and isinstance(X.indices, np.ndarray)
+            and isinstance(self._stats["feature_count"], np.ndarray)
             and 8 * X.nnz <= X.shape[1]
         )
 
@@ -104,8 +117,11 @@ class _CountNB(_DiscreteNB):
     """Models whose statistics are class counts and per-class feature sums."""
 
     _class_axis_statistics = ("class_count", "feature_count", "observed_count")
-    # The k × d scoring weights laid out d × k for X @ W (see _BaseNB).
-    _scoring_layouts = {"_weight_": ("_weight_rows_", lambda rows: scoring_weights(rows, rows.dtype, xp=get_namespace(rows)))}
+    # The k × d parameters are made a column chunk at a time from the
+    # statistics and a few per-class values (``_context_``, see
+    # _class_context): when first needed by a lazy model, and only the
+    # columns it scores where that is all it needs.
+    _deferred_parameters = {"_weight_": "_laid_out_weight", "feature_log_prob_": "_feature_log_prob"}
 
     # Further statistics a subclass may keep (checked by that subclass).
     _optional_statistics = ()
@@ -140,32 +156,44 @@ class _CountNB(_DiscreteNB):
         return {"class_count": count, "feature_count": fc}
 
     def _finalize(self, stats, classes, *, xp, dtype):
-        n_classes = classes.shape[0]
         cc, fc = stats["class_count"], stats["feature_count"]
         alpha = self._alpha(fc.shape[1], xp=xp, device=fc.device, dtype=fc.dtype)
-        log_prior = self._class_log_prior(cc, n_classes, xp=xp)
-        flp, weight, bias = self._feature_params(cc, fc, alpha, log_prior, xp=xp)
-        # Scoring weights, classes × features (laid out for X @ W as
-        # _weight_); often the log-probabilities themselves: shared then.
-        weight_out = xp.astype(weight, dtype, copy=False)
-        flp_out = weight_out if weight is flp else xp.astype(flp, dtype)
+        log_prior = self._class_log_prior(cc, classes.shape[0], xp=xp)
+        context = {"alpha": alpha, **self._class_context(cc, fc, alpha, xp=xp)}
         return {
             "class_count_": cc,
             "feature_count_": fc,
             "class_log_prior_": xp.astype(log_prior, dtype),
-            "feature_log_prob_": flp_out,
-            "_weight_rows_": weight_out,
-            "_bias_": xp.astype(bias, dtype),
+            "_bias_": xp.astype(self._scoring_bias(context, log_prior, xp=xp), dtype),
+            "_context_": context,
             **self._extra_attributes(fc, xp=xp),
         }
 
     def _extra_attributes(self, feature_count, *, xp):
         return {}
 
-    def _feature_params(self, class_count, feature_count, alpha, log_prior, *, xp):
-        """(feature_log_prob_, scoring weight k × d, scoring bias k) of the
-        multinomial-type models (PoissonNB finalizes on its own)."""
+    def _class_context(self, class_count, feature_count, alpha, *, xp):
+        """Per-class values over all the features that the parameters of a
+        column chunk depend on (e.g. each class's total count): a dict."""
         raise NotImplementedError
+
+    def _scoring_bias(self, context, log_prior, *, xp):
+        return log_prior
+
+    def _weight_columns(self, stats, attrs, cols, *, xp):
+        """The k × c scoring weights of the features ``cols`` (a slice or an
+        index array), float64, from the statistics and ``attrs["_context_"]``."""
+        raise NotImplementedError
+
+    def _laid_out_weight(self, stats, attrs, dtype):
+        xp = get_namespace(stats["feature_count"])
+        make = lambda cols: self._weight_columns(stats, attrs, cols, xp=xp)  # noqa: E731
+        return laid_out_by_columns(make, stats["feature_count"].shape, dtype, xp=xp)
+
+    def _feature_log_prob(self, stats, attrs, dtype):
+        # The scoring weights are the log-probabilities themselves (a view).
+        weight = attrs["_weight_"] if "_weight_" in attrs else self._weight_
+        return weight.T
 
     @classmethod
     def _stats_from_sklearn(cls, estimator):
@@ -294,10 +322,15 @@ class MultinomialNB(_LinearCountNB):
         self.prior_smoothing = prior_smoothing
         self.loss_matrix = loss_matrix
 
-    def _feature_params(self, class_count, feature_count, alpha, log_prior, *, xp):
-        smoothed, totals = sum_with_row_totals(feature_count, alpha, xp=xp)
-        flp = log_ratio(smoothed, totals, xp=xp, overwrite_num=True)
-        return flp, flp, log_prior
+    def _class_context(self, class_count, feature_count, alpha, *, xp):
+        # Σ_j (N_cj + α_j): each class's smoothed total.
+        alpha_total = xp.sum(alpha) if alpha.ndim else alpha * feature_count.shape[1]
+        return {"total": xp.sum(feature_count, axis=1, keepdims=True) + alpha_total}
+
+    def _weight_columns(self, stats, attrs, cols, *, xp):
+        context = attrs["_context_"]
+        smoothed = stats["feature_count"][:, cols] + columns_of(context["alpha"], cols)
+        return log_ratio(smoothed, context["total"], xp=xp, overwrite_num=True)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -382,18 +415,34 @@ class ComplementNB(_LinearCountNB):
     def _extra_attributes(self, feature_count, *, xp):
         return {"feature_all_": xp.sum(feature_count, axis=0)}
 
-    def _feature_params(self, class_count, feature_count, alpha, log_prior, *, xp):
-        comp = xp.sum(feature_count, axis=0) + alpha - feature_count
-        logged = log_ratio(comp, xp.sum(comp, axis=1, keepdims=True), xp=xp, overwrite_num=True)
-        # In place: no further k × d array.
+    def _class_context(self, class_count, feature_count, alpha, *, xp):
+        # Complement counts N~_cj = Σ_c' N_c'j + α_j − N_cj, and their totals
+        # Σ_j N~_cj = Σ N + Σ_j α_j − Σ_j N_cj without making them.
+        everything = xp.sum(feature_count, axis=0)
+        alpha_total = xp.sum(alpha) if alpha.ndim else alpha * feature_count.shape[1]
+        total = xp.sum(everything) + alpha_total - xp.sum(feature_count, axis=1, keepdims=True)
+        context = {"everything": everything, "total": total}
+        if self.norm:  # Σ_j log θ~_cj: a pass over the logs (nothing kept)
+            make = lambda cols: self._complement_logs(feature_count, alpha, context, cols, xp=xp)  # noqa: E731
+            context["norm"] = row_sums_by_columns(make, feature_count.shape, xp=xp)
+        return context
+
+    def _complement_logs(self, feature_count, alpha, context, cols, *, xp):
+        comp = columns_of(context["everything"], cols) + columns_of(alpha, cols) - feature_count[:, cols]
+        return log_ratio(comp, context["total"], xp=xp, overwrite_num=True)
+
+    def _weight_columns(self, stats, attrs, cols, *, xp):
+        context = attrs["_context_"]
+        logged = self._complement_logs(stats["feature_count"], context["alpha"], context, cols, xp=xp)
         if self.norm:
-            logged /= xp.sum(logged, axis=1, keepdims=True)
+            logged /= context["norm"]
         else:
             logged *= -1.0
-        flp = logged
+        return logged
+
+    def _scoring_bias(self, context, log_prior, *, xp):
         # The prior only breaks the tie of a single class (scikit-learn's rule).
-        bias = log_prior if class_count.shape[0] == 1 else xp.zeros_like(log_prior)
-        return flp, flp, bias
+        return log_prior if log_prior.shape[0] == 1 else xp.zeros_like(log_prior)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -494,15 +543,37 @@ class BernoulliNB(_CountNB):
             return sparse_binarize(X, self.binarize)
         return xp.astype(X > self.binarize, result_dtype(X.dtype, xp, get_device(X)))
 
-    def _feature_params(self, class_count, feature_count, alpha, log_prior, *, xp):
+    def _class_context(self, class_count, feature_count, alpha, *, xp):
+        # Σ_j log(1 − p_cj): the absent features' share of every score.
+        make = lambda cols: self._log_probs(class_count, feature_count, alpha, cols, xp=xp)[1]  # noqa: E731
+        return {"absent": xp.reshape(row_sums_by_columns(make, feature_count.shape, xp=xp), (-1,))}
+
+    def _log_probs(self, class_count, feature_count, alpha, cols, *, xp):
+        """``(log p_cj, log(1 − p_cj))`` of the features ``cols``."""
+        alpha = columns_of(alpha, cols)
+        counts = feature_count[:, cols]
         total = xp.reshape(class_count, (-1, 1)) + 2 * alpha
         log_total = safe_log(total, xp=xp)
-        # The k × d temporaries are updated in place: fresh ones cost page faults.
-        flp = safe_log(feature_count + alpha, xp=xp, overwrite=True)
+        # The k × c temporaries are updated in place.
+        flp = safe_log(counts + alpha, xp=xp, overwrite=True)
         flp -= log_total
         # log(1 - p) from the counts directly: exact where p is close to 1.
-        neg = total - feature_count
+        neg = total - counts
         neg -= alpha
         neg = safe_log(neg, xp=xp, overwrite=True)
         neg -= log_total
-        return flp, flp - neg, log_prior + xp.sum(neg, axis=1)
+        return flp, neg
+
+    def _weight_columns(self, stats, attrs, cols, *, xp):
+        flp, neg = self._log_probs(stats["class_count"], stats["feature_count"], attrs["_context_"]["alpha"], cols, xp=xp)
+        flp -= neg
+        return flp
+
+    def _scoring_bias(self, context, log_prior, *, xp):
+        return log_prior + context["absent"]
+
+    def _feature_log_prob(self, stats, attrs, dtype):
+        xp = get_namespace(stats["feature_count"])
+        alpha = attrs["_context_"]["alpha"]
+        make = lambda cols: self._log_probs(stats["class_count"], stats["feature_count"], alpha, cols, xp=xp)[0]  # noqa: E731
+        return made_by_columns(make, stats["feature_count"].shape, dtype, xp=xp)

@@ -11,7 +11,7 @@ cost of the product) is added only where it matters:
 from __future__ import annotations
 
 from .._array.namespace import get_namespace, is_sparse
-from .._array.numerics import lgamma, safe_log
+from .._array.numerics import lgamma, safe_log, scoring_weights
 from .._array.sparse import sparse_matmul, sparse_values, sparse_with_values
 from .._estimator.base_measure import _BaseMeasureMixin
 from .._estimator.docs import shared_parameters_doc
@@ -147,6 +147,8 @@ class PoissonNB(_BaseMeasureMixin, _CountNB):
         self.missing = missing
 
     _optional_statistics = ("observed_count",)
+    # Finalized whole (the rates are an attribute): nothing deferred.
+    _deferred_parameters = {}
 
     def _check_values(self, X):
         check_non_negative(X, estimator=self)
@@ -195,7 +197,7 @@ class PoissonNB(_BaseMeasureMixin, _CountNB):
             "feature_count_": fc,
             "class_log_prior_": log_prior,
             "rate_": xp.astype(rate, dtype),
-            "_weight_rows_": xp.astype(safe_log(rate, xp=xp), dtype, copy=False),  # laid out as _weight_ when used
+            "_weight_": scoring_weights(safe_log(rate, xp=xp), dtype, xp=xp),
             "_bias_": xp.astype(log_prior - xp.sum(rate, axis=1), dtype),
         }
 

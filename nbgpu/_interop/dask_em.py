@@ -22,7 +22,8 @@ pass, and the statistics of the last pass (computed before the change of
 ``ℓ`` says it converged) are the only ones thrown away; none are computed
 once ``max_iter`` is reached.
 
-Cost: one pass over X per iteration, plus the first (n_iter_ + 2 passes).
+Cost: one pass over X per iteration, plus the labeled statistics' and
+the starting model's (n_iter_ + 2 passes).
 Nothing is persisted: each pass computes X's graph again (reading files,
 vectorizing, ...). Persist X yourself (``X = X.persist()``) when it fits in
 the cluster's memory and is costly to produce.

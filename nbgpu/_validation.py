@@ -516,8 +516,12 @@ def encode_labels(y, classes, *, xp, device):
 # --------------------------------------------------------------------------- #
 # Weights and parameters
 # --------------------------------------------------------------------------- #
-def check_sample_weight(sample_weight, n_samples, *, xp, device, dtype):
-    """Validate ``sample_weight``; return it as ``dtype`` on ``device`` (or None)."""
+def check_sample_weight(sample_weight, n_samples, *, xp, device, dtype, any_positive=True):
+    """Validate ``sample_weight``; return it as ``dtype`` on ``device`` (or None).
+
+    ``any_positive=False`` lets every weight be zero: the weights of one
+    block of the data, whose caller checks the whole.
+    """
     if sample_weight is None:
         return None
     if isinstance(sample_weight, numbers.Number):
@@ -541,7 +545,7 @@ def check_sample_weight(sample_weight, n_samples, *, xp, device, dtype):
     if bool(xp.any(sw < 0)):
         msg = f"`sample_weight` must be non-negative; saw a minimum of {float(xp.min(sw)):g}."
         raise ValueError(msg)
-    if not bool(xp.any(sw > 0)):
+    if any_positive and not bool(xp.any(sw > 0)):
         msg = "`sample_weight` must contain at least one non-zero weight; all are zero."
         raise ValueError(msg)
     return sw

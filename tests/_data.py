@@ -128,6 +128,24 @@ def dense(X):
     return X.toarray() if sp.issparse(X) else np.asarray(X)
 
 
+# Dask blocks are arrays of numpy or cupy (and their sparse matrices).
+DASK_BLOCK_BACKENDS = ("numpy", "numpy_readonly", "device_emulated", "cupy")
+
+
+def dask_rows(X, rows, *, sparse=False, backend=None):
+    """``X`` as a Dask array of ``rows``-row blocks: numpy arrays, or those of
+    ``backend``; with ``sparse``, CSR matrices (scipy's, or the backend's)."""
+    import dask.array as da
+
+    if backend is None:
+        Xd = da.from_array(X, chunks=(rows, X.shape[1]))
+        return Xd.map_blocks(sp.csr_matrix, meta=sp.csr_matrix((0, 0))) if sparse else Xd
+    Xd = da.from_array(backend.asarray(X), chunks=(rows, X.shape[1]), asarray=False)
+    if sparse:
+        Xd = Xd.map_blocks(lambda b: backend.sparse(to_numpy(b)), meta=backend.sparse(np.zeros((0, X.shape[1]))))
+    return Xd
+
+
 # --------------------------------------------------------------------------- #
 # Comparisons
 # --------------------------------------------------------------------------- #

@@ -20,7 +20,15 @@ distributed = pytest.importorskip("distributed")
 from sklearn.base import clone  # noqa: E402
 
 import nbgpu  # noqa: E402
-from _data import MODELS, assert_models_equal, assert_snapshots_equal, random_data, snapshot  # noqa: E402
+from _data import (  # noqa: E402
+    DASK_BLOCK_BACKENDS,
+    MODELS,
+    assert_models_equal,
+    assert_snapshots_equal,
+    dask_rows,
+    random_data,
+    snapshot,
+)
 from conftest import active_backends, assert_namespace, backend_named, to_numpy  # noqa: E402
 
 # Every estimator, with data it accepts.
@@ -51,10 +59,7 @@ def _data(name, n=240, d=6, k=3, seed=0):
 
 
 def _blocks(X, rows=50, sparse=False):
-    Xd = da.from_array(X, chunks=(rows, X.shape[1]))
-    if sparse:
-        Xd = Xd.map_blocks(sp.csr_matrix, meta=sp.csr_matrix((0, 0)))
-    return Xd
+    return dask_rows(X, rows, sparse=sparse)
 
 
 def _assert_same_model(a, b, X):
@@ -129,6 +134,20 @@ def test_string_labels_and_float32(client):
     np.testing.assert_allclose(model.feature_count_, ref.feature_count_, rtol=0)
 
 
+def test_semi_supervised_em(client):
+    """SemiSupervisedNB's EM on the cluster (each iteration's model scattered
+    to the workers) equals the in-memory EM; more in test_semi_supervised_dask.py."""
+    X, y = _data("MultinomialNB")
+    partial = np.where(np.arange(X.shape[0]) % 4 == 0, y, -1)
+    ref = nbgpu.SemiSupervisedNB(max_iter=50, tol=1e-6).fit(X, partial)
+    Xd = _blocks(X, rows=70, sparse=True)
+    model = nbgpu.SemiSupervisedNB(max_iter=50, tol=1e-6).fit(Xd, da.from_array(partial, chunks=70))
+    assert model.n_iter_ == ref.n_iter_ >= 2
+    np.testing.assert_allclose(model.log_likelihood_, ref.log_likelihood_, rtol=1e-10)
+    _assert_same_model(model.estimator_, ref.estimator_, X)
+    np.testing.assert_array_equal(model.predict(Xd).compute(), ref.predict(X))
+
+
 def test_bad_block_raises_and_leaves_model_unchanged(client):
     X, y = _data("MultinomialNB")
     model = nbgpu.MultinomialNB().fit(X, y)
@@ -178,8 +197,7 @@ def test_local_scheduler_without_cluster():
     _assert_same_model(model, nbgpu.CategoricalNB().fit(X, y), X)
 
 
-# Dask blocks are arrays of numpy or cupy (and their sparse matrices).
-BLOCK_BACKENDS = [n for n in ("numpy", "numpy_readonly", "device_emulated", "cupy") if n in active_backends()]
+BLOCK_BACKENDS = [n for n in DASK_BLOCK_BACKENDS if n in active_backends()]
 
 
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
@@ -190,9 +208,7 @@ def test_blocks_of_every_backend(block_backend, dtype, name, sparse):
     backend = backend_named(block_backend)
     X, y = _data(name)
     X = X.astype(dtype)
-    Xd = da.from_array(backend.asarray(X), chunks=(50, X.shape[1]), asarray=False)
-    if sparse:
-        Xd = Xd.map_blocks(lambda b: backend.sparse(to_numpy(b)), meta=backend.sparse(np.zeros((0, X.shape[1]))))
+    Xd = dask_rows(X, 50, sparse=sparse, backend=backend)
     with __import__("dask").config.set(scheduler="threads"):
         model = getattr(nbgpu, name)().fit(Xd, y)
         proba = model.predict_proba(Xd).compute()
@@ -216,9 +232,9 @@ def test_in_memory_X_with_dask_labels(client):
 @pytest.mark.parametrize("merge_bytes", [1, 2**40], ids=["pairs", "eights"])
 def test_deep_merge_trees(client, monkeypatch, merge_bytes):
     """Many blocks merge through several levels, in pairs or eight at a time: still one fit."""
-    from nbgpu._interop import dask as _dask
+    from nbgpu._interop import dask_blocks
 
-    monkeypatch.setattr(_dask, "MERGE_BYTES", merge_bytes)
+    monkeypatch.setattr(dask_blocks, "MERGE_BYTES", merge_bytes)
     X, y = _data("GaussianNB", n=300)
     model = nbgpu.GaussianNB().fit(_blocks(X, rows=7), da.from_array(y, chunks=7))  # 43 blocks
     _assert_same_model(model, nbgpu.GaussianNB().fit(X, y), X)
@@ -227,6 +243,7 @@ def test_deep_merge_trees(client, monkeypatch, merge_bytes):
 def test_blocks_ship_statistics_only():
     """A block task returns the statistics a fit would keep, not a fitted model."""
     from nbgpu._interop import dask as _dask
+    from nbgpu._interop import dask_blocks
 
     X, y = _data("MultinomialNB", n=60)
     stats = _dask._fit_block(nbgpu.MultinomialNB(alpha=0.5), X, y, None, np.arange(3))
@@ -236,5 +253,5 @@ def test_blocks_ship_statistics_only():
         np.testing.assert_array_equal(stats[key], ref[key])
     assert _dask._fit_block(nbgpu.MultinomialNB(), X[:0], y[:0], None, np.arange(3)) is None
     # Wide statistics are merged in pairs, small ones eight at a time.
-    assert _dask._split_every(20, 2**20) == 2
-    assert _dask._split_every(3, 6) == 8
+    assert dask_blocks._split_every(20, 2**20) == 2
+    assert dask_blocks._split_every(3, 6) == 8

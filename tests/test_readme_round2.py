@@ -20,11 +20,11 @@ def _examples():
     return re.findall(r"```python\n(.*?)```", text[start : end if end > 0 else None], flags=re.DOTALL)
 
 
-def test_the_section_has_its_four_examples():
-    assert len(_examples()) == 4
+def test_the_section_has_its_five_examples():
+    assert len(_examples()) == 5
 
 
-@pytest.mark.parametrize("index", range(4))
+@pytest.mark.parametrize("index", range(5))
 def test_example_prints_what_its_comments_say(index):
     code = _examples()[index]
     out = io.StringIO()

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils import _safe_indexing
 
-from .namespace import get_device, get_namespace, is_array
+from .namespace import get_device, get_namespace, is_array, is_sparse, sparse_lib
 
 
 def take_rows(X, index):
@@ -14,4 +15,6 @@ def take_rows(X, index):
     if is_array(X) and not isinstance(X, np.ndarray):
         xp = get_namespace(X)
         return xp.take(X, xp.asarray(index, device=get_device(X)), axis=0)
+    if is_sparse(X) and not sp.issparse(X):  # a device matrix takes a device index (cupyx refuses host arrays)
+        return X[sparse_lib(X).asarray(index)]
     return _safe_indexing(X, index)

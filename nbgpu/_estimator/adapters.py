@@ -9,8 +9,10 @@ the estimator base asks :func:`adapter_for` instead of importing it.
 An adapter has ``accepts(X) -> bool``, ``compute(values)`` (labels or
 weights of in-memory ``X`` given as a collection),
 ``fit(estimator, X, y, sample_weight, classes, *, reset)``,
-``map(estimator, X, method_name)`` and
-``score(estimator, X, y, sample_weight)``.
+``map(estimator, X, method_name)``,
+``score(estimator, X, y, sample_weight)`` and
+``em_data(estimator, X, y, sample_weight)`` (the data of a SemiSupervisedNB
+fit, read as ``_InMemoryData`` in ``_models/semi_supervised.py`` says).
 """
 
 from __future__ import annotations

@@ -22,11 +22,16 @@ class _BaseMeasureMixin:
         """``log h(x)`` of every row of a validated block (n × 1)."""
         raise NotImplementedError
 
-    @blockwise_collections
-    def predict_joint_log_proba(self, X):
+    def _scores_and_joint(self, X):
+        # Posteriors come from the scores without log h(x): a large
+        # class-independent term added first would cost float32 precision.
         jll, _, _ = self._score_blocks(X)
         X, xp, device = self._validated_for_scoring(X, values=False)  # _jll checked the values
-        return jll + self._log_base_measure(self._model_input(X, xp), xp=xp, device=device, dtype=jll.dtype)
+        return jll, jll + self._log_base_measure(self._model_input(X, xp), xp=xp, device=device, dtype=jll.dtype)
+
+    @blockwise_collections
+    def predict_joint_log_proba(self, X):
+        return self._scores_and_joint(X)[1]
 
 
 _BaseMeasureMixin.predict_joint_log_proba.__doc__ = _ScoringMixin.predict_joint_log_proba.__doc__

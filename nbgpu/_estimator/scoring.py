@@ -129,6 +129,13 @@ class _ScoringMixin:
             out.append(a if a.dtype == dtype else xp.astype(a, dtype))
         return out
 
+    def _scores_and_joint(self, X):
+        """``(scores, jll)`` of ``X``, scored once: the scores posteriors come
+        from (``log_posterior``) and the joint log-likelihood
+        ``predict_joint_log_proba`` returns; the same array here."""
+        jll = self._score_blocks(X)[0]
+        return jll, jll
+
     @blockwise_collections
     def predict_joint_log_proba(self, X):
         """Joint log-probability ``log P(x, c)`` of every sample and class.

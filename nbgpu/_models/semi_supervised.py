@@ -5,6 +5,11 @@ and Unlabeled Documents using EM". The model's statistics are sums over
 rows weighted by class membership, so an unlabeled row enters them with
 soft weights (its class responsibilities) instead of a one-hot row: the
 soft class-sum kernel ``Rᵀ·X``, with no row duplicated per class.
+
+The EM loop (``SemiSupervisedNB._em``) reads its data through one small
+interface, ``_InMemoryData`` here and its Dask counterpart in
+``_interop/dask_em.py``; both split and score rows with the functions of
+this module, so a Dask fit runs the in-memory arithmetic block by block.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
+from typing import Any, NamedTuple
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
@@ -22,14 +28,18 @@ from .._array.class_sums import soft_class_sums
 from .._array.namespace import (
     accumulation_dtype,
     first_array,
+    get_device,
     get_namespace,
     is_array,
+    to_namespace_tree,
     to_numpy,
 )
+from .._array.numerics import log_posterior
 from .._array.rows import take_rows
+from .._estimator.adapters import adapter_for, computed
 from .._estimator.base import _BaseNB
 from .._estimator.delegation import _PredictsWithInnerModel
-from .._validation import check_sample_weight, check_X, check_y, unique_labels
+from .._validation import check_sample_weight, check_X, check_y, encode_labels, unique_labels
 from .discrete import MultinomialNB, _CountNB
 
 UNLABELED = -1
@@ -41,6 +51,86 @@ def _unlabeled_mask(y):
     if host.dtype.kind in "iuf":
         return host == UNLABELED
     return np.asarray([str(v) == str(UNLABELED) for v in host.tolist()], dtype=bool)
+
+
+def _labeled_classes(y):
+    """Sorted distinct labels of the labeled entries of ``y`` (all of them, or
+    its distinct values); raises when every entry is unlabeled."""
+    labeled = take_rows(y, np.flatnonzero(~_unlabeled_mask(y)))
+    if labeled.shape[0] == 0:
+        msg = "`y` has no labeled row: every label is -1 (unlabeled); EM needs some labels to start from."
+        raise ValueError(msg)
+    return unique_labels(labeled)
+
+
+class _Rows(NamedTuple):
+    """Validated rows (all of an in-memory X, or one Dask block), split.
+
+    ``X_l`` / ``X_u`` are None where there is no labeled / unlabeled row;
+    ``Xt_u`` is the model's input made from ``X_u``; weights are None when
+    the fit has none.
+    """
+
+    X_l: Any
+    y_l: Any
+    w_l: Any
+    X_u: Any
+    Xt_u: Any
+    w_u: Any
+    xp: Any
+    device: Any
+    acc: Any  # the accumulation dtype
+    total_weight: float
+    n_features: int
+    score_dtype: str
+
+
+def _split_rows(est, X, y, sample_weight, *, whole=True):
+    """``X``, ``y`` and ``sample_weight`` validated for ``est`` and split into
+    labeled and unlabeled rows. ``whole=False``: one block of the data, whose
+    weights may all be zero."""
+    X, xp, device = check_X(X, estimator=est, allow_nan=est._ignore_missing)
+    n, d = X.shape
+    y = check_y(y, n)
+    acc = accumulation_dtype(xp, device)
+    weights = check_sample_weight(sample_weight, n, xp=xp, device=device, dtype=acc, any_positive=whole)
+    unlabeled = _unlabeled_mask(y)
+    labeled_rows, unlabeled_rows = np.flatnonzero(~unlabeled), np.flatnonzero(unlabeled)
+
+    def part(rows, values):
+        return None if values is None or rows.shape[0] == 0 else take_rows(values, rows)
+
+    X_u = part(unlabeled_rows, X)
+    if X_u is not None:
+        est._check_values(X_u)
+    return _Rows(
+        X_l=part(labeled_rows, X),
+        y_l=take_rows(y, labeled_rows),
+        w_l=part(labeled_rows, weights),
+        X_u=X_u,
+        Xt_u=None if X_u is None else est._model_input(X_u, xp),
+        w_u=part(unlabeled_rows, weights),
+        xp=xp,
+        device=device,
+        acc=acc,
+        total_weight=float(n if weights is None else xp.sum(weights)),
+        n_features=d,
+        score_dtype="float32" if str(X.dtype).endswith("float32") else "float64",
+    )
+
+
+def _label_codes(rows, classes):
+    """Class indices of the labeled rows (None where there are none)."""
+    if rows.X_l is None:
+        return None
+    return encode_labels(rows.y_l, classes, xp=rows.xp, device=rows.device)
+
+
+def _labeled_statistics(est, rows, classes):
+    """The statistics (one-hot) of the labeled rows, or None where they have no weight."""
+    if rows.X_l is None or (rows.w_l is not None and not bool(rows.xp.any(rows.w_l > 0))):
+        return None
+    return clone(est)._fit_batch(rows.X_l, rows.y_l, classes, rows.w_l, reset=True, commit=False)
 
 
 def _soft_statistics(est, X, R, *, xp, dtype):
@@ -61,6 +151,72 @@ def _soft_statistics(est, X, R, *, xp, dtype):
     return stats
 
 
+def _em_terms(est, model, rows, codes, lam):
+    """One pass of EM over ``rows`` under the fitted ``model``.
+
+    Returns ``(total, soft)``: ``total`` is the unnormalised log-likelihood
+    ``Σ_labeled w log P(x, y) + λ Σ_unlabeled w log Σ_c P(x, c)`` of these
+    rows, and ``soft()`` the statistics of the unlabeled rows weighted by
+    ``λ · w · P(c | x)`` (E-step, then the M-step's sums; None when there
+    are none), computed when called. Every row is scored once.
+    """
+    xp, acc = rows.xp, rows.acc
+    total = 0.0
+    if rows.X_l is not None:
+        jll_l = xp.astype(model.predict_joint_log_proba(rows.X_l), acc)
+        picked = xp.take_along_axis(jll_l, xp.reshape(codes, (-1, 1)), axis=1)[:, 0]
+        if rows.w_l is not None:  # a zero-weight row of an unseen class: -inf · 0 is no term
+            picked = xp.where(rows.w_l > 0, picked * xp.where(rows.w_l > 0, rows.w_l, 1.0), 0.0)
+        total = xp.sum(picked)
+    scores_u = None
+    if rows.X_u is not None and lam > 0:
+        scores_u, jll_u = model._scores_and_joint(rows.X_u)
+        jll = xp.astype(jll_u, acc)
+        top = xp.max(jll, axis=1, keepdims=True)
+        lse = xp.log(xp.sum(xp.exp(jll - top), axis=1)) + top[:, 0]
+        if rows.w_u is not None:
+            lse = xp.where(rows.w_u > 0, lse * xp.where(rows.w_u > 0, rows.w_u, 1.0), 0.0)
+        total = total + lam * xp.sum(lse)
+
+    def soft():
+        if scores_u is None:
+            return None
+        # The responsibilities are predict_proba's, in the score dtype, then summed in acc.
+        R = xp.astype(xp.exp(log_posterior(scores_u, xp=xp)), acc) * lam
+        if rows.w_u is not None:
+            R = R * xp.reshape(rows.w_u, (-1, 1))
+        return _soft_statistics(est, rows.Xt_u, R, xp=xp, dtype=acc)
+
+    return float(total), soft
+
+
+class _InMemoryData:
+    """The data of an in-memory fit, validated and split once.
+
+    What :meth:`SemiSupervisedNB.fit` reads of its data; the Dask adapter's
+    ``em_data`` gives the same for a Dask array (``_interop/dask_em.py``):
+    ``classes``, ``n_features``, ``feature_names``, ``score_dtype``,
+    ``total_weight`` (Σ w), ``has_unlabeled``, ``labeled`` (the statistics
+    of the labeled rows, None when their weights are all zero) and
+    ``em_pass(model, lam, statistics=...) -> (total, soft)`` (see
+    :func:`_em_terms`; ``statistics`` says whether the soft statistics may
+    be asked for: here they are computed only when they are).
+    """
+
+    def __init__(self, est, X, y, sample_weight):
+        self.feature_names = _get_feature_names(X)
+        self._est = est
+        self._rows = rows = _split_rows(est, X, y, sample_weight)
+        self.classes = _labeled_classes(rows.y_l)
+        self._codes = _label_codes(rows, self.classes)
+        self.labeled = _labeled_statistics(est, rows, self.classes)
+        self.n_features, self.score_dtype, self.total_weight = rows.n_features, rows.score_dtype, rows.total_weight
+        self.has_unlabeled = rows.X_u is not None
+
+    def em_pass(self, model, lam, *, statistics):
+        return _em_terms(self._est, model, self._rows, self._codes, lam)
+
+
 class SemiSupervisedNB(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Naive Bayes trained on labeled and unlabeled rows by EM.
 
@@ -79,6 +235,14 @@ class SemiSupervisedNB(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierMi
     changes by less than ``tol``, or after ``max_iter`` iterations (with a
     ConvergenceWarning). ``ℓ`` excludes the prior of the parameters that
     smoothing stands for, so it need not rise at every step.
+
+    ``X`` may be a Dask array chunked by rows only (numpy or cupy blocks,
+    dense or sparse; ``y`` and ``sample_weight`` in memory or Dask arrays):
+    every iteration is then one pass over the row blocks, the E-step and
+    the M-step sums of each block computed on its worker and merged in a
+    tree, and the result is the in-memory one (to rounding). X is not
+    persisted: each iteration computes it again (persist it if that is
+    costly). ``predict*`` on a Dask array are lazy and blockwise.
 
     Parameters
     ----------
@@ -147,9 +311,13 @@ class SemiSupervisedNB(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierMi
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, Dask array} of shape (n_samples, n_features)
+            A Dask array (numpy or cupy blocks, dense or sparse) must be
+            chunked by rows only; every EM iteration is then one pass over
+            its row blocks.
         y : array-like of shape (n_samples,)
-            Class labels; -1 (or "-1") marks an unlabeled row.
+            Class labels; -1 (or "-1") marks an unlabeled row. A Dask array
+            with a Dask ``X``.
         sample_weight : array-like of shape (n_samples,), default=None
 
         Returns
@@ -158,65 +326,43 @@ class SemiSupervisedNB(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierMi
         """
         est = self._check_params()
         est._validate_params()
-        feature_names = _get_feature_names(X)
-        X, xp, device = check_X(X, estimator=est, allow_nan=est._ignore_missing)
-        n, d = X.shape
-        y = check_y(y, n)
-        acc = accumulation_dtype(xp, device)
-        weights = check_sample_weight(sample_weight, n, xp=xp, device=device, dtype=acc)
-        unlabeled = _unlabeled_mask(y)
-        labeled_rows, unlabeled_rows = np.flatnonzero(~unlabeled), np.flatnonzero(unlabeled)
-        if labeled_rows.shape[0] == 0:
-            msg = "`y` has no labeled row: every label is -1 (unlabeled); EM needs some labels to start from."
+        adapter = adapter_for(X)
+        if adapter is None:
+            y, sample_weight = computed(y, sample_weight)
+            data = _InMemoryData(est, X, y, sample_weight)
+        else:
+            data = adapter.em_data(est, X, y, sample_weight)
+        if data.labeled is None:
+            msg = "`sample_weight` is zero on every labeled row; EM needs labeled weight to start from."
             raise ValueError(msg)
-        y_labeled = take_rows(y, labeled_rows)
-        classes = unique_labels(y_labeled)
-        w_labeled = None if weights is None else take_rows(weights, labeled_rows)
-        labeled = clone(est)._fit_batch(take_rows(X, labeled_rows), y_labeled, classes, w_labeled, reset=True,
-                                        commit=False)
-        score_dtype = "float32" if str(X.dtype).endswith("float32") else "float64"
+        return self._em(est, data)
+
+    def _em(self, est, data):
+        """Run EM on ``data`` (see ``_InMemoryData``) and store the result."""
+        classes, lam, labeled = data.classes, float(self.unlabeled_weight), data.labeled
+        like = first_array(labeled)
+        xp, device = get_namespace(like), get_device(like)
 
         def fitted(stats, names=None):
             # The iterations score validated arrays: their models carry no column names.
-            return clone(est)._become_fitted(stats, classes, n_features=d, feature_names=names,
-                                             score_dtype=score_dtype)
+            return clone(est)._become_fitted(stats, classes, n_features=data.n_features, feature_names=names,
+                                             score_dtype=data.score_dtype)
+
+        def log_likelihood(model, more):
+            # ℓ of ``model``; ``soft()``, the next M-step's statistics, is asked for only when ``more``.
+            total, soft = data.em_pass(model, lam, statistics=more)
+            return total / data.total_weight, soft
 
         model, stats = fitted(labeled), labeled
-        X_u = take_rows(X, unlabeled_rows) if unlabeled_rows.shape[0] else None
-        if X_u is not None:
-            est._check_values(X_u)
-        Xt_u = None if X_u is None else est._model_input(X_u, xp)
-        w_u = None if weights is None else take_rows(weights, unlabeled_rows)
-        codes = xp.asarray(np.searchsorted(to_numpy(classes), to_numpy(y_labeled)), device=device)
-        total_weight = float(n if weights is None else xp.sum(weights))
-        lam = float(self.unlabeled_weight)
-
-        def log_likelihood(model):
-            jll_l = xp.astype(model.predict_joint_log_proba(take_rows(X, labeled_rows)), acc)
-            picked = xp.take_along_axis(jll_l, xp.reshape(codes, (-1, 1)), axis=1)[:, 0]
-            if w_labeled is not None:  # a zero-weight row of an unseen class: -inf · 0 is no term
-                picked = xp.where(w_labeled > 0, picked * xp.where(w_labeled > 0, w_labeled, 1.0), 0.0)
-            total = xp.sum(picked)
-            if X_u is not None and lam > 0:
-                jll_u = xp.astype(model.predict_joint_log_proba(X_u), acc)
-                top = xp.max(jll_u, axis=1, keepdims=True)
-                lse = xp.log(xp.sum(xp.exp(jll_u - top), axis=1)) + top[:, 0]
-                if w_u is not None:
-                    lse = xp.where(w_u > 0, lse * xp.where(w_u > 0, w_u, 1.0), 0.0)
-                total = total + lam * xp.sum(lse)
-            return float(total) / total_weight
-
-        history = [log_likelihood(model)]
-        n_iter, converged = 0, X_u is None or lam == 0
+        n_iter, converged = 0, not data.has_unlabeled or lam == 0
+        ell, soft = log_likelihood(model, not converged and self.max_iter > 0)
+        history = [ell]
         while not converged and n_iter < self.max_iter:
-            R = xp.astype(model.predict_proba(X_u), acc) * lam  # E-step
-            if w_u is not None:
-                R = R * xp.reshape(w_u, (-1, 1))
-            unlabeled_stats = _soft_statistics(est, Xt_u, R, xp=get_namespace(R), dtype=acc)
-            stats = est._merge(labeled, unlabeled_stats, xp=get_namespace(first_array(labeled)))  # M-step
+            stats = est._merge(labeled, to_namespace_tree(soft(), xp, device), xp=xp)  # M-step
             model = fitted(stats)
             n_iter += 1
-            history.append(log_likelihood(model))
+            ell, soft = log_likelihood(model, n_iter < self.max_iter)
+            history.append(ell)
             converged = abs(history[-1] - history[-2]) < self.tol
         if not converged and self.max_iter > 0:
             msg = (
@@ -224,15 +370,16 @@ class SemiSupervisedNB(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierMi
                 f"log-likelihood per row {abs(history[-1] - history[-2]):.3g} >= tol={self.tol}). "
                 "Increase max_iter or tol."
             )
-            warnings.warn(msg, ConvergenceWarning, stacklevel=2)
-        self.estimator_ = model if feature_names is None else fitted(stats, feature_names)
+            warnings.warn(msg, ConvergenceWarning, stacklevel=3)
+        names = data.feature_names
+        self.estimator_ = model if names is None else fitted(stats, names)
         self.classes_ = classes
         self.n_iter_ = n_iter
         self.log_likelihood_ = history
-        self.n_features_in_ = d
+        self.n_features_in_ = data.n_features
         self.__dict__.pop("feature_names_in_", None)
-        if feature_names is not None:
-            self.feature_names_in_ = feature_names
+        if names is not None:
+            self.feature_names_in_ = names
         return self
 
     def _inner_estimator(self):

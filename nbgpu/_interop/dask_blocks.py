@@ -1,0 +1,142 @@
+"""What every Dask fit shares: row blocks, the arguments cut to match them,
+a tree of merge tasks over per-block results, and objects sent once.
+
+``dask.py`` (fit, predict, score) and ``dask_em.py`` (SemiSupervisedNB's EM)
+build their task graphs from these pieces. Dask itself is imported only
+inside the functions that need it.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .._array.namespace import first_array, get_device, get_namespace, is_dask_array, to_namespace_tree
+
+# A merge task holds its children's statistics at once: at most this many
+# bytes of them (and at least two children, at most eight).
+MERGE_BYTES = 256 * 2**20
+
+
+def _split_every(n_classes, n_features):
+    """Children per merge task: shallow trees for small statistics, pairs for wide ones."""
+    # About three float64 classes × features arrays (Gaussian moments) per set.
+    per_set = 3 * 8 * n_classes * n_features
+    return int(min(8, max(2, MERGE_BYTES // max(per_set, 1))))
+
+
+# --------------------------------------------------------------------------- #
+# Arguments: row blocks of X, and y / sample_weight cut to match
+# --------------------------------------------------------------------------- #
+def _check_2d(X):
+    if X.ndim != 2:
+        msg = f"Expected a 2D Dask array for `X`, got {X.ndim}D array of shape {X.shape} instead."
+        raise ValueError(msg)
+
+
+def _rows_only(X):
+    """``X`` with every column in one chunk, so that a block is a set of whole rows."""
+    _check_2d(X)
+    if X.numblocks[1] != 1:
+        X = X.rechunk({1: -1})
+    return X
+
+
+def _known_row_chunks(X, name):
+    chunks = X.chunks[0]
+    if any(c != c for c in chunks):  # NaN: sizes not known yet
+        msg = (
+            f"`{name}` has row blocks of unknown size; pass `y` (and `sample_weight`) "
+            f"as Dask arrays with the same blocks, or call {name}.compute_chunk_sizes() first."
+        )
+        raise ValueError(msg)
+    return chunks
+
+
+def _row_pieces(values, X, name):
+    """``values`` (labels or weights) cut into pieces matching X's row blocks.
+
+    A Dask array gives one delayed piece per block (rechunked to X's blocks
+    where the sizes are known); anything else is cut on the client, so it
+    travels with its block's task. ``None`` gives ``None`` for every block.
+    """
+    n_blocks = X.numblocks[0]
+    if values is None or isinstance(values, numbers.Number):
+        return [values] * n_blocks
+    if is_dask_array(values):
+        if values.ndim != 1:
+            msg = f"`{name}` must be 1-D with one entry per row of X; got shape {values.shape}."
+            raise ValueError(msg)
+        if not any(c != c for c in X.chunks[0] + values.chunks[0]):
+            if values.shape[0] != X.shape[0]:
+                msg = f"`{name}` has {values.shape[0]} entries but X has {X.shape[0]} rows; they must match."
+                raise ValueError(msg)
+            values = values.rechunk((X.chunks[0],))
+        elif values.numblocks[0] != n_blocks:
+            msg = (
+                f"`{name}` has {values.numblocks[0]} row blocks of unknown size but X has "
+                f"{n_blocks}; give them the same blocks."
+            )
+            raise ValueError(msg)
+        return list(values.to_delayed().ravel())
+    host = values if hasattr(values, "shape") and not isinstance(values, list) else np.asarray(values)
+    chunks = _known_row_chunks(X, "X")
+    if len(host.shape) != 1 or host.shape[0] != X.shape[0]:
+        msg = f"`{name}` must hold one entry per row of X ({X.shape[0]}); got shape {tuple(host.shape)}."
+        raise ValueError(msg)
+    bounds = np.cumsum((0, *chunks))
+    return [host[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+# --------------------------------------------------------------------------- #
+# Merging per-block statistics (tasks: module-level so they pickle by reference)
+# --------------------------------------------------------------------------- #
+def _merge_children(template, children):
+    """The merged statistics of several children (``None`` for empty blocks)."""
+    stats = None
+    for child in children:
+        if child is None:
+            continue
+        stats = child if stats is None else _merge_stats(template, stats, child)
+    return stats
+
+
+def _merge_stats(template, a, b):
+    """``a`` and ``b`` merged by the model's ``_merge``, in the namespace and on the device of ``a``."""
+    like = first_array(a)
+    xp, device = get_namespace(like), get_device(like)
+    return template._merge(a, to_namespace_tree(b, xp, device), xp=xp)
+
+
+def _merge_tree(level, merge, template, fan_in):
+    """One delayed result: the delayed per-block results ``level`` combined
+    by ``merge(template, children)`` tasks of at most ``fan_in`` children
+    each, level by level (None for no blocks)."""
+    while len(level) > 1:
+        level = [merge(template, level[i : i + fan_in]) for i in range(0, len(level), fan_in)]
+    return level[0] if level else None
+
+
+# --------------------------------------------------------------------------- #
+# Objects many tasks read
+# --------------------------------------------------------------------------- #
+def _shared(obj):
+    """``obj`` as an argument of many tasks, sent to the cluster once.
+
+    Under a distributed client it is scattered to every worker (a fitted
+    model inside the graph would travel with the graph, once per compute);
+    with Dask's local schedulers it is one constant of the graph.
+    """
+    import dask
+    from dask.base import get_scheduler
+
+    try:
+        from distributed import get_client
+
+        client = get_client()
+    except (ImportError, ValueError):  # no distributed, or no client running
+        client = None
+    if client is None or get_scheduler() != client.get:  # Dask's local schedulers
+        return dask.delayed(obj, pure=True)
+    return client.scatter(obj, broadcast=True, hash=False)

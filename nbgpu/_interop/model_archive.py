@@ -104,7 +104,9 @@ def write_archive(path, members):
     Written under a temporary name and renamed (see ``atomic_files``);
     arrays are written in C order, never pickled.
     """
-    with atomic_output(path, "wb") as f, zipfile.ZipFile(f, "w", compression=zipfile.ZIP_DEFLATED) as z:
+    # Deflate level 1: on the statistics of a wide model (indices and counts)
+    # six times faster than the default level 6 for files about 15 % larger.
+    with atomic_output(path, "wb") as f, zipfile.ZipFile(f, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as z:
         for name, array in members.items():
             with z.open(f"{name}.npy", "w", force_zip64=True) as out:
                 np.lib.format.write_array(out, np.ascontiguousarray(array), allow_pickle=False)

@@ -81,7 +81,7 @@ def cluster(n_workers, memory_limit):
         processes=True,
         memory_limit=memory_limit,
         host="127.0.0.1",
-        dashboard_address=None,
+        dashboard_address=":0",  # any free port (None means 8787)
     ) as lc, distributed.Client(lc) as client:
         yield client
 

@@ -42,7 +42,7 @@ def client():
         threads_per_worker=1,
         processes=True,
         host="127.0.0.1",
-        dashboard_address=None,
+        dashboard_address=":0",  # any free port: None means 8787, and a warning (an error here) when it is taken
         worker_dashboard_address=None,
     )
     with distributed.Client(cluster) as c:

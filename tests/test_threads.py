@@ -76,13 +76,6 @@ def test_limit_in_force_inside_a_parallel_section(own_blas_setting, many_blocks)
     assert blas_threads() == {OWN_BLAS_THREADS}
 
 
-def test_kernels_without_blas_leave_its_setting_alone(own_blas_setting, many_blocks):
-    # Sparse products and elementwise passes call no BLAS: no limit is set
-    # (threadpoolctl's set and restore cost more than a small product).
-    seen = parallel_map(lambda _: frozenset(blas_threads()), range(64), uses_blas=False)
-    assert set(seen) == {frozenset({OWN_BLAS_THREADS})}
-
-
 def test_limit_restored_when_a_kernel_raises(own_blas_setting, many_blocks):
     def kernel(i):
         if i == 5:

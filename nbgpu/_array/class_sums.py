@@ -162,7 +162,7 @@ def add_class_sums_into(out, X, codes, weights, *, xp):
         # Classes of about equal rows on each core; all is computed before
         # anything is written, so an overflow writes nothing.
         cuts = blocks.even_nnz_splits(Yt.indptr, 2 * n_threads())
-        parts = parallel_map(class_range, zip(cuts[:-1], cuts[1:]), uses_blas=False)
+        parts = parallel_map(class_range, zip(cuts[:-1], cuts[1:]))
         if not all(finite for _, _, finite in parts):
             return False  # overflow: the caller's checks say so
         for where, new, _ in parts:
@@ -258,7 +258,7 @@ def sparse_class_sums(X, codes, weights, n_classes, *, power=1, dtype=None):
                 acc += row
         return acc
 
-    parts = parallel_map(scatter, groups, uses_blas=False)
+    parts = parallel_map(scatter, groups)
     if not parts:
         return np.zeros((k, n_features), dtype=dtype)
     out = parts[0]
@@ -359,7 +359,7 @@ def _csr_class_sums(X, codes, weights, n_classes, *, power, dtype):
                 target += scatter(a, b)
         return int(sorted_codes[lo]), spill
 
-    for c, spill in parallel_map(sum_share, zip(shares[:-1], shares[1:]), uses_blas=False):
+    for c, spill in parallel_map(sum_share, zip(shares[:-1], shares[1:])):
         if spill is not None:
             out[c] += spill[0]
     return out
@@ -501,7 +501,7 @@ def _host_category_counts(X, codes, weights, offsets, n_classes, *, dtype):
             acc += count(a, b)
         return acc
 
-    parts = parallel_map(count_group, blocks.round_robin(pieces, threads), uses_blas=False)
+    parts = parallel_map(count_group, blocks.round_robin(pieces, threads))
     out = parts[0]
     for part in parts[1:]:
         out += part

@@ -66,7 +66,7 @@ def _log_ratio_by_columns(num, log_den, tiny, overwrite_num):
         np.log(part, out=part)
         part -= log_den[:, cols] if per_column else log_den
 
-    parallel_map(chunk, column_chunks(num.shape, num.itemsize), uses_blas=False)
+    parallel_map(chunk, column_chunks(num.shape, num.itemsize))
     return out
 
 
@@ -92,7 +92,7 @@ def laid_out_by_columns(make_columns, shape, dtype, *, xp):
     def chunk(cols):
         out[cols] = make_columns(cols).T
 
-    parallel_map(chunk, column_chunks(shape, 8), uses_blas=False)
+    parallel_map(chunk, column_chunks(shape, 8))
     return out
 
 
@@ -106,7 +106,7 @@ def made_by_columns(make_columns, shape, dtype, *, xp):
     def chunk(cols):
         out[:, cols] = make_columns(cols)
 
-    parallel_map(chunk, column_chunks(shape, 8), uses_blas=False)
+    parallel_map(chunk, column_chunks(shape, 8))
     return out
 
 
@@ -117,7 +117,7 @@ def row_sums_by_columns(make_columns, shape, *, xp):
     if not on_host(xp):
         return xp.sum(make_columns(slice(None)), axis=1, keepdims=True)
     sums = parallel_map(
-        lambda cols: np.sum(make_columns(cols), axis=1, keepdims=True), column_chunks(shape, 8), uses_blas=False
+        lambda cols: np.sum(make_columns(cols), axis=1, keepdims=True), column_chunks(shape, 8)
     )
     total = sums[0]
     for part in sums[1:]:
@@ -201,7 +201,7 @@ def log_in_place(x, *, xp):
     if on_host(xp) and isinstance(x, np.ndarray) and x.flags.writeable:
         if x.ndim != 2:
             return np.log(x, out=x)
-        parallel_map(lambda cols: np.log(x[:, cols], out=x[:, cols]), column_chunks(x.shape, x.itemsize), uses_blas=False)
+        parallel_map(lambda cols: np.log(x[:, cols], out=x[:, cols]), column_chunks(x.shape, x.itemsize))
         return x
     return xp.log(x)
 
@@ -218,7 +218,7 @@ def transposed_as(a, dtype, *, xp):
         def chunk(cols):
             out[cols].T[...] = a[:, cols]
 
-        parallel_map(chunk, column_chunks(a.shape, a.itemsize), uses_blas=False)
+        parallel_map(chunk, column_chunks(a.shape, a.itemsize))
         return out
     return contiguous(xp.astype(a, dtype).T, xp=xp)
 

@@ -248,7 +248,7 @@ def sparse_matmul(X, W):
         data = X.data[lo:hi].astype(out_dtype, copy=False)
         _csr_matvecs(b - a, X.shape[1], W.shape[1], indptr, X.indices[lo:hi], data, W.ravel(), out[a:b].ravel())
 
-    parallel_map(part, zip(cuts[:-1], cuts[1:]), uses_blas=False)
+    parallel_map(part, zip(cuts[:-1], cuts[1:]))
     return out
 
 

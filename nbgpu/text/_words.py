@@ -1,0 +1,153 @@
+"""The word tokens of a chunk of documents: spans of its UTF-8 bytes, and rows.
+
+A token is a maximal run of word characters (``re``'s ``\\w``) of at least
+``plan.min_token_chars`` characters, as scikit-learn's token patterns
+``\\b\\w\\w+\\b`` and ``\\b\\w+\\b`` find them.  The documents are joined by
+spaces (no word character, so no token crosses one, and no context of
+``str.lower``) and their tokens found in one of two ways, by the share of
+characters that are not ASCII:
+
+- mostly ASCII: on the UTF-8 bytes.  ASCII bytes are classified by
+  arithmetic, and each character that is not ASCII at its lead byte; only
+  the documents that are not ASCII are lowercased by ``str.lower``, the
+  rest by arithmetic on the bytes (``str.lower`` of a character that is not
+  ASCII never gives an ASCII capital);
+- mostly not ASCII: on the code points (``str.encode("utf-32-le")``),
+  lowercased and classified with one gather from a cached table, and the
+  character spans turned into byte spans by counting the extra bytes of
+  UTF-8.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._charclass import EXTRA_SHIFT, WORD, code_point_flags, lower_code_points
+from ._ngrams import runs
+from ._preprocess import decoded, prepared
+
+__all__ = ["word_tokens"]
+
+# A chunk whose characters outside ASCII are at least this share is tokenized
+# on its code points.
+CODE_POINT_SHARE = 0.5
+
+
+def word_tokens(docs, plan, *, xp):
+    """``(buf, starts, lengths, rows)`` of the word tokens of ``docs``.
+
+    ``buf`` is the uint8 UTF-8 text the tokens are spans of (preprocessed as
+    scikit-learn does), ``starts`` and ``lengths`` int64 byte offsets and
+    counts, ``rows`` the uint32 document of each token, in order.
+    """
+    docs = decoded(docs, plan)
+    fast_lower = plan.lowercase and plan.strip_accents is None
+    wide = sum(len(d) for d in docs if not d.isascii())
+    if wide and wide >= CODE_POINT_SHARE * sum(map(len, docs)):
+        buf, starts, ends, doc_starts = _on_code_points(docs, plan, fast_lower, xp)
+    else:
+        buf, starts, ends, doc_starts = _on_bytes(docs, plan, fast_lower, xp)
+    first_token = xp.searchsorted(starts[0], doc_starts)
+    counts = xp.concat([first_token[1:], xp.asarray([starts[0].shape[0]], dtype=first_token.dtype)]) - first_token
+    rows = xp.repeat(xp.arange(len(docs), dtype=xp.uint32), counts)
+    return buf, starts[1], ends - starts[1], rows
+
+
+def _joined_bytes(docs, xp):
+    """The UTF-8 bytes of the documents joined by spaces, and where each starts."""
+    encoded = [d.encode("utf-8") for d in docs]
+    sizes = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)) + 1
+    buf = xp.asarray(np.frombuffer(b" ".join(encoded), dtype=np.uint8))
+    return buf, xp.asarray(np.cumsum(sizes) - sizes)
+
+
+# UTF-8 bytes of a character by its first byte (a token never starts inside a character)
+_UTF8_SIZE = np.ones(256, dtype=np.int64)
+_UTF8_SIZE[0xC0:] = 2
+_UTF8_SIZE[0xE0:] = 3
+_UTF8_SIZE[0xF0:] = 4
+
+
+def _ascii_lower(buf, xp):
+    capital = (buf - 65) < 26  # uint8 arithmetic wraps: only b"A".."Z"
+    return buf | (xp.astype(capital, xp.uint8) << 5)
+
+
+def _on_bytes(docs, plan, fast_lower, xp):
+    """Tokens found on the UTF-8 bytes.
+
+    Returns ``(buf, (char_starts, byte_starts), byte_ends, doc_starts)``:
+    here both starts are byte offsets.
+    """
+    if fast_lower:
+        docs = [d if d.isascii() else d.lower() for d in docs]
+    else:
+        docs = prepared(docs, plan)
+    buf, doc_starts = _joined_bytes(docs, xp)
+    if fast_lower:
+        buf = _ascii_lower(buf, xp)
+    leads = xp.nonzero(buf >= 0xC0)[0]
+    starts, ends = runs(_byte_word_mask(buf, leads, xp), xp=xp)
+    if plan.min_token_chars > 1:  # a token of one character: as many bytes as its lead byte says
+        one_char = xp.take(_UTF8_SIZE, xp.take(buf, starts))
+        keep = xp.nonzero((ends - starts) > one_char)[0]
+        starts, ends = xp.take(starts, keep), xp.take(ends, keep)
+    return buf, (starts, starts), ends, doc_starts
+
+
+def _byte_word_mask(buf, leads, xp):
+    """bool: byte ``i`` belongs to a word character (``leads``: the lead bytes
+    of characters that are not ASCII)."""
+    word = ((buf | 0x20) - 97) < 26  # a-z and A-Z
+    word |= (buf - 48) < 10
+    word |= buf == 95
+    if leads.shape[0]:
+        n = buf.shape[0]
+        b0 = xp.astype(xp.take(buf, leads), xp.uint32)
+        b1, b2, b3 = (xp.astype(xp.take(buf, xp.minimum(leads + k, n - 1)), xp.uint32) & 0x3F for k in (1, 2, 3))
+        size = 2 + xp.astype(b0 >= 0xE0, xp.int64) + xp.astype(b0 >= 0xF0, xp.int64)
+        cps = xp.where(
+            size == 2,
+            ((b0 & 0x1F) << 6) | b1,
+            xp.where(size == 3, ((b0 & 0x0F) << 12) | (b1 << 6) | b2, ((b0 & 0x07) << 18) | (b1 << 12) | (b2 << 6) | b3),
+        )
+        flag = (code_point_flags(cps, xp=xp) & WORD) != 0
+        word[leads] = flag
+        word[leads + 1] = flag
+        for k in (2, 3):
+            longer = xp.nonzero(size > k)[0]
+            word[xp.take(leads, longer) + k] = xp.take(flag, longer)
+    return word
+
+
+def _on_code_points(docs, plan, fast_lower, xp):
+    """Tokens found on the code points.
+
+    Returns ``(buf, (char_starts, byte_starts), byte_ends, doc_char_starts)``.
+    """
+    lowered = None
+    if fast_lower:
+        text = " ".join(docs)
+        cps = xp.asarray(np.frombuffer(text.encode("utf-32-le"), dtype="<u4"))
+        lowered = lower_code_points(cps, xp=xp)
+        if lowered is not None:
+            cps, flags = lowered
+            text = str(memoryview(np.asarray(cps)), "utf-32-le")
+    if lowered is None:
+        docs = prepared(docs, plan)
+        text = " ".join(docs)
+        cps = xp.asarray(np.frombuffer(text.encode("utf-32-le"), dtype="<u4"))
+        flags = xp.astype(code_point_flags(cps, xp=xp), xp.uint32)
+    sizes = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs)) + 1
+    doc_starts = xp.asarray(np.cumsum(sizes) - sizes)
+    buf = xp.asarray(np.frombuffer(text.encode("utf-8"), dtype=np.uint8))
+    starts, ends = runs((flags & WORD) != 0, xp=xp)
+    if plan.min_token_chars > 1:
+        keep = xp.nonzero((ends - starts) >= plan.min_token_chars)[0]
+        starts, ends = xp.take(starts, keep), xp.take(ends, keep)
+    # byte offset of character i: i + the extra UTF-8 bytes of the characters before it
+    extra = flags >> EXTRA_SHIFT
+    before = xp.cumulative_sum(extra, dtype=xp.uint32)  # through character i
+    byte_starts = starts + xp.astype(xp.take(before, starts) - xp.take(extra, starts), xp.int64)
+    byte_ends = ends + xp.astype(xp.take(before, ends - 1), xp.int64)
+    return buf, (starts, byte_starts), byte_ends, doc_starts

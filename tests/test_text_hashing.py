@@ -114,6 +114,7 @@ def test_parity_many_chunks(monkeypatch, params):
 # the word analyzers' documents without the two characters str.lower treats
 # specially (U+0130 lowercases to two, U+03A3 by its context)
 _PLAIN_LOWER = [d for d in DOCS if "\u0130" not in d and "\u03a3" not in d]
+_BMP = [d for d in _PLAIN_LOWER if max(d, default="a") < "\U00010000"]  # UTF-16 without surrogates
 
 
 @pytest.mark.parametrize("share", [0.0, 2.0], ids=["code-points", "bytes"])
@@ -129,13 +130,16 @@ _PLAIN_LOWER = [d for d in DOCS if "\u0130" not in d and "\u03a3" not in d]
     ids=lambda p: ",".join(f"{k}={v}" for k, v in p.items()),
 )
 def test_word_tokens_on_bytes_and_on_code_points(monkeypatch, share, params):
-    # share 0: every chunk with a character outside ASCII is tokenized on its
-    # code points (lowered by the table, or by str.lower when U+0130 or U+03A3
-    # is in it); share 2: every chunk on its UTF-8 bytes
+    # share 0: a chunk with a character outside ASCII in its sample of
+    # documents (all of them, when few) is tokenized on its code points
+    # (lowered by the table, or by str.lower when U+0130 or U+03A3 is in it);
+    # share 2: every chunk on its UTF-8 bytes
     monkeypatch.setattr(_words, "CODE_POINT_SHARE", share)
     assert_same(*both(params, DOCS))
     assert_same(*both(params, _PLAIN_LOWER))
+    assert_same(*both(params, _BMP))
     assert_same(*both(params, ["ASCII only, no CAPITAL left", "a b", ""]))
+    assert_same(*both(params, ["Plain ASCII words"] * 150 + DOCS))  # a sample that may miss the others
 
 
 def test_word_tokens_longer_than_the_block_count_keys():

@@ -31,8 +31,8 @@ _SPACE = 0x20  # the byte between the words of an n-gram
 
 
 def _scramble(k):
-    """MurmurHash3's block scramble of uint32 ``k`` (a new array)."""
-    k = k * _C1
+    """MurmurHash3's block scramble of uint32 ``k``, in place (``k`` is a scratch array)."""
+    k *= _C1
     top = k >> 17
     k <<= 15
     k |= top
@@ -70,10 +70,12 @@ class ByteWords:
         n = buf.shape[0]
         self.last = n
         self._row = n // 4 + 2  # words per copy: position n + 7 is still inside
-        host = np.zeros((4, self._row * 4), dtype=np.uint8)
+        host = np.empty((4, self._row * 4), dtype=np.uint8)
         raw = to_numpy(buf)
         for shift in range(4):
-            host[shift, : max(n - shift, 0)] = raw[shift:]
+            end = max(n - shift, 0)
+            host[shift, :end] = raw[shift:]
+            host[shift, end:] = 0
         self._all = xp.asarray(host.view("<u4").reshape(-1))
 
     def index(self, positions, *, xp):
@@ -108,8 +110,6 @@ def state(words, starts, lengths, *, xp, h=None):
     of block count those are a suffix, so each step works on a slice.
     """
     n = starts.shape[0]
-    if h is None:
-        h = xp.zeros(n, dtype=xp.uint32)
     index = words.index(starts, xp=xp)
     nblocks = lengths >> 2
     max_blocks = int(xp.max(nblocks)) if n else 0
@@ -119,12 +119,16 @@ def state(words, starts, lengths, *, xp, h=None):
         order = xp.argsort(xp.astype(nblocks, key_dtype), stable=True)
         sorted_nb = xp.take(nblocks, order)
         firsts = to_numpy(xp.searchsorted(sorted_nb, xp.arange(max_blocks, dtype=sorted_nb.dtype), side="right"))
-        at = xp.take(index, order)
-        body = xp.take(h, order)
-        for j, first in enumerate(firsts.tolist()):
-            block = at[first:] + j if j else at[first:]
-            _mix(body[first:], _scramble(words.take(block, xp=xp)))
+        at = xp.take(index, order)  # advanced one block per step on the strings still running
+        body = xp.zeros(n, dtype=xp.uint32) if h is None else xp.take(h, order)
+        for first in firsts.tolist():
+            _mix(body[first:], _scramble(words.take(at[first:], xp=xp)))
+            at[first:] += 1
+        if h is None:
+            h = xp.empty(n, dtype=xp.uint32)
         h[order] = body
+    elif h is None:
+        h = xp.zeros(n, dtype=xp.uint32)
     tail = words.take(index + nblocks, xp=xp)
     tail &= _tail_masks(lengths, xp=xp)
     return h, tail
@@ -132,7 +136,7 @@ def state(words, starts, lengths, *, xp, h=None):
 
 def finish(h, tail, lengths, *, xp):
     """The uint32 hashes of the strings of length ``lengths`` with state ``(h, tail)``."""
-    h = h ^ _scramble(tail)
+    h = h ^ _scramble(xp.asarray(tail, copy=True))
     h ^= xp.astype(lengths, xp.uint32)
     return _final_mix(h)
 

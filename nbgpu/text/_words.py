@@ -29,8 +29,9 @@ from ._preprocess import decoded, prepared
 __all__ = ["word_tokens"]
 
 # A chunk whose characters outside ASCII are at least this share is tokenized
-# on its code points.
+# on its code points (the share of a sample of about _SAMPLE documents).
 CODE_POINT_SHARE = 0.5
+_SAMPLE = 64
 
 
 def word_tokens(docs, plan, *, xp):
@@ -42,8 +43,9 @@ def word_tokens(docs, plan, *, xp):
     """
     docs = decoded(docs, plan)
     fast_lower = plan.lowercase and plan.strip_accents is None
-    wide = sum(len(d) for d in docs if not d.isascii())
-    if wide and wide >= CODE_POINT_SHARE * sum(map(len, docs)):
+    sample = docs[:: max(len(docs) // _SAMPLE, 1)]
+    wide_chars = sum(len(d) for d in sample if not d.isascii())
+    if wide_chars and wide_chars >= CODE_POINT_SHARE * sum(map(len, sample)):
         buf, starts, ends, doc_starts = _on_code_points(docs, plan, fast_lower, xp)
     else:
         buf, starts, ends, doc_starts = _on_bytes(docs, plan, fast_lower, xp)
@@ -68,11 +70,6 @@ _UTF8_SIZE[0xE0:] = 3
 _UTF8_SIZE[0xF0:] = 4
 
 
-def _ascii_lower(buf, xp):
-    capital = (buf - 65) < 26  # uint8 arithmetic wraps: only b"A".."Z"
-    return buf | (xp.astype(capital, xp.uint8) << 5)
-
-
 def _on_bytes(docs, plan, fast_lower, xp):
     """Tokens found on the UTF-8 bytes.
 
@@ -80,14 +77,18 @@ def _on_bytes(docs, plan, fast_lower, xp):
     here both starts are byte offsets.
     """
     if fast_lower:
-        docs = [d if d.isascii() else d.lower() for d in docs]
+        wide = np.flatnonzero(~np.fromiter(map(str.isascii, docs), dtype=np.bool_, count=len(docs)))
+        docs = list(docs)
+        for i in wide.tolist():
+            docs[i] = docs[i].lower()
     else:
         docs = prepared(docs, plan)
     buf, doc_starts = _joined_bytes(docs, xp)
-    if fast_lower:
-        buf = _ascii_lower(buf, xp)
+    letters = ((buf | 0x20) - 97) < 26  # a-z and A-Z: uint8 arithmetic wraps
+    if fast_lower:  # a letter's bit 0x20 makes it small
+        buf = buf | (xp.astype(letters, xp.uint8) << 5)
     leads = xp.nonzero(buf >= 0xC0)[0]
-    starts, ends = runs(_byte_word_mask(buf, leads, xp), xp=xp)
+    starts, ends = runs(_byte_word_mask(buf, letters, leads, xp), xp=xp)
     if plan.min_token_chars > 1:  # a token of one character: as many bytes as its lead byte says
         one_char = xp.take(_UTF8_SIZE, xp.take(buf, starts))
         keep = xp.nonzero((ends - starts) > one_char)[0]
@@ -95,11 +96,10 @@ def _on_bytes(docs, plan, fast_lower, xp):
     return buf, (starts, starts), ends, doc_starts
 
 
-def _byte_word_mask(buf, leads, xp):
-    """bool: byte ``i`` belongs to a word character (``leads``: the lead bytes
-    of characters that are not ASCII)."""
-    word = ((buf | 0x20) - 97) < 26  # a-z and A-Z
-    word |= (buf - 48) < 10
+def _byte_word_mask(buf, letters, leads, xp):
+    """bool: byte ``i`` belongs to a word character (``letters``: the ASCII
+    letters; ``leads``: the lead bytes of characters that are not ASCII)."""
+    word = letters | ((buf - 48) < 10)
     word |= buf == 95
     if leads.shape[0]:
         n = buf.shape[0]
@@ -120,6 +120,15 @@ def _byte_word_mask(buf, leads, xp):
     return word
 
 
+def _code_points(text, xp):
+    """The code points of ``text``, uint16 (its UTF-16, two bytes a character
+    and half the work to make and decode) when it has none past U+FFFF."""
+    units = text.encode("utf-16-le")
+    if len(units) == 2 * len(text):
+        return xp.asarray(np.frombuffer(units, dtype="<u2"))
+    return xp.asarray(np.frombuffer(text.encode("utf-32-le"), dtype="<u4"))
+
+
 def _on_code_points(docs, plan, fast_lower, xp):
     """Tokens found on the code points.
 
@@ -128,23 +137,25 @@ def _on_code_points(docs, plan, fast_lower, xp):
     lowered = None
     if fast_lower:
         text = " ".join(docs)
-        cps = xp.asarray(np.frombuffer(text.encode("utf-32-le"), dtype="<u4"))
-        lowered = lower_code_points(cps, xp=xp)
+        cps = _code_points(text, xp)
+        lowered = lower_code_points(cps, xp=xp)  # a character below U+10000 lowers to one
         if lowered is not None:
-            cps, flags = lowered
-            text = str(memoryview(np.asarray(cps)), "utf-32-le")
+            low, flags = lowered
+            raw = np.asarray(xp.astype(low, cps.dtype))
+            text = str(memoryview(raw), "utf-16-le" if raw.dtype == np.uint16 else "utf-32-le")
     if lowered is None:
         docs = prepared(docs, plan)
         text = " ".join(docs)
-        cps = xp.asarray(np.frombuffer(text.encode("utf-32-le"), dtype="<u4"))
-        flags = xp.astype(code_point_flags(cps, xp=xp), xp.uint32)
+        flags = xp.astype(code_point_flags(_code_points(text, xp), xp=xp), xp.uint32)
     sizes = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs)) + 1
     doc_starts = xp.asarray(np.cumsum(sizes) - sizes)
     buf = xp.asarray(np.frombuffer(text.encode("utf-8"), dtype=np.uint8))
-    starts, ends = runs((flags & WORD) != 0, xp=xp)
-    if plan.min_token_chars > 1:
-        keep = xp.nonzero((ends - starts) >= plan.min_token_chars)[0]
-        starts, ends = xp.take(starts, keep), xp.take(ends, keep)
+    word = (flags & WORD) != 0
+    if plan.min_token_chars == 2:  # runs of pairs of word characters: the tokens less their last
+        starts, ends = runs(word[1:] & word[:-1], xp=xp)
+        ends = ends + 1
+    else:
+        starts, ends = runs(word, xp=xp)
     # byte offset of character i: i + the extra UTF-8 bytes of the characters before it
     extra = flags >> EXTRA_SHIFT
     before = xp.cumulative_sum(extra, dtype=xp.uint32)  # through character i

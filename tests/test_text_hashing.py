@@ -288,11 +288,16 @@ def test_code_point_tables_match_python():
     np.testing.assert_array_equal((flags & WORD) != 0, [bool(word.match(ch)) for ch in chars])
     np.testing.assert_array_equal(flags >> EXTRA_SHIFT, [len(ch.encode("utf-8")) - 1 for ch in chars])
     plain = np.flatnonzero((cps != 0x130) & (cps != 0x3A3))
-    lowered, lowered_flags = lower_code_points(cps[plain], xp=np)
     low = [chars[i].lower() for i in plain.tolist()]
+    lowered, is_word, extra = lower_code_points(cps[plain], xp=np)
     np.testing.assert_array_equal(lowered, [ord(ch) for ch in low])
-    np.testing.assert_array_equal((lowered_flags & WORD) != 0, [bool(word.match(ch)) for ch in low])
-    np.testing.assert_array_equal(lowered_flags >> EXTRA_SHIFT, [len(ch.encode("utf-8")) - 1 for ch in low])
+    np.testing.assert_array_equal(is_word, [bool(word.match(ch)) for ch in low])
+    np.testing.assert_array_equal(extra, [len(ch.encode("utf-8")) - 1 for ch in low])
+    bmp = np.flatnonzero(cps[plain] < 0x10000)  # UTF-16 code units: the low 16 bits
+    lowered16, is_word16, extra16 = lower_code_points(cps[plain][bmp].astype(np.uint16), xp=np)
+    np.testing.assert_array_equal(lowered16.astype(np.uint16), lowered[bmp])
+    np.testing.assert_array_equal(is_word16, is_word[bmp])
+    np.testing.assert_array_equal(extra16, extra[bmp])
     for special in (0x130, 0x3A3):  # two code points; the final sigma
         assert lower_code_points(np.array([0x41, special], dtype=np.uint32), xp=np) is None
 

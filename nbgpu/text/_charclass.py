@@ -91,13 +91,16 @@ def _classify_lower(code_points):
 
 
 def lower_code_points(code_points, *, xp):
-    """``(lowered, flags)`` of code points as ``str.lower`` of their text gives them.
+    """``(lowered, is_word, extra)`` of code points as ``str.lower`` of their text gives them.
 
-    ``lowered`` holds the uint32 code points of the lowercase text (one per
-    input code point) and ``flags`` their uint32 flags (as
-    :func:`code_point_flags`).  None when a code point lowercases to more
-    than one (U+0130) or by its context (U+03A3, the final sigma): then the
-    text must be lowered by ``str.lower``.  Host (numpy) arrays.
+    ``code_points`` are uint32 code points, or uint16 (UTF-16 without
+    surrogates: a character below U+10000 lowers to one below it too).
+    ``lowered`` holds the code points of the lowercase text (one per input
+    code point) in its low bits: ``astype`` to the input's dtype gives them;
+    ``is_word`` whether each is a word character and ``extra`` (uint32) the
+    UTF-8 bytes of each after its first.  None when a code point lowercases
+    to more than one (U+0130) or by its context (U+03A3, the final sigma):
+    then the text must be lowered by ``str.lower``.  Host (numpy) arrays.
     """
     table = _lower_table()
     values = xp.take(table, code_points)
@@ -107,6 +110,8 @@ def lower_code_points(code_points, *, xp):
         values = xp.take(table, code_points)
     if values.shape[0] and int(xp.max(values)) >= _KNOWN_LOWER | _CONTEXT:
         return None
-    flags = (values >> _LOWER_FLAGS) & (_KNOWN - 1)
-    values &= (1 << _LOWER_FLAGS) - 1
-    return values, flags
+    is_word = (values & (WORD << _LOWER_FLAGS)) != 0
+    extra = (values >> (_LOWER_FLAGS + EXTRA_SHIFT)) & 3
+    if code_points.dtype != xp.uint16:
+        values &= (1 << _LOWER_FLAGS) - 1
+    return values, is_word, extra

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.feature_extraction.text import strip_accents_ascii
 
-from ._array import parallel_map
+from ._array import parallel_map, retain_freed_blocks
 from ._murmurhash import byte_words, finish, hash_to_index, murmurhash3_32, state
 from ._ngrams import char_spans, word_ngrams
 from ._preprocess import decoded, prepared, strip_accents_unicode
@@ -32,7 +32,7 @@ __all__ = ["Plan", "hash_documents"]
 _WHITE_SPACES = re.compile(r"\s\s+")
 # Characters per chunk for one n-gram size (char analyzers) or for word analyzers.
 CHUNK_CHARS_CHAR = 1 << 18
-CHUNK_CHARS_WORD = 1 << 18
+CHUNK_CHARS_WORD = 1 << 19
 
 
 @dataclass(frozen=True)
@@ -233,6 +233,7 @@ def hash_documents(docs, plan, *, xp):
 
     ``values`` are int64 sums of the signed occurrences; ``indptr`` is int64.
     """
+    retain_freed_blocks()  # the chunks' temporaries are reused, not faulted in again
     pieces = parallel_map(lambda b: _hash_chunk(docs[b[0] : b[1]], plan, xp), _chunk_bounds(docs, plan))
     indptr = [xp.zeros(1, dtype=xp.int64)]
     offset = 0

@@ -140,24 +140,24 @@ def _on_code_points(docs, plan, fast_lower, xp):
         cps = _code_points(text, xp)
         lowered = lower_code_points(cps, xp=xp)  # a character below U+10000 lowers to one
         if lowered is not None:
-            low, flags = lowered
+            low, word, extra = lowered
             raw = np.asarray(xp.astype(low, cps.dtype))
             text = str(memoryview(raw), "utf-16-le" if raw.dtype == np.uint16 else "utf-32-le")
     if lowered is None:
         docs = prepared(docs, plan)
         text = " ".join(docs)
-        flags = xp.astype(code_point_flags(_code_points(text, xp), xp=xp), xp.uint32)
+        flags = code_point_flags(_code_points(text, xp), xp=xp)
+        word = (flags & WORD) != 0
+        extra = xp.astype(flags >> EXTRA_SHIFT, xp.uint32)
     sizes = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs)) + 1
     doc_starts = xp.asarray(np.cumsum(sizes) - sizes)
     buf = xp.asarray(np.frombuffer(text.encode("utf-8"), dtype=np.uint8))
-    word = (flags & WORD) != 0
     if plan.min_token_chars == 2:  # runs of pairs of word characters: the tokens less their last
         starts, ends = runs(word[1:] & word[:-1], xp=xp)
         ends = ends + 1
     else:
         starts, ends = runs(word, xp=xp)
     # byte offset of character i: i + the extra UTF-8 bytes of the characters before it
-    extra = flags >> EXTRA_SHIFT
     before = xp.cumulative_sum(extra, dtype=xp.uint32)  # through character i
     byte_starts = starts + xp.astype(xp.take(before, starts) - xp.take(extra, starts), xp.int64)
     byte_ends = ends + xp.astype(xp.take(before, ends - 1), xp.int64)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.feature_extraction.text import strip_accents_ascii
 
-from ._array import parallel_map, retain_freed_blocks
+from ._array import n_threads, parallel_map, retain_freed_blocks
 from ._murmurhash import byte_words, finish, hash_to_index, murmurhash3_32, state
 from ._ngrams import char_spans, word_ngrams
 from ._preprocess import decoded, prepared, strip_accents_unicode
@@ -208,7 +208,8 @@ def _chunk_bounds(docs, plan):
     """Document ranges of about the planned number of characters each.
 
     A chunk also holds at most as many documents as keep its (row, column,
-    sign) sort keys in 32 bits, when that is not too few.
+    sign) sort keys in 32 bits, when that is not too few; the chunks are a
+    multiple of the CPU threads in number, so the threads end together.
     """
     if plan.analyzer == "word":
         budget = CHUNK_CHARS_WORD
@@ -221,6 +222,8 @@ def _chunk_bounds(docs, plan):
     max_docs = 2**32 >> col_bits
     if max_docs >= 512:
         n_chunks = max(n_chunks, -(-len(docs) // max_docs))
+    threads = n_threads()
+    n_chunks = -(-n_chunks // threads) * threads
     cuts = np.searchsorted(ends, np.arange(1, n_chunks) * (ends[-1] / n_chunks))
     bounds = np.unique(np.concatenate([[0], cuts, [len(docs)]]))
     if max_docs >= 512 and np.diff(bounds).max() > max_docs:  # skewed lengths: split further

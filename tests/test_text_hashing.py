@@ -102,7 +102,9 @@ def test_parity(params):
     assert_same(*both(params, DOCS))
 
 
-@pytest.mark.parametrize("params", [{}, {"analyzer": "char", "ngram_range": (2, 3)}, {"analyzer": "char_wb"}])
+@pytest.mark.parametrize(
+    "params", [{}, {"ngram_range": (1, 3)}, {"analyzer": "char", "ngram_range": (2, 3)}, {"analyzer": "char_wb"}]
+)
 def test_parity_many_chunks(monkeypatch, params):
     # small chunks: every document boundary case crosses a chunk boundary somewhere
     monkeypatch.setattr(_pipeline, "CHUNK_CHARS_WORD", 64)

@@ -12,10 +12,10 @@ characters that are not ASCII:
   the documents that are not ASCII are lowercased by ``str.lower``, the
   rest by arithmetic on the bytes (``str.lower`` of a character that is not
   ASCII never gives an ASCII capital);
-- mostly not ASCII: on the code points (``str.encode("utf-32-le")``),
-  lowercased and classified with one gather from a cached table, and the
-  character spans turned into byte spans by counting the extra bytes of
-  UTF-8.
+- mostly not ASCII: on the code points (UTF-16 code units when the text has
+  nothing past U+FFFF, else UTF-32), lowercased and classified with one
+  gather from a cached table, and the character spans turned into byte
+  spans by counting the extra bytes of UTF-8.
 """
 
 from __future__ import annotations
@@ -45,14 +45,16 @@ def word_tokens(docs, plan, *, xp):
     fast_lower = plan.lowercase and plan.strip_accents is None
     sample = docs[:: max(len(docs) // _SAMPLE, 1)]
     wide_chars = sum(len(d) for d in sample if not d.isascii())
-    if wide_chars and wide_chars >= CODE_POINT_SHARE * sum(map(len, sample)):
-        buf, starts, ends, doc_starts = _on_code_points(docs, plan, fast_lower, xp)
-    else:
-        buf, starts, ends, doc_starts = _on_bytes(docs, plan, fast_lower, xp)
-    first_token = xp.searchsorted(starts[0], doc_starts)
-    counts = xp.concat([first_token[1:], xp.asarray([starts[0].shape[0]], dtype=first_token.dtype)]) - first_token
-    rows = xp.repeat(xp.arange(len(docs), dtype=xp.uint32), counts)
-    return buf, starts[1], ends - starts[1], rows
+    on = _on_code_points if wide_chars and wide_chars >= CODE_POINT_SHARE * sum(map(len, sample)) else _on_bytes
+    buf, starts, ends, rows = on(docs, plan, fast_lower, xp)
+    return buf, starts, ends - starts, rows
+
+
+def _rows(starts, doc_starts, xp):
+    """uint32 document of each token, from where the tokens and the documents start."""
+    first_token = xp.searchsorted(starts, doc_starts)
+    counts = xp.concat([first_token[1:], xp.asarray([starts.shape[0]], dtype=first_token.dtype)]) - first_token
+    return xp.repeat(xp.arange(doc_starts.shape[0], dtype=xp.uint32), counts)
 
 
 def _joined_bytes(docs, xp):
@@ -71,11 +73,7 @@ _UTF8_SIZE[0xF0:] = 4
 
 
 def _on_bytes(docs, plan, fast_lower, xp):
-    """Tokens found on the UTF-8 bytes.
-
-    Returns ``(buf, (char_starts, byte_starts), byte_ends, doc_starts)``:
-    here both starts are byte offsets.
-    """
+    """``(buf, byte_starts, byte_ends, rows)`` of the tokens, found on the UTF-8 bytes."""
     if fast_lower:
         wide = np.flatnonzero(~np.fromiter(map(str.isascii, docs), dtype=np.bool_, count=len(docs)))
         docs = list(docs)
@@ -93,7 +91,7 @@ def _on_bytes(docs, plan, fast_lower, xp):
         one_char = xp.take(_UTF8_SIZE, xp.take(buf, starts))
         keep = xp.nonzero((ends - starts) > one_char)[0]
         starts, ends = xp.take(starts, keep), xp.take(ends, keep)
-    return buf, (starts, starts), ends, doc_starts
+    return buf, starts, ends, _rows(starts, doc_starts, xp)
 
 
 def _byte_word_mask(buf, letters, leads, xp):
@@ -130,10 +128,7 @@ def _code_points(text, xp):
 
 
 def _on_code_points(docs, plan, fast_lower, xp):
-    """Tokens found on the code points.
-
-    Returns ``(buf, (char_starts, byte_starts), byte_ends, doc_char_starts)``.
-    """
+    """``(buf, byte_starts, byte_ends, rows)`` of the tokens, found on the code points."""
     lowered = None
     if fast_lower:
         text = " ".join(docs)
@@ -161,4 +156,4 @@ def _on_code_points(docs, plan, fast_lower, xp):
     before = xp.cumulative_sum(extra, dtype=xp.uint32)  # through character i
     byte_starts = starts + xp.astype(xp.take(before, starts) - xp.take(extra, starts), xp.int64)
     byte_ends = ends + xp.astype(xp.take(before, ends - 1), xp.int64)
-    return buf, (starts, byte_starts), byte_ends, doc_starts
+    return buf, byte_starts, byte_ends, _rows(starts, doc_starts, xp)

@@ -82,9 +82,9 @@ class ByteWords:
         """int64 index of the word at each byte position (``take`` reads it)."""
         return (positions & 3) * self._row + (positions >> 2)
 
-    def take(self, index, *, xp):
-        """uint32 words at ``index`` (from :meth:`index`; ``+ j`` is ``4*j`` bytes on)."""
-        return xp.take(self._all, index)
+    def take(self, index, *, xp, blocks=0):
+        """uint32 words at ``index`` (from :meth:`index`), or ``blocks`` 4-byte blocks on."""
+        return xp.take(self._all[blocks:] if blocks else self._all, index)
 
     def at(self, positions, *, xp):
         """uint32 words at int64 ``positions`` (each in ``[0, last]``)."""
@@ -119,11 +119,10 @@ def state(words, starts, lengths, *, xp, h=None):
         order = xp.argsort(xp.astype(nblocks, key_dtype), stable=True)
         sorted_nb = xp.take(nblocks, order)
         firsts = to_numpy(xp.searchsorted(sorted_nb, xp.arange(max_blocks, dtype=sorted_nb.dtype), side="right"))
-        at = xp.take(index, order)  # advanced one block per step on the strings still running
+        at = xp.take(index, order)
         body = xp.zeros(n, dtype=xp.uint32) if h is None else xp.take(h, order)
-        for first in firsts.tolist():
-            _mix(body[first:], _scramble(words.take(at[first:], xp=xp)))
-            at[first:] += 1
+        for j, first in enumerate(firsts.tolist()):
+            _mix(body[first:], _scramble(words.take(at[first:], xp=xp, blocks=j)))
         if h is None:
             h = xp.empty(n, dtype=xp.uint32)
         h[order] = body
@@ -193,10 +192,10 @@ def _equal_lengths(words, starts, length, *, xp):
     index = words.index(starts, xp=xp)
     h = None
     for j in range(nblocks):
-        k = _scramble(words.take(index + j, xp=xp))
+        k = _scramble(words.take(index, xp=xp, blocks=j))
         h = _round(k) if h is None else _mix(h, k)  # the first block mixes into h = 0
     if rem:
-        tail = _scramble(words.take(index + nblocks, xp=xp) & _TAIL_MASKS[rem])
+        tail = _scramble(words.take(index, xp=xp, blocks=nblocks) & _TAIL_MASKS[rem])
         if h is None:
             h = tail
         else:

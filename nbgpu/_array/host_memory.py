@@ -8,7 +8,9 @@ at the top of its heap above its trim threshold; every new array then
 page-faults its memory in again (measured: 17,000 faults, half the time of a
 2.8-million-character transform).  glibc raises both thresholds when a mapped
 block is freed, to its size and twice its size, so freeing one large block
-makes it keep the memory of smaller ones.
+makes it keep the memory of smaller ones.  A threshold set in the environment
+(``MALLOC_TRIM_THRESHOLD_``, ``MALLOC_MMAP_THRESHOLD_``; Dask sets the first
+for its workers) turns that adjustment off, and this then changes nothing.
 """
 
 from __future__ import annotations

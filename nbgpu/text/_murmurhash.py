@@ -59,8 +59,8 @@ class ByteWords:
     """``buf[i] | buf[i+1] << 8 | buf[i+2] << 16 | buf[i+3] << 24`` at any ``i``.
 
     ``buf`` is a uint8 array of ``n`` bytes, read as zero padded; positions
-    run from 0 to ``last = n`` (a string may end at ``n``: its empty tail
-    reads position ``n``).  The words are kept as four aligned uint32 copies
+    run from 0 to ``last + 3`` (``last = n``: a string may end at ``n``, its
+    empty tail read at ``n``).  The words are kept as four aligned uint32 copies
     of the buffer shifted by 0 to 3 bytes (four byte copies, no arithmetic),
     so the word at position ``p`` is element ``index(p)`` of one array and
     the next block of a string is the next element.
@@ -69,7 +69,7 @@ class ByteWords:
     def __init__(self, buf, *, xp):
         n = buf.shape[0]
         self.last = n
-        self._row = n // 4 + 2  # words per copy: position n + 7 is still inside
+        self._row = n // 4 + 2  # words per copy: every position up to n + 4 has its word
         host = np.empty((4, self._row * 4), dtype=np.uint8)
         raw = to_numpy(buf)
         for shift in range(4):

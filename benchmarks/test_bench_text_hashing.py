@@ -16,8 +16,10 @@ corpus and analyzer (groups ``hashing <corpus> <analyzer>``).
 prints the speed-ups measured side by side in one process, after checking
 the outputs are equal: repeats are interleaved (sklearn, nbgpu, sklearn,
 ...), and the table gives the median and the best time of each and the
-ratios of the medians and of the minima, with the load average before and
-after (the timings are only as good as the machine was quiet).
+ratios of the medians and of the minima, the CPU time nbgpu took per second
+of its median run (up to the number of cores; below 2 on two cores means the
+other core was busy, or waiting on the GIL), with the load average before
+and after (the timings are only as good as the machine was quiet).
 """
 
 from __future__ import annotations
@@ -78,7 +80,7 @@ def main(repeats=5, names=CORPORA):
     print(f"load average (1/5/15 min) before: {_load()}; {os.cpu_count()} CPUs; {repeats} interleaved repeats")
     print(
         f"{'corpus':12} {'config':10} {'docs':>6} {'chars':>8} {'sklearn med/min s':>18} "
-        f"{'nbgpu med/min s':>16} {'x median':>8} {'x min':>6}"
+        f"{'nbgpu med/min s':>16} {'x median':>8} {'x min':>6} {'cores':>5}"
     )
     for name in names:
         docs = corpus(name)
@@ -88,16 +90,19 @@ def main(repeats=5, names=CORPORA):
             a, b = vecs["sklearn"].transform(docs), vecs["nbgpu"].transform(docs)
             assert (a != b).nnz == 0 and np.array_equal(a.indices, b.indices) and np.array_equal(a.indptr, b.indptr)
             times = {"sklearn": [], "nbgpu": []}
+            cpu = []
             for _ in range(repeats):
                 for impl, vec in vecs.items():
-                    t0 = time.perf_counter()
+                    c0, t0 = time.process_time(), time.perf_counter()
                     vec.transform(docs)
                     times[impl].append(time.perf_counter() - t0)
+                    if impl == "nbgpu":
+                        cpu.append((time.process_time() - c0) / times[impl][-1])
             ts, tn = np.median(times["sklearn"]), np.median(times["nbgpu"])
             ms, mn = min(times["sklearn"]), min(times["nbgpu"])
             print(
                 f"{name:12} {config:10} {len(docs):6d} {chars:8d} {ts:9.3f}/{ms:.3f} {tn:9.3f}/{mn:.3f}"
-                f" {ts / tn:7.2f}x {ms / mn:5.2f}x",
+                f" {ts / tn:7.2f}x {ms / mn:5.2f}x {np.median(cpu):5.2f}",
                 flush=True,
             )
     print(f"load average after: {_load()}")

@@ -19,8 +19,9 @@ from sklearn.utils.murmurhash import murmurhash3_32 as reference_murmur
 
 import nbgpu.text
 from nbgpu.text import HashingVectorizer
-from nbgpu.text import _pipeline
-from nbgpu.text._murmurhash import byte_words, hash_to_index, murmurhash3_32
+from nbgpu.text import _pipeline, _words
+from nbgpu.text._charclass import EXTRA_SHIFT, WORD, code_point_flags, lower_code_points
+from nbgpu.text._murmurhash import byte_words, extend, finish, hash_to_index, murmurhash3_32, state
 
 DOCS = [
     "This is the first document.",
@@ -101,13 +102,52 @@ def test_parity(params):
     assert_same(*both(params, DOCS))
 
 
-@pytest.mark.parametrize("params", [{}, {"analyzer": "char", "ngram_range": (2, 3)}, {"analyzer": "char_wb"}])
+@pytest.mark.parametrize(
+    "params", [{}, {"ngram_range": (1, 3)}, {"analyzer": "char", "ngram_range": (2, 3)}, {"analyzer": "char_wb"}]
+)
 def test_parity_many_chunks(monkeypatch, params):
     # small chunks: every document boundary case crosses a chunk boundary somewhere
     monkeypatch.setattr(_pipeline, "CHUNK_CHARS_WORD", 64)
     monkeypatch.setattr(_pipeline, "CHUNK_CHARS_CHAR", 64)
     docs = DOCS * 7
     assert_same(*both(params, docs))
+
+
+# the word analyzers' documents without the two characters str.lower treats
+# specially (U+0130 lowercases to two, U+03A3 by its context)
+_PLAIN_LOWER = [d for d in DOCS if "\u0130" not in d and "\u03a3" not in d]
+_BMP = [d for d in _PLAIN_LOWER if max(d, default="a") < "\U00010000"]  # UTF-16 without surrogates
+
+
+@pytest.mark.parametrize("share", [0.0, 2.0], ids=["code-points", "bytes"])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"ngram_range": (1, 3)},
+        {"lowercase": False, "ngram_range": (1, 2)},
+        {"strip_accents": "unicode", "ngram_range": (1, 2)},
+        {"token_pattern": r"(?u)\b\w+\b"},
+        {"stop_words": "english", "ngram_range": (2, 2)},
+    ],
+    ids=lambda p: ",".join(f"{k}={v}" for k, v in p.items()),
+)
+def test_word_tokens_on_bytes_and_on_code_points(monkeypatch, share, params):
+    # share 0: a chunk with a character outside ASCII in its sample of
+    # documents (all of them, when few) is tokenized on its code points
+    # (lowered by the table, or by str.lower when U+0130 or U+03A3 is in it);
+    # share 2: every chunk on its UTF-8 bytes
+    monkeypatch.setattr(_words, "CODE_POINT_SHARE", share)
+    assert_same(*both(params, DOCS))
+    assert_same(*both(params, _PLAIN_LOWER))
+    assert_same(*both(params, _BMP))
+    assert_same(*both(params, ["ASCII only, no CAPITAL left", "a b", ""]))
+    assert_same(*both(params, ["Plain ASCII words"] * 150 + DOCS))  # a sample that may miss the others
+
+
+def test_word_tokens_longer_than_the_block_count_keys():
+    # block counts of 256 and more (uint16 sort keys) and of 65536 and more (int64)
+    docs = ["a" * 1030 + " short é" * 3, "x" * (2**18 + 7) + " y" + " ё" * 600 + "ж" * 700, "tail"]
+    assert_same(*both({"ngram_range": (1, 2)}, docs))
 
 
 def test_bytes_input_and_decode_errors():
@@ -218,6 +258,52 @@ def test_murmurhash_matches_sklearn():
     assert index[0] == (2147483647 - 999) % 1000 and negative[0]
 
 
+@pytest.mark.parametrize("split", [0, 1, 2, 3, 5, 9])
+def test_extend_hashes_strings_joined_by_a_space(split):
+    # the state of a, extended by b and then by c, hashes a + b" " + b + b" " + c
+    rng = np.random.default_rng(split)
+    n = 300
+    parts = [[rng.integers(0, 256, k, dtype=np.uint8).tobytes() for k in rng.integers(lo, 14, n)] for lo in (0, 1, 1)]
+    parts[0][:split] = [b""] * split
+    flat = [p for triple in zip(*parts) for p in triple]
+    lengths = np.array([len(p) for p in flat], dtype=np.int64)
+    starts = np.cumsum(lengths) - lengths
+    words = byte_words(np.frombuffer(b"".join(flat), dtype=np.uint8), xp=np)
+    h, tail = state(words, starts[0::3], lengths[0::3], xp=np)
+    np.testing.assert_array_equal(
+        finish(h, tail, lengths[0::3], xp=np).view(np.int32), [reference_murmur(a, 0) for a in parts[0]]
+    )
+    length = lengths[0::3]
+    for k in (1, 2):
+        h, tail, length = extend(words, h, tail, length, starts[k::3], lengths[k::3], xp=np)
+        want = [b" ".join(ps[: k + 1]) for ps in zip(*parts)]
+        np.testing.assert_array_equal(length, [len(w) for w in want])
+        np.testing.assert_array_equal(finish(h, tail, length, xp=np).view(np.int32), [reference_murmur(w, 0) for w in want])
+
+
+def test_code_point_tables_match_python():
+    cps = np.arange(0x110000, dtype=np.uint32)
+    cps = cps[((cps < 0xD800) | (cps >= 0xE000)) & ((cps < 0x3000) | (cps % 5 == 0))]  # a fifth past U+3000
+    chars = [chr(c) for c in cps.tolist()]
+    flags = code_point_flags(cps, xp=np)
+    word = re.compile(r"(?u)\w")
+    np.testing.assert_array_equal((flags & WORD) != 0, [bool(word.match(ch)) for ch in chars])
+    np.testing.assert_array_equal(flags >> EXTRA_SHIFT, [len(ch.encode("utf-8")) - 1 for ch in chars])
+    plain = np.flatnonzero((cps != 0x130) & (cps != 0x3A3))
+    low = [chars[i].lower() for i in plain.tolist()]
+    lowered, is_word, extra = lower_code_points(cps[plain], xp=np)
+    np.testing.assert_array_equal(lowered, [ord(ch) for ch in low])
+    np.testing.assert_array_equal(is_word, [bool(word.match(ch)) for ch in low])
+    np.testing.assert_array_equal(extra, [len(ch.encode("utf-8")) - 1 for ch in low])
+    bmp = np.flatnonzero(cps[plain] < 0x10000)  # UTF-16 code units: the low 16 bits
+    lowered16, is_word16, extra16 = lower_code_points(cps[plain][bmp].astype(np.uint16), xp=np)
+    np.testing.assert_array_equal(lowered16.astype(np.uint16), lowered[bmp])
+    np.testing.assert_array_equal(is_word16, is_word[bmp])
+    np.testing.assert_array_equal(extra16, extra[bmp])
+    for special in (0x130, 0x3A3):  # two code points; the final sigma
+        assert lower_code_points(np.array([0x41, special], dtype=np.uint32), xp=np) is None
+
+
 def test_re_space_is_str_isspace():
     # char_wb splits with str.split after scikit-learn's r"\s\s+" -> " "; equal sets make that exact
     space = re.compile(r"\s")
@@ -250,6 +336,18 @@ _DOCS = st.lists(st.text(alphabet=_ALPHABET, max_size=40), min_size=1, max_size=
 def test_random_unicode_parity(params, docs):
     params = {"n_features": 2**12, **params}
     assert_same(*both(params, docs))
+
+
+@pytest.mark.parametrize("share", [0.0, 2.0], ids=["code-points", "bytes"])
+@settings(max_examples=150, deadline=None)
+@given(docs=_DOCS)
+def test_random_unicode_word_tokens_on_bytes_and_on_code_points(share, docs):
+    saved = _words.CODE_POINT_SHARE
+    _words.CODE_POINT_SHARE = share
+    try:
+        assert_same(*both({"ngram_range": (1, 3), "norm": None, "n_features": 2**12}, docs))
+    finally:
+        _words.CODE_POINT_SHARE = saved
 
 
 # --------------------------------------------------------------------------- #

@@ -12,6 +12,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 from sklearn.feature_extraction.text import HashingVectorizer as _SklearnHashingVectorizer
 from sklearn.preprocessing import normalize
+from sklearn.utils.sparsefuncs_fast import inplace_csr_row_normalize_l1, inplace_csr_row_normalize_l2
 
 from ._array import get_namespace
 from ._pipeline import Plan, hash_documents
@@ -301,7 +302,10 @@ class HashingVectorizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=N
         X.has_canonical_format = True
         if self.binary:
             X.data.fill(1)
-        if self.norm is not None:
+        if self.norm is not None and dtype in (np.float32, np.float64):
+            # what normalize does to a float CSR matrix, without its input checks
+            (inplace_csr_row_normalize_l2 if self.norm == "l2" else inplace_csr_row_normalize_l1)(X)
+        elif self.norm is not None:
             X = normalize(X, norm=self.norm, copy=False)
         return X
 

@@ -5,6 +5,12 @@ through its :class:`ByteWords`: the little-endian uint32 made of
 ``buf[i:i + 4]`` (zero padded past the end), so the 4-byte block ``j`` of
 every string is one read at ``start + 4*j``.
 
+The hash of a string is its *state* after its full blocks (``h``, and the
+``tail``: its last ``length % 4`` bytes) finished with its length.  The state
+of ``a + " " + b`` follows from the state of ``a`` and the bytes of ``b``
+alone (:func:`extend`), so word n-grams are hashed without building their
+strings.
+
 All arithmetic is on uint32 arrays and wraps modulo 2**32, which numpy and
 cupy both do for unsigned integers; every function takes the array namespace
 ``xp`` as a keyword-only argument.
@@ -12,43 +18,77 @@ cupy both do for unsigned integers; every function takes the array namespace
 
 from __future__ import annotations
 
+import numpy as np
+
 from ._array import to_numpy
 
-__all__ = ["ByteWords", "byte_words", "hash_to_index", "murmurhash3_32"]
+__all__ = ["ByteWords", "byte_words", "extend", "finish", "hash_to_index", "murmurhash3_32", "state"]
 
 _C1 = 0xCC9E2D51
 _C2 = 0x1B873593
 _TAIL_MASKS = (0x00000000, 0x000000FF, 0x0000FFFF, 0x00FFFFFF)
-
-
-def _rotl(x, r):
-    return (x << r) | (x >> (32 - r))
+_SPACE = 0x20  # the byte between the words of an n-gram
 
 
 def _scramble(k):
-    k = k * _C1
-    k = _rotl(k, 15)
-    return k * _C2
+    """MurmurHash3's block scramble of uint32 ``k``, in place (``k`` is a scratch array)."""
+    k *= _C1
+    top = k >> 17
+    k <<= 15
+    k |= top
+    k *= _C2
+    return k
+
+
+def _mix(h, k):
+    """Mix the scrambled block ``k`` into ``h``, in place (``h`` may be a slice)."""
+    h ^= k
+    return _round(h)
+
+
+def _round(h):
+    top = h >> 19
+    h <<= 13
+    h |= top
+    h *= 5
+    h += 0xE6546B64
+    return h
 
 
 class ByteWords:
     """``buf[i] | buf[i+1] << 8 | buf[i+2] << 16 | buf[i+3] << 24`` at any ``i``.
 
     ``buf`` is a uint8 array of ``n`` bytes, read as zero padded; positions
-    run from 0 to ``last = n`` (a string may end at ``n``: its empty tail
-    reads position ``n``).  The word at every position is computed once, so
-    each 4-byte block of a string is one gather.
+    run from 0 to ``last + 3`` (``last = n``: a string may end at ``n``, its
+    empty tail read at ``n``).  The words are kept as four aligned uint32 copies
+    of the buffer shifted by 0 to 3 bytes (four byte copies, no arithmetic),
+    so the word at position ``p`` is element ``index(p)`` of one array and
+    the next block of a string is the next element.
     """
 
     def __init__(self, buf, *, xp):
         n = buf.shape[0]
-        b = xp.concat([xp.astype(buf, xp.uint32), xp.zeros(4, dtype=xp.uint32)])
         self.last = n
-        self._all = b[0 : n + 1] | (b[1 : n + 2] << 8) | (b[2 : n + 3] << 16) | (b[3 : n + 4] << 24)
+        self._row = n // 4 + 2  # words per copy: every position up to n + 4 has its word
+        host = np.empty((4, self._row * 4), dtype=np.uint8)
+        raw = to_numpy(buf)
+        for shift in range(4):
+            end = max(n - shift, 0)
+            host[shift, :end] = raw[shift:]
+            host[shift, end:] = 0
+        self._all = xp.asarray(host.view("<u4").reshape(-1))
+
+    def index(self, positions, *, xp):
+        """int64 index of the word at each byte position (``take`` reads it)."""
+        return (positions & 3) * self._row + (positions >> 2)
+
+    def take(self, index, *, xp, blocks=0):
+        """uint32 words at ``index`` (from :meth:`index`), or ``blocks`` 4-byte blocks on."""
+        return xp.take(self._all[blocks:] if blocks else self._all, index)
 
     def at(self, positions, *, xp):
         """uint32 words at int64 ``positions`` (each in ``[0, last]``)."""
-        return xp.take(self._all, positions)
+        return self.take(self.index(positions, xp=xp), xp=xp)
 
 
 def byte_words(buf, *, xp):
@@ -56,66 +96,114 @@ def byte_words(buf, *, xp):
     return ByteWords(buf, xp=xp)
 
 
+def _tail_masks(lengths, *, xp):
+    return xp.take(xp.asarray(_TAIL_MASKS, dtype=xp.uint32), lengths & 3)
+
+
+def state(words, starts, lengths, *, xp, h=None):
+    """``(h, tail)`` of each string ``(start, length)`` after its full blocks.
+
+    ``h`` (uint32, updated in place when given) is the state before the
+    strings' bytes (zero for a whole string); ``tail`` is the uint32 of the
+    ``length % 4`` bytes past the last full block.  The body runs once per
+    block position over the strings that still have a block there: in order
+    of block count those are a suffix, so each step works on a slice.
+    """
+    n = starts.shape[0]
+    index = words.index(starts, xp=xp)
+    nblocks = lengths >> 2
+    max_blocks = int(xp.max(nblocks)) if n else 0
+    if max_blocks:
+        # a stable sort of small keys is a radix sort
+        key_dtype = xp.uint8 if max_blocks < 2**8 else xp.uint16 if max_blocks < 2**16 else nblocks.dtype
+        order = xp.argsort(xp.astype(nblocks, key_dtype), stable=True)
+        sorted_nb = xp.take(nblocks, order)
+        firsts = to_numpy(xp.searchsorted(sorted_nb, xp.arange(max_blocks, dtype=sorted_nb.dtype), side="right"))
+        at = xp.take(index, order)
+        body = xp.zeros(n, dtype=xp.uint32) if h is None else xp.take(h, order)
+        for j, first in enumerate(firsts.tolist()):
+            _mix(body[first:], _scramble(words.take(at[first:], xp=xp, blocks=j)))
+        if h is None:
+            h = xp.empty(n, dtype=xp.uint32)
+        h[order] = body
+    elif h is None:
+        h = xp.zeros(n, dtype=xp.uint32)
+    tail = words.take(index + nblocks, xp=xp)
+    tail &= _tail_masks(lengths, xp=xp)
+    return h, tail
+
+
+def finish(h, tail, lengths, *, xp):
+    """The uint32 hashes of the strings of length ``lengths`` with state ``(h, tail)``."""
+    h = h ^ _scramble(xp.asarray(tail, copy=True))
+    h ^= xp.astype(lengths, xp.uint32)
+    return _final_mix(h)
+
+
+def _final_mix(h):
+    h ^= h >> 16
+    h *= 0x85EBCA6B
+    h ^= h >> 13
+    h *= 0xC2B2AE35
+    h ^= h >> 16
+    return h
+
+
+def extend(words, h, tail, lengths, starts, more, *, xp):
+    """The state of each string followed by a space and ``buf[start:start + more]``.
+
+    ``(h, tail)`` is the state of strings of ``lengths`` bytes (as from
+    :func:`state`; ``h`` is updated in place); returns ``(h, tail, lengths)``
+    of the longer strings.  The block after the old full blocks is the old
+    tail, the space and the first bytes of the new part; the rest of the new
+    part is read in place.
+    """
+    pending = lengths & 3  # bytes in the old tail
+    shift = xp.astype(pending, xp.uint64) << 3
+    first = xp.astype(words.at(starts, xp=xp), xp.uint64)
+    joint = xp.astype(xp.astype(tail, xp.uint64) | (_SPACE << shift) | (first << (shift + 8)), xp.uint32)
+    joint_len = pending + 1 + more
+    full = xp.nonzero(joint_len >= 4)[0]
+    h[full] = _mix(xp.take(h, full), _scramble(xp.take(joint, full)))
+    rest = more - 3 + pending
+    h, tail = state(words, starts + 3 - pending, xp.maximum(rest, 0), xp=xp, h=h)
+    short = xp.nonzero(joint_len < 4)[0]  # all of it is the new tail
+    tail[short] = xp.take(joint, short) & _tail_masks(xp.take(joint_len, short), xp=xp)
+    return h, tail, lengths + 1 + more
+
+
 def murmurhash3_32(words, starts, lengths, *, xp):
     """uint32 MurmurHash3_x86_32 (seed 0) of each ``(start, length)`` string.
 
     ``words`` is the buffer's :class:`ByteWords`; ``starts`` and ``lengths`` are
     int64 arrays of byte offsets and byte counts (``lengths`` may be one
-    Python int, the length of every string).  The body loop runs once per
-    4-byte block position over the strings that still have a block there,
-    so a few long strings cost little.
+    Python int, the length of every string).
     """
     if isinstance(lengths, int):
         return _equal_lengths(words, starts, lengths, xp=xp)
-    n = starts.shape[0]
-    h = xp.zeros(n, dtype=xp.uint32)
-    if n == 0:
-        return h
-    nblocks = lengths // 4
-    max_blocks = int(xp.max(nblocks))
-    if max_blocks:
-        # In order of block count the strings still running at block j are
-        # a suffix: each step works on a slice, with no masks.
-        sort_key = xp.astype(nblocks, xp.uint16) if max_blocks < 2**16 else nblocks  # uint16: a radix sort
-        order = xp.argsort(sort_key, stable=True)
-        sorted_nb = xp.take(nblocks, order)
-        firsts = to_numpy(xp.searchsorted(sorted_nb, xp.arange(max_blocks, dtype=sorted_nb.dtype), side="right"))
-        sorted_start = xp.take(starts, order)
-        body = xp.zeros(n, dtype=xp.uint32)
-        for j, first in enumerate(firsts.tolist()):
-            k = _scramble(words.at(sorted_start[first:] + 4 * j, xp=xp))
-            body[first:] = _rotl(body[first:] ^ k, 13) * 5 + 0xE6546B64
-        h[order] = body
-    # tail (0 to 3 bytes), length, finalisation
-    rem = lengths - 4 * nblocks
-    tail = words.at(starts + 4 * nblocks, xp=xp) & xp.take(xp.asarray(_TAIL_MASKS, dtype=xp.uint32), rem)
-    h = h ^ _scramble(tail)
-    return _finish(h ^ xp.astype(lengths, xp.uint32))
+    h, tail = state(words, starts, lengths, xp=xp)
+    return finish(h, tail, lengths, xp=xp)
 
 
 def _equal_lengths(words, starts, length, *, xp):
     # Every string has ``length`` bytes: no per-string block counts, masks
     # or working sets (character n-grams of ASCII text).
     nblocks, rem = divmod(length, 4)
+    index = words.index(starts, xp=xp)
     h = None
     for j in range(nblocks):
-        k = _scramble(words.at(starts + 4 * j, xp=xp))
-        h = k if h is None else h ^ k  # the first block mixes into h = 0
-        h = _rotl(h, 13) * 5 + 0xE6546B64
+        k = _scramble(words.take(index, xp=xp, blocks=j))
+        h = _round(k) if h is None else _mix(h, k)  # the first block mixes into h = 0
     if rem:
-        tail = _scramble(words.at(starts + 4 * nblocks, xp=xp) & _TAIL_MASKS[rem])
-        h = tail if h is None else h ^ tail
+        tail = _scramble(words.take(index, xp=xp, blocks=nblocks) & _TAIL_MASKS[rem])
+        if h is None:
+            h = tail
+        else:
+            h ^= tail
     if h is None:
         h = xp.zeros(starts.shape[0], dtype=xp.uint32)
-    return _finish(h ^ length)
-
-
-def _finish(h):
-    h = h ^ (h >> 16)
-    h = h * 0x85EBCA6B
-    h = h ^ (h >> 13)
-    h = h * 0xC2B2AE35
-    return h ^ (h >> 16)
+    h ^= length
+    return _final_mix(h)
 
 
 def hash_to_index(h, n_features, *, xp):
@@ -130,5 +218,6 @@ def hash_to_index(h, n_features, *, xp):
     negative = h >> 31
     magnitude = (h ^ (0 - negative)) + negative  # two's complement negation where negative
     if n_features & (n_features - 1) == 0:  # a power of two: the same, without a division
-        return magnitude & (n_features - 1), negative
+        magnitude &= n_features - 1
+        return magnitude, negative
     return magnitude % n_features, negative

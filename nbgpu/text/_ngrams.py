@@ -1,27 +1,32 @@
-"""Token boundaries and n-gram spans, as array code on code-point arrays.
+"""Token boundaries, character n-gram spans and word n-gram hashes, as array code.
 
-Every function returns the strings to hash as spans of one byte buffer,
-``(byte_start, byte_length, doc)`` int64 arrays, where ``doc`` is the row of
-the string in the output.  ``offsets`` maps code-point positions to byte
-positions (``None`` when every character is one byte).
+The character functions return the strings to hash as spans of one byte
+buffer, ``(byte_start, byte_length, doc)`` int64 arrays, where ``doc`` is the
+row of the string in the output.  ``offsets`` maps code-point positions to
+byte positions (``None`` when every character is one byte).  Word n-grams
+are hashed from the states of their first words (:func:`word_ngrams`).
 """
 
 from __future__ import annotations
 
+from ._murmurhash import extend, finish
+
 __all__ = [
     "char_spans",
     "char_to_byte_spans",
-    "join_spans",
     "runs",
-    "word_ngram_spans",
+    "word_ngrams",
 ]
 
 
 def runs(mask, *, xp):
-    """``(starts, ends)`` of the maximal runs of True in a bool array."""
-    false = xp.zeros(1, dtype=xp.bool)
-    padded = xp.concat([false, mask, false])
-    change = xp.nonzero(padded[1:] != padded[:-1])[0]
+    """int64 ``(starts, ends)`` of the maximal runs of True in a bool array."""
+    n = mask.shape[0]
+    change = xp.astype(xp.nonzero(mask[1:] != mask[:-1])[0], xp.int64) + 1
+    if n and bool(mask[0]):  # a run from the start
+        change = xp.concat([xp.zeros(1, dtype=xp.int64), change])
+    if n and bool(mask[n - 1]):  # a run to the end
+        change = xp.concat([change, xp.full(1, n, dtype=xp.int64)])
     return change[0::2], change[1::2]
 
 
@@ -85,43 +90,34 @@ def char_spans(seg_starts, seg_ends, seg_rows, n, ngram_range, offsets, *, xp, w
     return out
 
 
-def join_spans(buf, starts, lengths, *, xp):
-    """A new byte buffer holding the spans in order, each followed by one space.
+def word_ngrams(words, state, starts, lengths, rows, ngram_range, *, xp):
+    """``[(hashes, rows)]`` of the word n-grams, ``n >= 2`` in ``ngram_range``.
 
-    Returns ``(new_buf, new_starts)``: span ``i`` is now at ``new_starts[i]``.
-    """
-    m = starts.shape[0]
-    new_starts = xp.cumulative_sum(lengths + 1) - (lengths + 1)
-    total = int(xp.sum(lengths))
-    out = xp.full(total + m, 32, dtype=xp.uint8)
-    if total == 0:
-        return out, new_starts
-    packed = xp.cumulative_sum(lengths) - lengths  # start of span i without the spaces
-    nonempty = xp.nonzero(lengths > 0)[0]
-    span = _segment_ids(xp.take(packed, nonempty), total, xp=xp)
-    span = xp.take(nonempty, span)
-    within = xp.arange(total, dtype=xp.int64) - xp.take(packed, span)
-    out[xp.take(new_starts, span) + within] = xp.take(buf, xp.take(starts, span) + within)
-    return out, new_starts
-
-
-def word_ngram_spans(starts, lengths, rows, ngram_range, *, xp):
-    """Word n-grams (``n >= 2`` in ``ngram_range``) of tokens laid out by :func:`join_spans`.
-
-    Tokens are in document order; an n-gram is ``n`` consecutive tokens of
-    one row, joined by single spaces.
+    The tokens ``(starts, lengths)`` of ``words``' buffer are in document
+    order with their ``rows`` and ``state`` (``(h, tail)`` from
+    :func:`~._murmurhash.state`); an n-gram is ``n`` consecutive tokens of
+    one row joined by single spaces, and its state the state of its first
+    ``n - 1`` tokens extended by its last.
     """
     min_n, max_n = ngram_range
     m = starts.shape[0]
+    h, tail = state
+    length = lengths
+    first = None  # first token of each (n-1)-gram; None: every token
     out = []
-    for k in range(max(min_n, 2), max_n + 1):
-        if k > m:
+    for n in range(2, max_n + 1):
+        if n > m:
             break
-        first, last = rows[: m - k + 1], rows[k - 1 :]
-        i = xp.nonzero(first == last)[0]
-        if i.shape[0] == 0:
-            continue
-        j = i + (k - 1)
-        s = xp.take(starts, i)
-        out.append((s, xp.take(starts, j) + xp.take(lengths, j) - s, xp.take(rows, i)))
+        if first is None:
+            keep = xp.nonzero(rows[1:] == rows[:-1])[0]
+            first = keep
+        else:
+            first = first[: int(xp.searchsorted(first, m - n + 1))]  # the last token fits
+            keep = xp.nonzero(xp.take(rows, first + (n - 1)) == xp.take(rows, first))[0]
+            first = xp.take(first, keep)
+        last = first + (n - 1)
+        h, tail, length = (xp.take(a, keep) for a in (h, tail, length))
+        h, tail, length = extend(words, h, tail, length, xp.take(starts, last), xp.take(lengths, last), xp=xp)
+        if n >= min_n:
+            out.append((finish(h, tail, length, xp=xp), xp.take(rows, first)))
     return out

@@ -4,25 +4,27 @@ The host turns each chunk of documents into one string (Python's C string
 methods: decode, ``lower``, accent stripping, whitespace normalisation) and
 its UTF-8 bytes; everything after that (character classes, token and n-gram
 spans, MurmurHash3, columns, signs, summing duplicates) is array code in the
-namespace ``xp``.  Chunks run on the CPU pool, so the numpy work of one
-chunk overlaps the string work of another.
+namespace ``xp``.  Word tokens come from :mod:`._words`; word n-grams are
+hashed from the hash states of their words, never built as strings.  Chunks
+run on the CPU pool, so the numpy work of one chunk overlaps the string work
+of another.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 
 import numpy as np
 from sklearn.feature_extraction.text import strip_accents_ascii
 
-from ._array import parallel_map
-from ._charclass import WORD, code_point_flags
-from ._murmurhash import byte_words, hash_to_index, murmurhash3_32
-from ._ngrams import char_spans, char_to_byte_spans, join_spans, runs, word_ngram_spans
+from ._array import n_threads, parallel_map, retain_freed_blocks
+from ._murmurhash import byte_words, finish, hash_to_index, murmurhash3_32, state
+from ._ngrams import char_spans, word_ngrams
+from ._preprocess import decoded, prepared, strip_accents_unicode
 from ._rows import cell_keys, sum_cells
 from ._utf8 import code_points, utf8_offsets
+from ._words import word_tokens
 
 __all__ = ["Plan", "hash_documents"]
 
@@ -30,7 +32,7 @@ __all__ = ["Plan", "hash_documents"]
 _WHITE_SPACES = re.compile(r"\s\s+")
 # Characters per chunk for one n-gram size (char analyzers) or for word analyzers.
 CHUNK_CHARS_CHAR = 1 << 18
-CHUNK_CHARS_WORD = 1 << 16
+CHUNK_CHARS_WORD = 1 << 19
 
 
 @dataclass(frozen=True)
@@ -48,48 +50,6 @@ class Plan:
     encoding: str
     decode_error: str
     has_bytes: bool = False  # some documents are bytes, to decode
-
-
-class _CombiningDropper(dict):
-    """``str.translate`` table deleting combining characters, filled on first sight."""
-
-    def __missing__(self, key):
-        value = None if unicodedata.combining(chr(key)) else key
-        self[key] = value
-        return value
-
-
-_DROP_COMBINING = _CombiningDropper()
-
-
-def _strip_accents_unicode(doc):
-    # Exactly scikit-learn's strip_accents_unicode, with the per-character
-    # Python loop replaced by str.translate.
-    if doc.isascii():
-        return doc
-    return unicodedata.normalize("NFKD", doc).translate(_DROP_COMBINING)
-
-
-def _decoded(docs, plan):
-    """The documents as ``str`` (``bytes`` decoded as scikit-learn does)."""
-    if not plan.has_bytes:
-        return docs
-    return [d.decode(plan.encoding, plan.decode_error) if isinstance(d, bytes) else d for d in docs]
-
-
-def _prepare(docs, plan):
-    """The preprocessed strings of a chunk (scikit-learn's decode and preprocessor)."""
-    docs = _decoded(docs, plan)
-    if plan.lowercase:
-        docs = [d.lower() for d in docs]
-    strip = plan.strip_accents
-    if strip == "ascii":
-        docs = [strip_accents_ascii(d) for d in docs]
-    elif strip == "unicode":
-        docs = [_strip_accents_unicode(d) for d in docs]
-    elif strip is not None:
-        docs = [strip(d) for d in docs]
-    return docs
 
 
 def _encoded(text, xp):
@@ -137,61 +97,34 @@ def _joined_text(docs, plan, pad=""):
     if plan.strip_accents == "ascii":
         text = strip_accents_ascii(text)
     elif plan.strip_accents == "unicode":
-        text = _strip_accents_unicode(text)
+        text = strip_accents_unicode(text)
     return text, separator
 
 
 def _spans_word(docs, plan, xp):
-    docs = _decoded(docs, plan)
-    joined = _joined_text(docs, plan)
-    if joined is None:
-        docs = _prepare(docs, plan)
-        text = "\n".join(docs)  # "\n" is no word character: tokens never cross it
-        lens = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs)) + 1
-        doc_starts = xp.asarray(np.cumsum(lens) - lens)
-    else:
-        text, separator = joined
-    # Tokens are found on code points (one per character) and then
-    # turned into spans of the UTF-8 bytes, which are hashed.
-    buf, cps, offsets = _encoded(text, xp)
-    if joined is not None:
-        doc_starts = xp.nonzero(cps == ord(separator))[0]
-        doc_starts = xp.concat([xp.zeros(1, dtype=xp.int64), xp.astype(doc_starts, xp.int64) + 1])
+    buf, starts, lengths, rows = word_tokens(docs, plan, xp=xp)
     words = byte_words(buf, xp=xp)
-    is_word = (code_point_flags(cps, xp=xp) & WORD) != 0
-    starts, ends = runs(is_word, xp=xp)
-    starts = xp.astype(starts, xp.int64)
-    ends = xp.astype(ends, xp.int64)
-    if plan.min_token_chars > 1:  # a run of one character is no token
-        keep = xp.nonzero((ends - starts) >= plan.min_token_chars)[0]
-        starts, ends = xp.take(starts, keep), xp.take(ends, keep)
-    rows = xp.searchsorted(doc_starts, starts, side="right") - 1
-    starts, lengths = char_to_byte_spans(starts, ends, offsets, xp=xp)
+    h, tail = state(words, starts, lengths, xp=xp)
     min_n, max_n = plan.ngram_range
     hashes = None
     if plan.stop_words is not None or min_n == 1:
-        hashes = murmurhash3_32(words, starts, lengths, xp=xp)
+        hashes = finish(h, tail, lengths, xp=xp)
     if plan.stop_words is not None:
         keep = xp.nonzero(~plan.stop_words.member(words, starts, lengths, hashes, xp=xp))[0]
-        starts, lengths, rows, hashes = (xp.take(a, keep) for a in (starts, lengths, rows, hashes))
-    out = []
-    if min_n == 1:
-        out.append((hashes, rows))
-    if max_n >= 2 and starts.shape[0]:
-        joined, new_starts = join_spans(buf, starts, lengths, xp=xp)
-        jwords = byte_words(joined, xp=xp)
-        for s_, l_, r_ in word_ngram_spans(new_starts, lengths, rows, plan.ngram_range, xp=xp):
-            out.append((murmurhash3_32(jwords, s_, l_, xp=xp), r_))
+        starts, lengths, rows, hashes, h, tail = (xp.take(a, keep) for a in (starts, lengths, rows, hashes, h, tail))
+    out = [(hashes, rows)] if min_n == 1 else []
+    if max_n >= 2:
+        out += word_ngrams(words, (h, tail), starts, lengths, rows, plan.ngram_range, xp=xp)
     return out
 
 
 def _spans_char(docs, plan, xp):
-    docs = _decoded(docs, plan)
+    docs = decoded(docs, plan)
     # Each document followed by the separator: one string prepared at once
     # (a separator is no whitespace, so collapsed runs never cross it).
     joined = _joined_text([*docs, ""], plan)
     if joined is None:
-        docs = [_WHITE_SPACES.sub(" ", d) for d in _prepare(docs, plan)]
+        docs = [_WHITE_SPACES.sub(" ", d) for d in prepared(docs, plan)]
         text = "".join(docs)
         lens = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
         nonempty = np.flatnonzero(lens)
@@ -210,14 +143,14 @@ def _spans_char(docs, plan, xp):
 
 
 def _spans_char_wb(docs, plan, xp):
-    docs = _decoded(docs, plan)
+    docs = decoded(docs, plan)
     # scikit-learn collapses r"\s\s+" to " " and then splits on whitespace;
     # re's \s and str.isspace are the same set, so splitting alone is equal.
     # Documents joined by " separator " split into their words with the
     # separator as a word of its own between documents.
     joined = _joined_text(docs, plan, pad=" ")
     if joined is None:
-        split = [d.split() for d in _prepare(docs, plan)]
+        split = [d.split() for d in prepared(docs, plan)]
         words = [w for ws in split for w in ws]
         separator = None
     else:
@@ -275,7 +208,8 @@ def _chunk_bounds(docs, plan):
     """Document ranges of about the planned number of characters each.
 
     A chunk also holds at most as many documents as keep its (row, column,
-    sign) sort keys in 32 bits, when that is not too few.
+    sign) sort keys in 32 bits, when that is not too few; the chunks are a
+    multiple of the CPU threads in number, so the threads end together.
     """
     if plan.analyzer == "word":
         budget = CHUNK_CHARS_WORD
@@ -288,6 +222,8 @@ def _chunk_bounds(docs, plan):
     max_docs = 2**32 >> col_bits
     if max_docs >= 512:
         n_chunks = max(n_chunks, -(-len(docs) // max_docs))
+    threads = n_threads()
+    n_chunks = -(-n_chunks // threads) * threads
     cuts = np.searchsorted(ends, np.arange(1, n_chunks) * (ends[-1] / n_chunks))
     bounds = np.unique(np.concatenate([[0], cuts, [len(docs)]]))
     if max_docs >= 512 and np.diff(bounds).max() > max_docs:  # skewed lengths: split further
@@ -300,6 +236,7 @@ def hash_documents(docs, plan, *, xp):
 
     ``values`` are int64 sums of the signed occurrences; ``indptr`` is int64.
     """
+    retain_freed_blocks()  # the chunks' temporaries are reused, not faulted in again
     pieces = parallel_map(lambda b: _hash_chunk(docs[b[0] : b[1]], plan, xp), _chunk_bounds(docs, plan))
     indptr = [xp.zeros(1, dtype=xp.int64)]
     offset = 0

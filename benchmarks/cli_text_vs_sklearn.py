@@ -25,16 +25,14 @@ train, the rest test (those files are stored shuffled).
     python benchmarks/cli_text_vs_sklearn.py [--corpus NAME] [--repeats 5] [--json OUT]
 
 Measured on this 2-core machine, shared with other jobs (medians of 5
-interleaved repeats, which still vary by 30-50 %; results in
-``benchmarks/results/cli-text-vs-sklearn-*.json``): synthetic, 32,000 training
-documents (32.8 MiB): nbgpu 10.50 s (train 7.97 + evaluate 3.78), scikit-learn
-8.73 s, 0.83x; manpages-ru, 11,208 documents (4.0 MiB): 3.54 s against 1.90 s,
-0.54x. Reading and hashing are faster in nbgpu (``nbgpu.text``: 4.4 s against
-5.7 s for scikit-learn's transform of the synthetic training file); what it
-loses is fixed cost: a second interpreter start-up (about 1.5 s, mostly
-scikit-learn's import) and the model file (saving 1.65 s, loading 1.64 s here:
-``savez_compressed`` of dense k x 2**20 float64 statistics, mostly zeros, and
-their checksums).
+interleaved repeats; results in ``benchmarks/results/cli-text-vs-sklearn-*.json``),
+after the word hashing and model-file work of 2026-11-23: pydoc-en, 28,285
+training documents (25.0 MiB): nbgpu 6.90 s (train 3.51 + evaluate 3.46),
+scikit-learn 10.95 s, 1.59x; manpages-ru, 11,208 documents (4.0 MiB): 4.14 s
+against 2.65 s, 0.64x. Hashing is 5-8x faster in nbgpu; each of its two
+commands pays an interpreter start-up and scikit-learn's import (about 1.2 s,
+most of it ``scipy.stats``, which scikit-learn imports), the evaluate command a
+model load and the layout of the k x 2**20 scoring weights.
 """
 
 from __future__ import annotations

@@ -166,11 +166,16 @@ class _CountNB(_DiscreteNB):
             "class_log_prior_": xp.astype(log_prior, dtype),
             "_bias_": xp.astype(self._scoring_bias(context, log_prior, xp=xp), dtype),
             "_context_": context,
-            **self._extra_attributes(fc, xp=xp),
+            **self._extra_attributes(context),
         }
 
-    def _extra_attributes(self, feature_count, *, xp):
+    def _extra_attributes(self, context):
         return {}
+
+    @staticmethod
+    def _alpha_total(alpha, n_features, *, xp):
+        """``Σ_j α_j`` of a scalar or per-feature ``alpha``."""
+        return xp.sum(alpha) if alpha.ndim else alpha * n_features
 
     def _class_context(self, class_count, feature_count, alpha, *, xp):
         """Per-class values over all the features that the parameters of a
@@ -324,7 +329,7 @@ class MultinomialNB(_LinearCountNB):
 
     def _class_context(self, class_count, feature_count, alpha, *, xp):
         # Σ_j (N_cj + α_j): each class's smoothed total.
-        alpha_total = xp.sum(alpha) if alpha.ndim else alpha * feature_count.shape[1]
+        alpha_total = self._alpha_total(alpha, feature_count.shape[1], xp=xp)
         return {"total": xp.sum(feature_count, axis=1, keepdims=True) + alpha_total}
 
     def _weight_columns(self, stats, attrs, cols, *, xp):
@@ -412,14 +417,14 @@ class ComplementNB(_LinearCountNB):
         self.prior_smoothing = prior_smoothing
         self.loss_matrix = loss_matrix
 
-    def _extra_attributes(self, feature_count, *, xp):
-        return {"feature_all_": xp.sum(feature_count, axis=0)}
+    def _extra_attributes(self, context):
+        return {"feature_all_": context["everything"]}  # Σ_c N_cj, summed once for the context
 
     def _class_context(self, class_count, feature_count, alpha, *, xp):
         # Complement counts N~_cj = Σ_c' N_c'j + α_j − N_cj, and their totals
         # Σ_j N~_cj = Σ N + Σ_j α_j − Σ_j N_cj without making them.
         everything = xp.sum(feature_count, axis=0)
-        alpha_total = xp.sum(alpha) if alpha.ndim else alpha * feature_count.shape[1]
+        alpha_total = self._alpha_total(alpha, feature_count.shape[1], xp=xp)
         total = xp.sum(everything) + alpha_total - xp.sum(feature_count, axis=1, keepdims=True)
         context = {"everything": everything, "total": total}
         if self.norm:  # Σ_j log θ~_cj: a pass over the logs (nothing kept)

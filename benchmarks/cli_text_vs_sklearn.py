@@ -38,6 +38,7 @@ model load and the layout of the k x 2**20 scoring weights.
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import platform
@@ -150,6 +151,10 @@ def main(argv=None):
     parser.add_argument("--json", type=Path, help="write the results here")
     args = parser.parse_args(argv)
 
+    # Both sides start from compiled modules, as installed packages do
+    # (scikit-learn's were compiled when pip installed it; the checkout's
+    # are compiled here, where PYTHONDONTWRITEBYTECODE may be set).
+    compileall.compile_dir(REPO / "nbgpu", quiet=1)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         if args.corpus == "synthetic":

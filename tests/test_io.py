@@ -210,7 +210,7 @@ def test_jsonl_vectorised_per_chunk_like_one_call(tmp_path):
     path = tmp_path / "t.jsonl"
     path.write_text("".join(json.dumps(d) + "\n" for d in docs))
     vec = HashingVectorizer(n_features=64, alternate_sign=False, norm=None)
-    chunks = _read(open_reader(path, vectorizer=vec, chunk_bytes=50))
+    chunks = _read(open_reader(path, vectorizer=vec.get_params(), chunk_bytes=50))
     assert len(chunks) > 10
     X, y = _concat(chunks)
     np.testing.assert_array_equal(X, vec.transform([d["text"] for d in docs]).toarray())
@@ -237,7 +237,7 @@ def test_text_errors_name_the_file_and_line(tmp_path, name, text, message):
     path.write_bytes(text.encode("latin-1"))
     vec = HashingVectorizer(n_features=64, alternate_sign=False, norm=None) if name.endswith(".jsonl") else None
     with pytest.raises(ValueError, match=message):
-        _read(open_reader(path, vectorizer=vec))
+        _read(open_reader(path, vectorizer=vec and vec.get_params()))
 
 
 def test_jsonl_needs_a_text_model_and_a_text_model_needs_jsonl(tmp_path):
@@ -247,7 +247,7 @@ def test_jsonl_needs_a_text_model_and_a_text_model_needs_jsonl(tmp_path):
     with pytest.raises(ValueError, match="not trained on text"):
         open_reader(path)
     with pytest.raises(ValueError, match="trained on JSON-lines text"):
-        open_reader(path, "csv", vectorizer=vec)
+        open_reader(path, "csv", vectorizer=vec.get_params())
 
 
 def test_format_detection_and_unusable_files(tmp_path):

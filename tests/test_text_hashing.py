@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pickle
 import re
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -21,6 +23,7 @@ import nbgpu.text
 from nbgpu.text import HashingVectorizer
 from nbgpu.text import _pipeline, _words
 from nbgpu.text._charclass import EXTRA_SHIFT, WORD, code_point_flags, lower_code_points
+from nbgpu.text._transform import DEFAULTS
 from nbgpu.text._murmurhash import byte_words, extend, finish, hash_to_index, murmurhash3_32, state
 
 DOCS = [
@@ -355,6 +358,21 @@ def test_random_unicode_word_tokens_on_bytes_and_on_code_points(share, docs):
 # --------------------------------------------------------------------------- #
 def test_same_parameters_as_sklearn():
     assert HashingVectorizer().get_params() == Reference().get_params()
+    # The defaults the command line and model files use without the estimator.
+    assert DEFAULTS == Reference().get_params()
+
+
+def test_hashing_imports_no_sklearn():
+    # The command line hashes its first chunk while scikit-learn is imported
+    # (its settings: no normalisation, which scikit-learn's functions do).
+    code = (
+        "import sys; import nbgpu.text._transform as t; p = {'n_features': 16, 'norm': None}; "
+        "X = t.hashed_matrix(['a b', 'c'], t.fast_plan(p), p); "
+        "assert X.shape == (2, 16), X.shape; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'sklearn'))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
 
 
 def test_public_api():

@@ -128,10 +128,10 @@ def _reader_options(args, stored=None):
     return options
 
 
-def _stored_reader_settings(loaded, where):
+def _stored_reader_settings(header, where):
     """How the training file was read (model metadata), checked: a model file
     is data from elsewhere, and its header is free-form JSON."""
-    metadata = loaded.header.get("metadata", {})
+    metadata = header.get("metadata", {})
     reader = metadata.get("reader", {}) if isinstance(metadata, dict) else None
     if not isinstance(reader, dict):
         raise ValueError(f"{where}: inconsistent model file (its metadata is not a JSON object of reader settings)")
@@ -143,48 +143,84 @@ def _stored_reader_settings(loaded, where):
     return {"zero_based": zero_based, "label_column": column}
 
 
+def _not_a_model_file(exc, path):
+    """numpy's advice to pass allow_pickle=True must never reach a user
+    holding a file of unknown origin."""
+    if "pickle" in str(exc).lower():
+        return ValueError(f"{path} is not an nbgpu model file")
+    return exc
+
+
 def _load_model(args):
     from .._interop.model_files import read_model_file
 
     try:
         loaded = read_model_file(args.model_file)
     except ValueError as exc:
-        # numpy's advice to pass allow_pickle=True must never reach a user
-        # holding a file of unknown origin.
-        if "pickle" in str(exc).lower():
-            raise ValueError(f"{args.model_file} is not an nbgpu model file") from None
-        raise
+        raise _not_a_model_file(exc, args.model_file) from None
     like = _device(args.device)
     if like is not None:
         loaded.model.to_device(like)
     return loaded, like
 
 
-def _scored_chunks(args, loaded, like, *, labels):
-    """(chunk, probabilities on the host, the model's decisions as class
-    indices) for every chunk of args.data; the next chunk is read and parsed
-    while this one is scored.
+def _reading(args, header, vectorizer, n_features, *, labels, only_apart=False):
+    """``(reader, chunks)`` of args.data for a model of ``n_features``
+    features whose file has ``header``; the chunks are being parsed from
+    here on. ``vectorizer``: the HashingVectorizer parameters (or None).
+    With ``only_apart``, None unless they are parsed in a child process."""
+    from .readers import parsed_chunks, parses_apart
 
-    The decisions are the model's own (``predict``'s rule: least risk under
-    its ``loss_matrix``), made from the same probabilities.
-    """
-    from .readers import parsed_chunks
-
-    model = loaded.model
-    classes = np.asarray(to_numpy(model.classes_))
-    stored = _stored_reader_settings(loaded, args.model_file)
-    n_features = int(model.n_features_in_)
-    reader = open_reader(args.data, args.format, vectorizer=loaded.vectorizer, n_features=n_features,
+    stored = _stored_reader_settings(header, args.model_file)
+    reader = open_reader(args.data, args.format, vectorizer=vectorizer, n_features=n_features,
                          **_reader_options(args, stored))
+    if only_apart and not parses_apart(reader):
+        return None
     zero_based = True if stored["zero_based"] is None else stored["zero_based"]
-    to_device = _to_device(like)
 
     def finish(chunk):
         return chunk._replace(X=reader.layout(chunk, zero_based=zero_based, n_features=n_features))
 
+    return reader, parsed_chunks(reader, labels=labels, finish=finish)
+
+
+def _early_reading(args, *, labels):
+    """:func:`_reading` from the model file's header alone, before the model
+    (and scikit-learn) load, when the data is parsed in a child process (see
+    ``readers.parsed_chunks``); else None, as when the header or the data
+    file is not what it takes. Loading the model then says what is wrong
+    with the first, and opening the data again what is wrong with the
+    second, as without this."""
+    from .._interop.model_header import read_header
+    from .._interop.vectorizer_settings import check_settings
+
+    try:
+        header, _ = read_header(args.model_file)
+        n_features = header["n_features_in"]
+        settings = header.get("vectorizer")
+        vectorizer = None if settings is None else check_settings(settings, n_features)
+        return _reading(args, header, vectorizer, n_features, labels=labels, only_apart=True)
+    except (ValueError, TypeError, KeyError):
+        return None
+
+
+def _scored_chunks(args, loaded, like, *, labels, reading=None):
+    """(chunk, probabilities on the host, the model's decisions as class
+    indices) for every chunk of args.data; the next chunk is read and parsed
+    while this one is scored. ``reading``: :func:`_early_reading`'s, if any.
+
+    The decisions are the model's own (``predict``'s rule: least risk under
+    its ``loss_matrix``), made from the same probabilities.
+    """
+    model = loaded.model
+    classes = np.asarray(to_numpy(model.classes_))
+    if reading is None:
+        vectorizer = None if loaded.vectorizer is None else loaded.vectorizer.get_params()
+        reading = _reading(args, loaded.header, vectorizer, int(model.n_features_in_), labels=labels)
+    to_device = _to_device(like)
     bar = progress(f"scoring {Path(args.data).name}", total=_size(args.data), quiet=args.quiet, unit="B")
     rows = 0
-    for chunk in parsed_chunks(reader, labels=labels, finish=finish):
+    for chunk in reading[1]:
         bar.update(chunk.nbytes)
         if chunk.X is None:
             continue
@@ -206,16 +242,23 @@ def _size(path):
 # --------------------------------------------------------------------------- #
 # train
 # --------------------------------------------------------------------------- #
-def _vectorizer(args, fmt):
+def _vectorizer_params(args, fmt):
+    """The HashingVectorizer parameters of the text options (a dict; None unless JSON lines)."""
     if fmt != "jsonl":
+        return None
+    return {
+        **TEXT_DEFAULTS, "n_features": args.hash_features, "ngram_range": tuple(args.ngram_range),
+        "lowercase": not args.no_lowercase, "stop_words": args.stop_words, "binary": args.binary_counts,
+    }
+
+
+def _sklearn_vectorizer(params):
+    """scikit-learn's HashingVectorizer of ``params``: what a model file stores."""
+    if params is None:
         return None
     from sklearn.feature_extraction.text import HashingVectorizer
 
-    return HashingVectorizer(
-        **{**TEXT_DEFAULTS, "n_features": args.hash_features},
-        ngram_range=tuple(args.ngram_range), lowercase=not args.no_lowercase,
-        stop_words=args.stop_words, binary=args.binary_counts,
-    )
+    return HashingVectorizer(**params)
 
 
 def _classes(args):
@@ -228,18 +271,21 @@ def _classes(args):
 
 
 def cmd_train(args):
-    from .._interop.model_files import save
-    from .readers import detect_format
-    from .training import train
+    from .readers import detect_format, parsed_chunks, parses_apart
 
     classes = _classes(args)
-    model = _estimator(args)
     fmt = detect_format(args.data, args.format)
     check_output(args.output, inputs=[args.data], what="-o")
-    like = _device(args.device)
-    vectorizer = _vectorizer(args, fmt)
+    vectorizer = _vectorizer_params(args, fmt)
     options = _reader_options(args)
     reader = open_reader(args.data, fmt, vectorizer=vectorizer, n_features=None, **options)
+    # Text is parsed in a child process from here on, while the models load.
+    chunks = parsed_chunks(reader, labels=True) if parses_apart(reader) else None
+    from .._interop.model_files import save
+    from .training import train
+
+    model = _estimator(args)
+    like = _device(args.device)
     start = time.perf_counter()
     bar = progress(f"training on {Path(args.data).name}", total=_size(args.data), quiet=args.quiet, unit="B")
     noted = []
@@ -261,15 +307,15 @@ def cmd_train(args):
         bar = progress(f"second pass over {Path(args.data).name}", total=_size(args.data), quiet=args.quiet, unit="B")
         return open_reader(args.data, fmt, vectorizer=vectorizer, n_features=None, **options)
 
-    trained = train(model, reader, classes=classes, n_features=args.n_features, to_device=_to_device(like),
-                    progress=report, open_again=again)
+    trained = train(model, reader, chunks=chunks, classes=classes, n_features=args.n_features,
+                    to_device=_to_device(like), progress=report, open_again=again)
     seconds = time.perf_counter() - start
     settings = dict(reader.settings)
     if trained.zero_based is not None:
         settings["zero_based"] = bool(trained.zero_based)
     metadata = {"reader": settings, "trained_on": {"file": Path(args.data).name, "rows": trained.rows}}
     bar.set_description(f"saving {args.output}")
-    save(trained.model, args.output, vectorizer=vectorizer, metadata=metadata)
+    save(trained.model, args.output, vectorizer=_sklearn_vectorizer(vectorizer), metadata=metadata)
     bar.close()
     fitted = trained.model
     passes = "one pass" if trained.passes == 1 else "two passes"
@@ -292,12 +338,13 @@ def _csv_row(fields):
 def cmd_predict(args):
     output = args.output or STDOUT
     check_output(output, inputs=[args.model_file, args.data], what="-o")
+    reading = _early_reading(args, labels=False)
     loaded, like = _load_model(args)
     classes = np.asarray(to_numpy(loaded.model.classes_))
     with atomic_output(output, "w") as out:
         if args.proba:
             out.write(_csv_row(["prediction", *(f"proba_{c}" for c in _label_text(classes))]))
-        for _, proba, decided in _scored_chunks(args, loaded, like, labels=False):
+        for _, proba, decided in _scored_chunks(args, loaded, like, labels=False, reading=reading):
             predicted = _label_text(classes[decided])
             if args.proba:
                 buf = io.StringIO()
@@ -322,13 +369,14 @@ def cmd_evaluate(args):
             raise UsageError("--confusion-png needs matplotlib: pip install 'nbgpu[cli]'", "nbgpu evaluate") from None
         check_output(args.confusion_png, inputs=[args.model_file, args.data], what="--confusion-png")
     check_output(output, inputs=[args.model_file, args.data], what="-o")
+    reading = _early_reading(args, labels=True)
     from sklearn.metrics import log_loss
 
     loaded, like = _load_model(args)
     classes = np.asarray(to_numpy(loaded.model.classes_))
     k = classes.shape[0]
     confusion, loss = np.zeros((k, k), dtype=np.int64), 0.0
-    for chunk, proba, decided in _scored_chunks(args, loaded, like, labels=True):
+    for chunk, proba, decided in _scored_chunks(args, loaded, like, labels=True, reading=reading):
         y = align_labels(chunk.y, classes, where=lines_where(args.data, chunk.lines))
         codes = np.searchsorted(classes, y)
         confusion += confusion_counts(codes, decided, k)

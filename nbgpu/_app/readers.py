@@ -179,10 +179,14 @@ class SvmlightReader:
     """
 
     format = "svmlight"
+    parses_in_child = False  # see parsed_chunks
 
     def __init__(self, path, *, chunk_bytes=CHUNK_BYTES, dtype=np.float64, zero_based=None, **_):
+        from sklearn.datasets import load_svmlight_file  # here: see open_reader
+
         self.path, self.chunk_bytes, self.dtype = path, int(chunk_bytes), dtype
         self.zero_based = zero_based  # None: decided while reading (scikit-learn's rule)
+        self._load_svmlight = load_svmlight_file
 
     @property
     def settings(self):
@@ -192,10 +196,8 @@ class SvmlightReader:
         return read_blocks(self.path, self.chunk_bytes)
 
     def parse(self, block, *, labels=True):
-        from sklearn.datasets import load_svmlight_file
-
         try:
-            X, y = load_svmlight_file(io.BytesIO(block.data), zero_based=True, dtype=self.dtype)
+            X, y = self._load_svmlight(io.BytesIO(block.data), zero_based=True, dtype=self.dtype)
         except (ValueError, OverflowError) as exc:
             raise self._error(block, exc) from None
         if y.shape[0] and not np.all(np.isfinite(y)):
@@ -205,8 +207,7 @@ class SvmlightReader:
 
     def _error(self, block, exc):
         """The first bad line of ``block``, and why."""
-        from sklearn.datasets import load_svmlight_file
-
+        load_svmlight_file = self._load_svmlight
         for offset, line in enumerate(block.data.splitlines(keepends=True)):
             try:
                 load_svmlight_file(io.BytesIO(line), zero_based=True, n_features=1)
@@ -257,6 +258,8 @@ class _FixedWidth:
     """A reader whose chunks all have the width of the file (or of its
     vectorizer): the layout of a model's features only checks it."""
 
+    parses_in_child = False  # see parsed_chunks
+
     def _width_source(self):
         return f"{self.path} has"
 
@@ -276,13 +279,15 @@ class NpzReader(_FixedWidth):
     format = "npz"
 
     def __init__(self, path, *, chunk_bytes=CHUNK_BYTES, dtype=np.float64, **_):
+        from .._array.sparse import host_sparse  # here: see open_reader
+
         self.path, self.chunk_bytes, self.dtype = path, int(chunk_bytes), dtype
+        self._host_sparse = host_sparse
 
     settings = property(lambda self: {"format": self.format})
 
     def _load(self):
-        from .._array.sparse import host_sparse
-
+        host_sparse = self._host_sparse
         try:
             with np.load(self.path, allow_pickle=False) as archive:
                 arrays = {k: archive[k] for k in archive.files}
@@ -467,21 +472,20 @@ class CsvReader(_FixedWidth):
 # JSON lines
 # --------------------------------------------------------------------------- #
 class JsonlReader(_FixedWidth):
-    """JSON lines ``{"text": ..., "label": ...}`` vectorised by a HashingVectorizer.
+    """JSON lines ``{"text": ..., "label": ...}`` vectorised by a HashingVectorizer
+    (``vectorizer``: a dict of its parameters).
 
     Labels are read as text (a number ``3`` and a string ``"3"`` are the same
     label), then typed as every label of the command line is.
     """
 
     format = "jsonl"
+    # Its parse changes no state of the reader: a forked child may run it.
+    parses_in_child = True
 
     def __init__(self, path, *, vectorizer, chunk_bytes=CHUNK_BYTES, **_):
-        from ..text import HashingVectorizer
-
-        self.path, self.chunk_bytes, self.vectorizer = path, int(chunk_bytes), vectorizer
-        # The model stores scikit-learn's vectorizer (its settings); nbgpu's
-        # computes the same matrix, value for value, faster.
-        self._transform = HashingVectorizer(**vectorizer.get_params()).transform
+        self.path, self.chunk_bytes = path, int(chunk_bytes)
+        self._transform = _text_transform(vectorizer)
 
     settings = property(lambda self: {"format": self.format})
 
@@ -514,8 +518,36 @@ class JsonlReader(_FixedWidth):
             texts.append(record["text"])
             found.append(label)
         y = None if not found or any(v is None for v in found) else np.array([_label_text(v) for v in found])
-        X = self._transform(texts)
+        try:
+            X = self._transform(texts)
+        except ValueError as exc:  # UnicodeEncodeError included
+            raise ValueError(f"{lines_where(self.path, _line_range(block))}: {exc}") from None
         return Chunk(X, y, _line_range(block), block.nbytes)
+
+
+def _text_transform(params):
+    """``transform(texts)`` of the HashingVectorizer of ``params`` (a dict of
+    its parameters): nbgpu's fast path, the same matrix value for value.
+
+    Without stop words it is the function below the estimator class, which
+    needs no scikit-learn: the first chunk is hashed while the command is
+    still importing it.
+    """
+    from ..text._transform import fast_plan, hashed_matrix
+
+    plan = fast_plan(params)
+    if plan is None or plan.stop_words is not None:  # the estimator (its stop-word warning)
+        from ..text import HashingVectorizer
+
+        return HashingVectorizer(**params).transform
+
+    def transform(texts):
+        X = hashed_matrix(texts, plan, params)
+        if X is None:  # texts (JSON strings) that UTF-8 cannot encode
+            raise ValueError("a text holds a lone surrogate (U+D800 to U+DFFF), which is not Unicode text")
+        return X
+
+    return transform
 
 
 def _label_text(value):
@@ -553,9 +585,16 @@ def is_regular_file(path):
 
 def open_reader(path, fmt="auto", *, vectorizer=None, **options):
     """A reader for ``path``; ``options`` are chunk_bytes, dtype, zero_based, label_column.
+    ``vectorizer`` (JSON lines only): the HashingVectorizer's parameters, a dict.
 
     Raises ValueError if the file cannot be opened or its format is unknown.
+
+    A reader imports what it needs here, in the calling thread: its chunks
+    are parsed in a thread of their own while the caller imports the models,
+    and two threads importing the same packages can deadlock.
     """
+    import scipy.sparse  # noqa: F401  (what every reader builds its chunks with)
+
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
@@ -582,21 +621,22 @@ def open_reader(path, fmt="auto", *, vectorizer=None, **options):
 
 
 def parsed_chunks(reader, *, labels, finish=None, depth=1):
-    """The parsed chunks of ``reader``, read and parsed in a background thread.
+    """The parsed chunks of ``reader``, read and parsed in the background
+    from now on.
+
+    Text is parsed in a child process where that is safe (``parse_process``;
+    the reader's parse must change nothing the caller reads), elsewhere in
+    a thread. A command that parses in a child starts it before it imports
+    the models (:func:`parses_apart`): the two then run on two cores.
 
     ``finish(chunk) -> chunk`` runs in that thread too (e.g. the layout of a
     model's features). At most ``depth`` chunks wait in the queue, so the
     file is read once and memory holds ``depth + 2`` chunks at most (one
     being parsed, the queue, the one the caller works on). Empty chunks come
     with ``X=None`` (their bytes still count for progress).
-
-    The reader thread keeps a core busy, so BLAS runs on one thread
-    meanwhile (as it does under nbgpu's own CPU pool): BLAS threads that
-    spin on every core (OpenBLAS waits busily between calls) made training
-    on small chunks three times slower on two cores.
     """
-    from .._array.threads import blas_single_thread
     from .._interop.streaming import _Prefetcher as Prefetcher
+    from .parse_process import ParseProcess
 
     def produce(_, block):
         chunk = reader.parse(block, labels=labels)
@@ -604,5 +644,28 @@ def parsed_chunks(reader, *, labels, finish=None, depth=1):
             return chunk._replace(X=None)
         return chunk if finish is None else finish(chunk)
 
+    if parses_apart(reader):
+        return _blas_on_one_thread(ParseProcess(reader.blocks(), produce))
+    return _blas_on_one_thread(Prefetcher(reader.blocks(), produce, depth))
+
+
+def parses_apart(reader):
+    """Whether :func:`parsed_chunks` would parse ``reader``'s file in a child
+    process now (then it pays to start it before the models are imported)."""
+    from .parse_process import can_fork
+
+    return reader.parses_in_child and can_fork()
+
+
+def _blas_on_one_thread(chunks):
+    """``chunks``, consumed with BLAS on one thread.
+
+    The reader thread keeps a core busy, so BLAS runs on one thread
+    meanwhile (as it does under nbgpu's own CPU pool): BLAS threads that
+    spin on every core (OpenBLAS waits busily between calls) made training
+    on small chunks three times slower on two cores.
+    """
+    from .._array.threads import blas_single_thread
+
     with blas_single_thread():
-        yield from Prefetcher(reader.blocks(), produce, depth)
+        yield from chunks

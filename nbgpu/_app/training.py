@@ -227,9 +227,11 @@ def with_parameters(model, estimator):
     )
 
 
-def train(estimator, reader, *, classes=None, n_features=None, to_device=lambda X: X, progress=None,
+def train(estimator, reader, *, chunks=None, classes=None, n_features=None, to_device=lambda X: X, progress=None,
           open_again=None):
     """Fit ``estimator`` on the file of ``reader``; return a :class:`Trained`.
+
+    ``chunks``: ``parsed_chunks(reader, labels=True)`` if already started.
 
     ``progress(nbytes, rows, note)`` is called after every chunk.
     ``open_again()`` gives a fresh reader of the same file for a second pass.
@@ -239,7 +241,7 @@ def train(estimator, reader, *, classes=None, n_features=None, to_device=lambda 
                      to_device=to_device)
     report = progress or (lambda nbytes, rows, note=None: None)
     why = None
-    for chunk in parsed_chunks(reader, labels=True):
+    for chunk in parsed_chunks(reader, labels=True) if chunks is None else chunks:
         if chunk.X is not None and why is not None:
             state.seen.add(chunk)
         elif chunk.X is not None:

@@ -45,6 +45,7 @@ from .model_header import (
     estimator_spec,
     flatten,
     header_bytes,
+    header_of,
     make_header,
     parse_header,
     unflatten,
@@ -294,16 +295,6 @@ def _check_writable(raw, arrays, dense):
 # --------------------------------------------------------------------------- #
 # Loading
 # --------------------------------------------------------------------------- #
-def _open(archive, where):
-    """(header, its list of arrays) of an open model file."""
-    if "header" not in archive.names:
-        raise ModelFileError(f"{where} is not an nbgpu model file (no nbgpu header)")
-    raw = archive.read("header", np.dtype(np.uint8), max_bytes=MAX_HEADER_BYTES)
-    if raw.ndim != 1:
-        raise ModelFileError(f"{where} is not an nbgpu model file (no nbgpu header)")
-    return parse_header(raw.tobytes(), [name for name in archive.names if name != "header"], where)
-
-
 def _checked(where, read):
     """``read()``, with what it finds wrong with the file as a ModelFileError naming the file."""
     try:
@@ -322,7 +313,7 @@ def read_model_file(path):
     """
     where = str(path)
     with Archive(path) as archive:
-        header, listed = _open(archive, where)
+        header, listed = header_of(archive, where)
         contents = _checked(where, lambda: _contents(header, listed, _FileArrays(archive, listed, where)))
     model = contents.model
     try:
@@ -347,7 +338,7 @@ def read_model_info(path):
     """
     where = str(path)
     with Archive(path) as archive:
-        header, listed = _open(archive, where)
+        header, listed = header_of(archive, where)
         contents = _checked(where, lambda: _contents(header, listed, _FileArrays(archive, listed, where), statistics=False))
     nbytes = arrays_of(header["stats"], listed, where, sparse=True)[1]
     return ModelInfo(contents.model, contents.classes, contents.n_features, nbytes, header)

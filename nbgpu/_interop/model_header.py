@@ -29,11 +29,10 @@ import json
 import numpy as np
 
 from .._array.namespace import is_array, to_numpy
-from .._estimator.base import _BaseNB
-from .._models import MODELS
 from .._version import __version__
 from .model_archive import (
     MAX_FILE_DATA_BYTES,
+    Archive,
     ModelFileError,
     data_bytes,
     plain_dtype,
@@ -60,6 +59,8 @@ def flatten(value, key, arrays, *, sparse=None):
     entries where that is smaller, and ``sparse`` maps the key of its values
     to the whole array.
     """
+    from .._estimator.base import _BaseNB  # loaded by whoever saves a model
+
     if isinstance(value, _BaseNB):  # a part of a ColumnwiseNB
         return {"estimator": estimator_spec(value, key, arrays, where=f"`{key}`")}
     if isinstance(value, slice):  # a part's columns
@@ -136,6 +137,10 @@ def digest(a):
 
 def estimator_class(name, where):
     """nbgpu's estimator class called ``name``; a ValueError for any other name."""
+    # The models (and scikit-learn) load here, when an estimator is made or
+    # described: reading a header alone (read_header) needs neither.
+    from .._models import MODELS
+
     cls = MODELS.get(name) if isinstance(name, str) else None
     if cls is None:
         msg = f"{where}: estimator {name!r} is not an nbgpu naive Bayes model"
@@ -203,6 +208,23 @@ class Listed:
     def stand_in(self, shape=None):
         """A read-only array of this dtype and ``shape`` (default: its own) that takes no memory."""
         return np.broadcast_to(np.zeros((), dtype=self.dtype), self.shape if shape is None else shape)
+
+
+def read_header(path):
+    """``(header, listed)`` of the model file ``path`` (see :func:`parse_header`),
+    without reading its arrays or loading the models."""
+    with Archive(path) as archive:
+        return header_of(archive, str(path))
+
+
+def header_of(archive, where):
+    """``(header, listed)`` of an open model file (an :class:`Archive`)."""
+    if "header" not in archive.names:
+        raise ModelFileError(f"{where} is not an nbgpu model file (no nbgpu header)")
+    raw = archive.read("header", np.dtype(np.uint8), max_bytes=MAX_HEADER_BYTES)
+    if raw.ndim != 1:
+        raise ModelFileError(f"{where} is not an nbgpu model file (no nbgpu header)")
+    return parse_header(raw.tobytes(), [name for name in archive.names if name != "header"], where)
 
 
 def parse_header(raw, archive_names, where):

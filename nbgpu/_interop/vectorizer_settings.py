@@ -18,6 +18,8 @@ import codecs
 
 import numpy as np
 
+from ..text._transform import DEFAULTS as HASHING_PARAMETERS
+
 # scikit-learn's default (words of 2+ characters), and words of any length.
 TOKEN_PATTERNS = (r"(?u)\b\w\w+\b", r"(?u)\b\w+\b")
 # Tokens per document grow with the n-gram length; beyond this it is no
@@ -88,8 +90,7 @@ def check_settings(settings, n_features):
 
     Raises ValueError naming the first setting that is not accepted.
     """
-    (cls,) = _classes()
-    known = set(cls().get_params())
+    known = set(HASHING_PARAMETERS)
     if not isinstance(settings, dict) or set(settings) != known:
         seen = sorted(map(str, settings)) if isinstance(settings, dict) else type(settings).__name__
         msg = f"vectorizer settings must be exactly {sorted(known)}; got {seen}"

@@ -6,6 +6,18 @@ n-grams and MurmurHash3 written as array code (numpy on the CPU threads;
 the kernels take an array namespace so they can run on a GPU).
 """
 
-from ._hashing_vectorizer import HashingVectorizer
-
 __all__ = ["HashingVectorizer"]
+
+
+def __getattr__(name):
+    # Imported on first use (PEP 562): the hashing itself (``_transform``)
+    # loads without scikit-learn, which the estimator class needs.
+    if name == "HashingVectorizer":
+        from ._hashing_vectorizer import HashingVectorizer
+
+        return HashingVectorizer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(__all__)

@@ -2,38 +2,14 @@
 
 from __future__ import annotations
 
-import dataclasses
-from numbers import Integral
-
 import numpy as np
-import scipy.sparse as sp
 from sklearn import get_config
 from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 from sklearn.feature_extraction.text import HashingVectorizer as _SklearnHashingVectorizer
-from sklearn.preprocessing import normalize
-from sklearn.utils.sparsefuncs_fast import inplace_csr_row_normalize_l1, inplace_csr_row_normalize_l2
 
-from ._array import get_namespace
-from ._pipeline import Plan, hash_documents
-from ._stopwords import StopWords
+from ._transform import fast_plan, hashed_matrix
 
 __all__ = ["HashingVectorizer"]
-
-# Token patterns the fast path implements: maximal runs of \w of a least length.
-_TOKEN_PATTERNS = {
-    r"(?u)\b\w\w+\b": 2,
-    r"\b\w\w+\b": 2,
-    r"(?u)\b\w+\b": 1,
-    r"\b\w+\b": 1,
-}
-_ENGLISH = []  # the StopWords of ENGLISH_STOP_WORDS, built on first use
-
-
-def _english_stop_words():
-    if not _ENGLISH:
-        _ENGLISH.append(StopWords(ENGLISH_STOP_WORDS))
-    return _ENGLISH[0]
 
 
 class HashingVectorizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
@@ -163,62 +139,7 @@ class HashingVectorizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=N
 
     def _plan(self):
         """The fast path's Plan, or None when scikit-learn must do the work."""
-        if self.input != "content" or self.preprocessor is not None:
-            return None
-        analyzer = self.analyzer
-        if not isinstance(analyzer, str) or analyzer not in ("word", "char", "char_wb"):
-            return None
-        ngram_range = self.ngram_range
-        if not (isinstance(ngram_range, tuple) and len(ngram_range) == 2):
-            return None
-        min_n, max_n = ngram_range
-        if not all(isinstance(v, Integral) and not isinstance(v, bool) for v in ngram_range):
-            return None
-        if not 1 <= min_n <= max_n:
-            return None
-        n_features = self.n_features
-        if not (isinstance(n_features, Integral) and not isinstance(n_features, bool) and 1 <= n_features < 2**31):
-            return None
-        if self.norm not in (None, "l1", "l2"):
-            return None
-        try:
-            dtype = np.dtype(self.dtype)
-        except TypeError:
-            return None
-        if not (dtype.kind in "ic" or (dtype.kind == "f" and dtype.itemsize >= 4)):
-            return None
-        strip = self.strip_accents
-        if not strip:
-            strip = None
-        elif not (strip in ("ascii", "unicode") if isinstance(strip, str) else callable(strip)):
-            return None
-        min_token_chars, stop_words = 1, None
-        if analyzer == "word":
-            if self.tokenizer is not None or not isinstance(self.token_pattern, str):
-                return None
-            min_token_chars = _TOKEN_PATTERNS.get(self.token_pattern)
-            if min_token_chars is None:
-                return None
-            if isinstance(self.stop_words, str):
-                if self.stop_words != "english":
-                    return None
-                stop_words = _english_stop_words()
-            elif self.stop_words is not None:
-                if not isinstance(self.stop_words, (list, tuple, set, frozenset)):
-                    return None
-                stop_words = StopWords(self.stop_words)
-        return Plan(
-            analyzer=analyzer,
-            ngram_range=(int(min_n), int(max_n)),
-            lowercase=bool(self.lowercase),
-            strip_accents=strip,
-            stop_words=stop_words,
-            min_token_chars=min_token_chars,
-            n_features=int(n_features),
-            alternate_sign=bool(self.alternate_sign),
-            encoding=self.encoding,
-            decode_error=self.decode_error,
-        )
+        return fast_plan(self.get_params())
 
     # ------------------------------------------------------------------ #
     def partial_fit(self, X, y=None):
@@ -274,40 +195,11 @@ class HashingVectorizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=N
         if plan is None:
             return self._sklearn().transform(X)
         docs = X if isinstance(X, list) else list(X)
-        kinds = set(map(type, docs))
-        if not docs or not all(issubclass(k, (str, bytes)) for k in kinds):
-            return self._sklearn().transform(docs)
-        if bytes in kinds or any(issubclass(k, bytes) for k in kinds):
-            plan = dataclasses.replace(plan, has_bytes=True)
-        if plan.stop_words is not None:
+        if plan.stop_words is not None and docs:
             self._sklearn().build_analyzer()  # scikit-learn's stop-word consistency warning
-        try:
-            indptr, indices, values = hash_documents(docs, plan, xp=get_namespace(np.empty(0)))
-        except UnicodeEncodeError:  # lone surrogates: let scikit-learn raise its error
-            return self._sklearn().transform(docs)
-        return self._finish(indptr, indices, values, len(docs))
-
-    def _finish(self, indptr, indices, values, n_docs):
-        dtype = np.dtype(self.dtype)
-        nnz = int(indptr[-1])
-        index_dtype = np.int32 if nnz <= np.iinfo(np.int32).max else np.int64
-        data = values.astype(dtype)
-        matrix = sp.csr_array if get_config().get("sparse_interface", "spmatrix") == "sparray" else sp.csr_matrix
-        X = matrix(
-            (data, indices.astype(index_dtype, copy=False), indptr.astype(index_dtype)),
-            shape=(n_docs, self.n_features),
-            dtype=dtype,
-        )
-        X.has_sorted_indices = True
-        X.has_canonical_format = True
-        if self.binary:
-            X.data.fill(1)
-        if self.norm is not None and dtype in (np.float32, np.float64):
-            # what normalize does to a float CSR matrix, without its input checks
-            (inplace_csr_row_normalize_l2 if self.norm == "l2" else inplace_csr_row_normalize_l1)(X)
-        elif self.norm is not None:
-            X = normalize(X, norm=self.norm, copy=False)
-        return X
+        sparray = get_config().get("sparse_interface", "spmatrix") == "sparray"
+        X = hashed_matrix(docs, plan, self.get_params(), sparray=sparray)
+        return self._sklearn().transform(docs) if X is None else X
 
     def fit_transform(self, X, y=None):
         """Validate the parameters and hash the documents.

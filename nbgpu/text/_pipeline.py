@@ -16,12 +16,11 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.feature_extraction.text import strip_accents_ascii
 
 from ._array import n_threads, parallel_map, retain_freed_blocks
 from ._murmurhash import byte_words, finish, hash_to_index, murmurhash3_32, state
 from ._ngrams import char_spans, word_ngrams
-from ._preprocess import decoded, prepared, strip_accents_unicode
+from ._preprocess import decoded, prepared, strip_accents_ascii, strip_accents_unicode
 from ._rows import cell_keys, sum_cells
 from ._utf8 import code_points, utf8_offsets
 from ._words import word_tokens

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from sklearn.feature_extraction.text import strip_accents_ascii
-
-__all__ = ["decoded", "prepared", "strip_accents_unicode"]
+__all__ = ["decoded", "prepared", "strip_accents_ascii", "strip_accents_unicode"]
 
 
 class _CombiningDropper(dict):
@@ -19,6 +17,14 @@ class _CombiningDropper(dict):
 
 
 _DROP_COMBINING = _CombiningDropper()
+
+
+def strip_accents_ascii(doc):
+    """scikit-learn's ``strip_accents_ascii`` itself (imported when first
+    needed: the command line hashes text before scikit-learn is loaded)."""
+    from sklearn.feature_extraction.text import strip_accents_ascii as strip
+
+    return strip(doc)
 
 
 def strip_accents_unicode(doc):

@@ -1,0 +1,167 @@
+"""The fast path of HashingVectorizer as functions of its parameters.
+
+Importing this module loads numpy and scipy.sparse, never scikit-learn: the
+command line hashes its first chunk of text while scikit-learn and the
+models are still being imported. scikit-learn's own pieces (its English
+stop-word list, its row normalisation) are imported when first needed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from numbers import Integral
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._array import get_namespace
+from ._pipeline import Plan, hash_documents
+from ._stopwords import StopWords
+
+__all__ = ["DEFAULTS", "fast_plan", "hashed_matrix"]
+
+# scikit-learn's HashingVectorizer parameters and defaults (the estimator's
+# signature; a test holds the three equal).
+DEFAULTS = {
+    "input": "content",
+    "encoding": "utf-8",
+    "decode_error": "strict",
+    "strip_accents": None,
+    "lowercase": True,
+    "preprocessor": None,
+    "tokenizer": None,
+    "stop_words": None,
+    "token_pattern": r"(?u)\b\w\w+\b",
+    "ngram_range": (1, 1),
+    "analyzer": "word",
+    "n_features": 2**20,
+    "binary": False,
+    "norm": "l2",
+    "alternate_sign": True,
+    "dtype": np.float64,
+}
+
+# Token patterns the fast path implements: maximal runs of \w of a least length.
+_TOKEN_PATTERNS = {
+    r"(?u)\b\w\w+\b": 2,
+    r"\b\w\w+\b": 2,
+    r"(?u)\b\w+\b": 1,
+    r"\b\w+\b": 1,
+}
+_ENGLISH = []  # the StopWords of scikit-learn's ENGLISH_STOP_WORDS, built on first use
+
+
+def _english_stop_words():
+    if not _ENGLISH:
+        from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+        _ENGLISH.append(StopWords(ENGLISH_STOP_WORDS))
+    return _ENGLISH[0]
+
+
+def _is_int(value):
+    return isinstance(value, Integral) and not isinstance(value, bool)
+
+
+def _stop_words(analyzer, params):
+    """``(min_token_chars, StopWords or None)`` of a word analyzer; None if not accelerated."""
+    if analyzer != "word":
+        return 1, None
+    if params["tokenizer"] is not None or not isinstance(params["token_pattern"], str):
+        return None
+    min_token_chars = _TOKEN_PATTERNS.get(params["token_pattern"])
+    stop = params["stop_words"]
+    if min_token_chars is None:
+        return None
+    if isinstance(stop, str):
+        return (min_token_chars, _english_stop_words()) if stop == "english" else None
+    if stop is None:
+        return min_token_chars, None
+    if not isinstance(stop, (list, tuple, set, frozenset)):
+        return None
+    return min_token_chars, StopWords(stop)
+
+
+def fast_plan(params):
+    """The fast path's :class:`Plan` for HashingVectorizer parameters
+    ``params`` (a dict; missing ones take the defaults), or None where
+    scikit-learn's own code must do the work."""
+    params = {**DEFAULTS, **params}
+    analyzer, ngram_range, n_features = params["analyzer"], params["ngram_range"], params["n_features"]
+    if params["input"] != "content" or params["preprocessor"] is not None:
+        return None
+    if not isinstance(analyzer, str) or analyzer not in ("word", "char", "char_wb"):
+        return None
+    if not (isinstance(ngram_range, tuple) and len(ngram_range) == 2 and all(map(_is_int, ngram_range))):
+        return None
+    if not 1 <= ngram_range[0] <= ngram_range[1]:
+        return None
+    if not (_is_int(n_features) and 1 <= n_features < 2**31) or params["norm"] not in (None, "l1", "l2"):
+        return None
+    try:
+        dtype = np.dtype(params["dtype"])
+    except TypeError:
+        return None
+    if not (dtype.kind in "ic" or (dtype.kind == "f" and dtype.itemsize >= 4)):
+        return None
+    strip = params["strip_accents"] or None
+    if strip is not None and not (strip in ("ascii", "unicode") if isinstance(strip, str) else callable(strip)):
+        return None
+    words = _stop_words(analyzer, params)
+    if words is None:
+        return None
+    return Plan(
+        analyzer=analyzer,
+        ngram_range=(int(ngram_range[0]), int(ngram_range[1])),
+        lowercase=bool(params["lowercase"]),
+        strip_accents=strip,
+        stop_words=words[1],
+        min_token_chars=words[0],
+        n_features=int(n_features),
+        alternate_sign=bool(params["alternate_sign"]),
+        encoding=params["encoding"],
+        decode_error=params["decode_error"],
+    )
+
+
+def hashed_matrix(docs, plan, params, *, sparray=False):
+    """scikit-learn's matrix for the list ``docs`` by the fast path of
+    ``plan`` (from :func:`fast_plan` of ``params``), or None where its own
+    code must do the work (documents that are not text, lone surrogates)."""
+    kinds = set(map(type, docs))
+    if not docs or not all(issubclass(k, (str, bytes)) for k in kinds):
+        return None
+    if any(issubclass(k, bytes) for k in kinds):
+        plan = dataclasses.replace(plan, has_bytes=True)
+    try:
+        indptr, indices, values = hash_documents(docs, plan, xp=get_namespace(np.empty(0)))
+    except UnicodeEncodeError:  # lone surrogates: scikit-learn raises its error
+        return None
+    params = {**DEFAULTS, **params}
+    dtype = np.dtype(params["dtype"])
+    nnz = int(indptr[-1])
+    index_dtype = np.int32 if nnz <= np.iinfo(np.int32).max else np.int64
+    matrix = sp.csr_array if sparray else sp.csr_matrix
+    X = matrix(
+        (values.astype(dtype), indices.astype(index_dtype, copy=False), indptr.astype(index_dtype)),
+        shape=(len(docs), plan.n_features),
+        dtype=dtype,
+    )
+    X.has_sorted_indices = True
+    X.has_canonical_format = True
+    if params["binary"]:
+        X.data.fill(1)
+    norm = params["norm"]
+    if norm is not None and dtype in (np.float32, np.float64):
+        from sklearn.utils.sparsefuncs_fast import (
+            inplace_csr_row_normalize_l1,
+            inplace_csr_row_normalize_l2,
+        )
+
+        # what normalize does to a float CSR matrix, without its input checks
+        (inplace_csr_row_normalize_l2 if norm == "l2" else inplace_csr_row_normalize_l1)(X)
+    elif norm is not None:
+        from sklearn.preprocessing import normalize
+
+        X = normalize(X, norm=norm, copy=False)
+    return X

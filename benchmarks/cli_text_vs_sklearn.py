@@ -24,15 +24,17 @@ train, the rest test (those files are stored shuffled).
 
     python benchmarks/cli_text_vs_sklearn.py [--corpus NAME] [--repeats 5] [--json OUT]
 
-Measured on this 2-core machine, shared with other jobs (medians of 5
+Measured on this 2-core machine, shared with other jobs (medians of 7
 interleaved repeats; results in ``benchmarks/results/cli-text-vs-sklearn-*.json``),
-after the word hashing and model-file work of 2026-11-23: pydoc-en, 28,285
-training documents (25.0 MiB): nbgpu 6.90 s (train 3.51 + evaluate 3.46),
-scikit-learn 10.95 s, 1.59x; manpages-ru, 11,208 documents (4.0 MiB): 4.14 s
-against 2.65 s, 0.64x. Hashing is 5-8x faster in nbgpu; each of its two
-commands pays an interpreter start-up and scikit-learn's import (about 1.2 s,
-most of it ``scipy.stats``, which scikit-learn imports), the evaluate command a
-model load and the layout of the k x 2**20 scoring weights.
+2026-11-23, with text parsed in a forked child while the models import:
+pydoc-en, 28,285 training documents (25.0 MiB): nbgpu 5.15 s (train 2.22 +
+evaluate 2.65), scikit-learn 8.31 s, 1.61x (with NBGPU_PARSE_PROCESS=0, parsing
+in a thread: train 2.80 s); manpages-ru, 11,208 documents (4.0 MiB): 3.91 s
+against 2.42 s, 0.62x. The scikit-learn script's time varies most between runs
+(7.2 to 11 s on pydoc-en over the day). Hashing is 5-8x faster in nbgpu; each
+of its two commands pays an interpreter start-up and scikit-learn's import
+(about 1.2 s, most of it ``scipy.stats``, which scikit-learn imports), the
+evaluate command a model load and the layout of the k x 2**20 scoring weights.
 """
 
 from __future__ import annotations

@@ -10,12 +10,13 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 from sklearn import datasets
 from sklearn import naive_bayes as sk
 
 import nbgpu
-from conftest import to_numpy
+from conftest import active_backends, backend_named, to_numpy
 
 MODELS = ("GaussianNB", "MultinomialNB", "ComplementNB", "BernoulliNB", "CategoricalNB")
 DISCRETE = MODELS[1:]
@@ -130,6 +131,23 @@ def dense(X):
 
 # Dask blocks are arrays of numpy or cupy (and their sparse matrices).
 DASK_BLOCK_BACKENDS = ("numpy", "numpy_readonly", "device_emulated", "cupy")
+
+
+def every_dask_block(test):
+    """Parametrize ``test`` over the active backends of Dask blocks
+    (``block_backend``), a count model and GaussianNB (``name``), and dense
+    and sparse blocks (``sparse``); see :func:`dask_block_case`."""
+    backends = [n for n in DASK_BLOCK_BACKENDS if n in active_backends()]
+    test = pytest.mark.parametrize("block_backend", backends)(test)
+    test = pytest.mark.parametrize("name", ["MultinomialNB", "GaussianNB"])(test)
+    return pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])(test)
+
+
+def dask_block_case(X, dtype, block_backend, sparse, rows=50):
+    """``(backend, X as dtype, X in Dask blocks of that backend)``."""
+    backend = backend_named(block_backend)
+    X = X.astype(dtype)
+    return backend, X, dask_rows(X, rows, sparse=sparse, backend=backend)
 
 
 def dask_rows(X, rows, *, sparse=False, backend=None):

@@ -21,15 +21,16 @@ from sklearn.base import clone  # noqa: E402
 
 import nbgpu  # noqa: E402
 from _data import (  # noqa: E402
-    DASK_BLOCK_BACKENDS,
     MODELS,
     assert_models_equal,
     assert_snapshots_equal,
+    dask_block_case,
     dask_rows,
+    every_dask_block,
     random_data,
     snapshot,
 )
-from conftest import active_backends, assert_namespace, backend_named, to_numpy  # noqa: E402
+from conftest import assert_namespace, to_numpy  # noqa: E402
 
 # Every estimator, with data it accepts.
 EXTRA = ("PoissonNB", "NormalBayesClassifier")
@@ -197,18 +198,11 @@ def test_local_scheduler_without_cluster():
     _assert_same_model(model, nbgpu.CategoricalNB().fit(X, y), X)
 
 
-BLOCK_BACKENDS = [n for n in DASK_BLOCK_BACKENDS if n in active_backends()]
-
-
-@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
-@pytest.mark.parametrize("name", ["MultinomialNB", "GaussianNB"])
-@pytest.mark.parametrize("block_backend", BLOCK_BACKENDS)
+@every_dask_block
 def test_blocks_of_every_backend(block_backend, dtype, name, sparse):
     """numpy or cupy blocks: fitted statistics and lazy outputs in the blocks' namespace."""
-    backend = backend_named(block_backend)
     X, y = _data(name)
-    X = X.astype(dtype)
-    Xd = dask_rows(X, 50, sparse=sparse, backend=backend)
+    backend, X, Xd = dask_block_case(X, dtype, block_backend, sparse)
     with __import__("dask").config.set(scheduler="threads"):
         model = getattr(nbgpu, name)().fit(Xd, y)
         proba = model.predict_proba(Xd).compute()

@@ -20,8 +20,15 @@ dask = pytest.importorskip("dask")
 from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 
 import nbgpu  # noqa: E402
-from _data import DASK_BLOCK_BACKENDS, MODELS, assert_models_equal, dask_rows, random_data  # noqa: E402
-from conftest import active_backends, assert_namespace, backend_named, to_numpy  # noqa: E402
+from _data import (  # noqa: E402
+    MODELS,
+    assert_models_equal,
+    dask_block_case,
+    dask_rows,
+    every_dask_block,
+    random_data,
+)
+from conftest import assert_namespace, to_numpy  # noqa: E402
 
 # The models SemiSupervisedNB takes, and the data kind of random_data for each.
 DATA_KIND = {
@@ -221,18 +228,11 @@ def test_predict_is_lazy_and_blockwise():
     assert model.score(Xd, da.from_array(truth, chunks=70)) == pytest.approx(ref.score(X, truth))
 
 
-BLOCK_BACKENDS = [n for n in DASK_BLOCK_BACKENDS if n in active_backends()]
-
-
-@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
-@pytest.mark.parametrize("name", ["MultinomialNB", "GaussianNB"])
-@pytest.mark.parametrize("block_backend", BLOCK_BACKENDS)
+@every_dask_block
 def test_blocks_of_every_backend(block_backend, dtype, name, sparse):
     """numpy or cupy blocks: the in-memory EM on the same backend, parameters in its namespace."""
-    backend = backend_named(block_backend)
     X, y = _data(name)
-    X = X.astype(dtype)
-    Xd = dask_rows(X, 50, sparse=sparse, backend=backend)
+    backend, X, Xd = dask_block_case(X, dtype, block_backend, sparse)
     # The in-memory fit on the same backend (and the same sparse kind).
     Xm = backend.sparse(X) if sparse else backend.asarray(X)
     ref, _ = _fit(nbgpu.SemiSupervisedNB(getattr(nbgpu, name)(), max_iter=3, tol=0.0), Xm, y)

@@ -28,6 +28,7 @@ from ._array.namespace import (
 )
 from ._array.numerics import float_warnings_off
 from ._array.sparse import sparse_checked, sparse_values
+from ._array.sparse_counts import is_sparse_counts
 
 
 def _host_array(X, name):
@@ -252,6 +253,8 @@ def _float_arrays(stats, skip=()):
         xp = get_namespace(stats)
         if xp.isdtype(stats.dtype, "real floating"):
             yield stats, xp
+    elif is_sparse_counts(stats):  # sums kept sparse: their stored values
+        yield from _float_arrays(stats.data, skip)
 
 
 def _largest_magnitude(values):

@@ -315,17 +315,10 @@ def _csr_class_sums(X, codes, weights, n_classes, *, power, dtype):
     begins, and a class that runs on into later shares is added up at the
     end.
     """
-    n_samples, n_features = X.shape
-    order = np.argsort(codes, kind="stable")
-    sorted_codes = np.asarray(codes)[order]
-    # Nonzeros before each class-ordered row: the indptr of the sorted rows.
-    starts = np.zeros(n_samples + 1, dtype=np.int64)
-    np.cumsum(np.diff(X.indptr)[order], out=starts[1:])
-    class_starts = np.searchsorted(sorted_codes, np.arange(n_classes + 1))
-
-    threads = n_threads() if X.nnz >= blocks.PARALLEL_NNZ else 1
-    per_nnz = X.indices.itemsize + X.data.itemsize + np.dtype(dtype).itemsize
-    budget = max(max(X.indices.nbytes + X.indptr.nbytes, blocks.BLOCK_BYTES) // (per_nnz * threads), 1)
+    n_features = X.shape[1]
+    order, sorted_codes, starts, class_starts = _class_order(X, codes, n_classes)
+    threads = _threads(X)
+    budget = _piece_budget(X, dtype, threads)
     shares = blocks.even_nnz_splits(starts, threads)
     cuts = np.unique(
         np.concatenate([class_starts, shares, np.searchsorted(starts, np.arange(budget, X.nnz, budget))])
@@ -333,15 +326,7 @@ def _csr_class_sums(X, codes, weights, n_classes, *, power, dtype):
     out = np.zeros((n_classes, n_features), dtype=dtype)  # empty classes stay zero
 
     def scatter(a, b, target=None):
-        """Sums of class-ordered rows a:b (one class), into ``target`` if given."""
-        rows = order[a:b]
-        piece = X[rows]
-        row_weights = None if weights is None else np.repeat(weights[rows], np.diff(piece.indptr))
-        values = _nonzero_values(piece.data, power, row_weights, dtype, owned=True)
-        indptr = np.asarray([0, values.shape[0]], dtype=piece.indices.dtype)
-        # Densifying a one-row CSR matrix sums duplicate columns in scipy's
-        # compiled loop (no GIL); it zeroes ``target`` first.
-        return sp.csr_matrix((values, piece.indices, indptr), shape=(1, n_features)).toarray(out=target)
+        return _row_sums(X, order[a:b], weights, power=power, dtype=dtype, target=target)
 
     def sum_share(bounds):
         lo, hi = bounds
@@ -363,6 +348,87 @@ def _csr_class_sums(X, codes, weights, n_classes, *, power, dtype):
         if spill is not None:
             out[c] += spill[0]
     return out
+
+
+def _class_order(X, codes, n_classes):
+    """The rows of CSR ``X`` in class order: ``(order, sorted codes, nonzeros
+    before each class-ordered row, first class-ordered row of each class)``."""
+    order = np.argsort(codes, kind="stable")
+    sorted_codes = np.asarray(codes)[order]
+    starts = np.zeros(X.shape[0] + 1, dtype=np.int64)  # the indptr of the sorted rows
+    np.cumsum(np.diff(X.indptr)[order], out=starts[1:])
+    return order, sorted_codes, starts, np.searchsorted(sorted_codes, np.arange(n_classes + 1))
+
+
+def _threads(X):
+    return n_threads() if X.nnz >= blocks.PARALLEL_NNZ else 1
+
+
+def _piece_budget(X, dtype, threads):
+    """Nonzeros per gathered piece of rows: the copies of all threads take no
+    more memory than ``X``'s index arrays (at least ``BLOCK_BYTES``)."""
+    per_nnz = X.indices.itemsize + X.data.itemsize + np.dtype(dtype).itemsize
+    return max(max(X.indices.nbytes + X.indptr.nbytes, blocks.BLOCK_BYTES) // (per_nnz * threads), 1)
+
+
+def _row_sums(X, rows, weights, *, power, dtype, target=None):
+    """The (weighted) sum of rows ``rows`` of CSR ``X``, 1 × d, into ``target`` if given."""
+    piece = X[rows]
+    row_weights = None if weights is None else np.repeat(weights[rows], np.diff(piece.indptr))
+    values = _nonzero_values(piece.data, power, row_weights, dtype, owned=True)
+    indptr = np.asarray([0, values.shape[0]], dtype=piece.indices.dtype)
+    # Densifying a one-row CSR matrix sums duplicate columns in scipy's
+    # compiled loop (no GIL); it zeroes ``target`` first.
+    return sp.csr_matrix((values, piece.indices, indptr), shape=(1, X.shape[1])).toarray(out=target)
+
+
+def csr_class_sums_sparse(X, codes, weights, n_classes, *, dtype):
+    """``Yᵀ·X`` of a host CSR matrix as a sparse k × d array (canonical CSC).
+
+    For wide models (``sparse_counts.py``): each class's rows are summed into
+    a dense row of d that the thread reuses (in cache and never a fresh
+    page), whose nonzeros are then kept. Classes are shared out among the
+    threads by their number of nonzeros; a class's rows are gathered in
+    pieces as :func:`_csr_class_sums` gathers them.
+    """
+    n_features = X.shape[1]
+    order, _, starts, class_starts = _class_order(X, codes, n_classes)
+    threads = _threads(X)
+    budget = _piece_budget(X, dtype, threads)
+    class_nnz = np.diff(starts[class_starts])
+    groups = [[] for _ in range(threads)]
+    load = np.zeros(threads)
+    for c in np.argsort(-class_nnz, kind="stable"):  # largest first, onto the least loaded thread
+        t = int(np.argmin(load))
+        groups[t].append(int(c))
+        load[t] += class_nnz[c]
+
+    def sum_classes(group):
+        row = np.empty((1, n_features), dtype=dtype)
+        part = None
+        found = []
+        for c in group:
+            a, b = int(class_starts[c]), int(class_starts[c + 1])
+            cuts = np.unique(np.concatenate([[a, b], np.searchsorted(starts, np.arange(starts[a] + budget, starts[b], budget))]))
+            row.fill(0)
+            for lo, hi in zip(cuts[:-1], cuts[1:]):
+                part = _row_sums(X, order[lo:hi], weights, power=1, dtype=dtype, target=part)
+                row += part
+            where = np.flatnonzero(row[0])
+            found.append((c, where, row[0, where]))
+        return found
+
+    rows = {c: (where, values) for found in parallel_map(sum_classes, groups) for c, where, values in found}
+    counts = np.array([rows[c][0].shape[0] if c in rows else 0 for c in range(n_classes)], dtype=np.int64)
+    indptr = np.zeros(n_classes + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=dtype))
+    indices = np.concatenate([rows.get(c, empty)[0] for c in range(n_classes)])
+    values = np.concatenate([rows.get(c, empty)[1] for c in range(n_classes)])
+    small = max(n_features, indices.shape[0]) < 2**31
+    index = np.int32 if small else np.int64
+    csr = sp.csr_array((values, indices.astype(index), indptr.astype(index)), shape=(n_classes, n_features))
+    return csr.tocsc()
 
 
 def category_counts(X, codes, weights, offsets, n_classes, *, xp, dtype):

@@ -261,10 +261,14 @@ def compact_columns(X):
     terms in the same order as ``X @ W``: the same scores, bit for bit, from
     only the rows of ``W`` that ``X`` uses.
     """
-    columns, position = np.unique(X.indices, return_inverse=True)
-    Xc = sp.csr_matrix(
-        (X.data, position.astype(X.indices.dtype, copy=False), X.indptr), shape=(X.shape[0], columns.shape[0])
-    )
+    # A mask of the d columns rather than a sort of the stored values
+    # (np.unique): two passes over them and one over d.
+    used = np.zeros(X.shape[1], dtype=bool)
+    used[X.indices] = True
+    columns = np.flatnonzero(used)
+    position = np.cumsum(used, dtype=X.indices.dtype)
+    position -= 1
+    Xc = sp.csr_matrix((X.data, position[X.indices], X.indptr), shape=(X.shape[0], columns.shape[0]))
     return columns, Xc
 
 

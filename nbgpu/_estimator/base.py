@@ -22,7 +22,6 @@ import threading
 from numbers import Real
 
 import numpy as np
-
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_feature_names, _get_feature_names
@@ -37,6 +36,7 @@ from .._array.namespace import (
     to_namespace_tree,
 )
 from .._array.numerics import log_or_neg_inf, product_operand
+from .._array.sparse_counts import is_sparse_counts, with_rows
 from .._validation import (
     check_classes,
     check_classes_unchanged,
@@ -55,7 +55,6 @@ from .merging import merge_models
 from .scoring import _ScoringMixin
 from .sklearn_interchange import from_sklearn, to_sklearn
 from .statistics_checks import check_class_count, check_keys
-
 
 # What _become_fitted sets itself; everything else a fitted model has is derived.
 # Held while a model derives parameters from its statistics (see __getattr__).
@@ -114,6 +113,10 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
     # read (see __getattr__), so one that only scores a few rows can take
     # what it needs of them without making them whole.
     _deferred_parameters: dict = {}
+
+    # Statistics entries the model may keep as sparse arrays (see
+    # ``sparse_counts.py``); a model file gives them back sparse.
+    _sparse_statistics: tuple = ()
 
     # How check_X takes X. A model whose statistics and scores are sums and
     # products over the stored values of a sparse X (Yᵀ·X, X·W) sets
@@ -238,6 +241,8 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
         source[index] = np.arange(k)
 
         def relaid(a):
+            if is_sparse_counts(a):
+                return with_rows(a, source)
             zero = xp.zeros((1, *a.shape[1:]), dtype=a.dtype, device=a.device)
             return xp.take(xp.concat([a, zero], axis=0), xp.asarray(source, device=a.device), axis=0)
 

@@ -13,6 +13,7 @@ statistics are the content of a file, not arguments of a call.
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 _FINITE_BLOCK = 2**20  # elements per pass of the finiteness check: bounded temporaries
 
@@ -40,15 +41,20 @@ def check_tuple(value, length, name):
     return value
 
 
-def check_array(a, name, shapes, *, values, kinds="f", non_negative=False):
+def check_array(a, name, shapes, *, values, kinds="f", non_negative=False, sparse=False):
     """``a`` (statistics entry ``name``) is a numpy array of one of ``shapes``.
 
     A shape is a tuple whose entries are lengths or None (any length).
     ``kinds`` are the numpy dtype kinds allowed ("f": floating, "iu":
     integers). With ``values``, the entries must be finite, and >= 0 if
-    ``non_negative``. Returns ``a``.
+    ``non_negative``. With ``sparse``, a canonical scipy CSC array is taken
+    too (``sparse_counts.py``), its stored values checked. Returns ``a``.
     """
-    if not isinstance(a, np.ndarray):
+    kept_sparse = sparse and sp.issparse(a)
+    if kept_sparse and (a.format != "csc" or not a.has_canonical_format):
+        msg = f"statistics entry {name!r} is a sparse {a.format} array; expected a canonical CSC array"
+        raise ValueError(msg)
+    if not kept_sparse and not isinstance(a, np.ndarray):
         msg = f"statistics entry {name!r} must be an array; got {type(a).__name__}"
         raise ValueError(msg)  # noqa: TRY004  (a file's content, see above)
     if a.dtype.kind not in kinds:
@@ -59,11 +65,12 @@ def check_array(a, name, shapes, *, values, kinds="f", non_negative=False):
         msg = f"statistics entry {name!r} has shape {a.shape}; expected {expected}"
         raise ValueError(msg)
     if values:
-        if a.dtype.kind == "f" and not _all_finite(a):
+        stored = a.data if kept_sparse else a
+        if stored.dtype.kind == "f" and not _all_finite(stored):
             msg = f"statistics entry {name!r} holds NaN or infinity"
             raise ValueError(msg)
-        if non_negative and a.size and a.min() < 0:
-            msg = f"statistics entry {name!r} holds a negative value ({a.min():g}); it is a sum of non-negative weights"
+        if non_negative and stored.size and stored.min() < 0:
+            msg = f"statistics entry {name!r} holds a negative value ({stored.min():g}); it is a sum of non-negative weights"
             raise ValueError(msg)
     return a
 

@@ -34,6 +34,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .._array import sparse_counts
 from .._array.namespace import to_numpy
 from .._estimator.base import _BaseNB
 from .model_archive import Archive, ModelFileError, write_archive
@@ -125,9 +126,31 @@ def _contents(header, listed, resolve, *, statistics=True):
     # The layout first, on stand-ins: a file whose statistics do not fit its
     # classes and features is refused before their data is read.
     model._check_statistics(unflatten(header["stats"], _StandIns(listed), "stats"), k, n_features, feature_names=names, values=False)
-    stats = unflatten(header["stats"], resolve, "stats")
+    stats = unflatten(header["stats"], _keeping_sparse(resolve, model, header["stats"]), "stats")
     model._check_statistics(stats, k, n_features, feature_names=names, values=True)
     return _Contents(model, classes, n_features, names, dtype, stats, vectorizer)
+
+
+def _keeping_sparse(resolve, model, spec):
+    """``resolve`` giving the statistics that ``model`` keeps sparse
+    (``sparse_counts.py``), when stored as their nonzero entries, as they
+    are stored rather than as dense arrays."""
+    entries = spec.get("dict") if isinstance(spec, dict) else None
+    keys = set()
+    for name in model._sparse_statistics:
+        entry = entries.get(name) if isinstance(entries, dict) else None
+        body = entry.get("sparse") if isinstance(entry, dict) else None
+        if isinstance(body, dict) and isinstance(body.get("values"), str):
+            keys.add(body["values"])
+    if not keys:
+        return resolve
+
+    def resolved(kind, body):
+        if kind == "sparse" and isinstance(body, dict) and body.get("values") in keys:
+            return resolve(kind, body, sparse=True)
+        return resolve(kind, body)
+
+    return resolved
 
 
 class _StandIns:
@@ -161,7 +184,7 @@ class _FileArrays:
     def __init__(self, archive, listed, where):
         self.archive, self.listed, self.where = archive, listed, where
 
-    def __call__(self, kind, body):
+    def __call__(self, kind, body, *, sparse=False):
         if kind == "array":
             return self._read(body)
         _check_sparse_layout(body, self.listed)
@@ -170,6 +193,8 @@ class _FileArrays:
         size = math.prod(shape)
         if indices.size and (indices[0] < 0 or indices[-1] >= size or not np.all(indices[1:] > indices[:-1])):
             raise ModelFileError(f"{self.where}: inconsistent model file (sparse array {body['values']!r} has indices out of order or of range)")
+        if sparse and len(shape) == 2 and sparse_counts.sparse_enough(shape, indices.shape[0]):
+            return sparse_counts.from_entries(indices, values, shape)
         dense = np.zeros(shape, dtype=values.dtype)
         dense.reshape(-1)[indices] = values
         return dense
@@ -189,7 +214,7 @@ class _ArraysToWrite:
     def __init__(self, arrays, dense):
         self.arrays, self.dense = arrays, dense
 
-    def __call__(self, kind, body):
+    def __call__(self, kind, body, *, sparse=False):
         return self.arrays[body] if kind == "array" else self.dense[body["values"]]
 
 

@@ -25,10 +25,12 @@ from __future__ import annotations
 import collections
 import hashlib
 import json
+import math
 
 import numpy as np
 
 from .._array.namespace import is_array, to_numpy
+from .._array.sparse_counts import is_sparse_counts, stored_entries
 from .._version import __version__
 from .model_archive import (
     MAX_FILE_DATA_BYTES,
@@ -78,6 +80,11 @@ def flatten(value, key, arrays, *, sparse=None):
         value = value.item()
     if value is None or isinstance(value, (bool, int, float, str)):
         return {"value": value}
+    if is_sparse_counts(value) and sparse is not None:  # statistics kept sparse: their entries
+        indices, values = (_free_key(f"{key}.{part}", arrays) for part in ("indices", "values"))
+        arrays[indices], arrays[values] = stored_entries(value, _index_dtype(math.prod(value.shape)))
+        sparse[values] = value
+        return {"sparse": {"shape": list(value.shape), "indices": indices, "values": values}}
     if is_array(value):
         host = np.asarray(to_numpy(value))
         if host.dtype == object:
@@ -105,12 +112,17 @@ def _sparse_parts(a):
     if a.dtype.kind not in "biuf" or a.ndim == 0:
         return None
     bits = a.view(f"u{a.dtype.itemsize}") if a.dtype.kind == "f" else a
-    index_dtype = np.dtype("<u4") if a.size <= 2**32 else np.dtype("<i8")
+    index_dtype = _index_dtype(a.size)
     nnz = np.count_nonzero(bits)
     if nnz * (index_dtype.itemsize + a.dtype.itemsize) + _MEMBER_OVERHEAD >= a.nbytes:
         return None
     indices = np.flatnonzero(bits).astype(index_dtype)
     return indices, np.ravel(a)[indices]
+
+
+def _index_dtype(size):
+    """The dtype of the flat indices of the stored entries of an array of ``size``."""
+    return np.dtype("<u4") if size <= 2**32 else np.dtype("<i8")
 
 
 def _is_int_or_none(value):

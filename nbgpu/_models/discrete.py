@@ -13,7 +13,13 @@ from numbers import Real
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from .._array.class_sums import add_class_sums_into, class_sums, class_totals
+from .._array import sparse_counts
+from .._array.class_sums import (
+    add_class_sums_into,
+    class_sums,
+    class_totals,
+    csr_class_sums_sparse,
+)
 from .._array.namespace import get_device, get_namespace, is_sparse, result_dtype
 from .._array.numerics import (
     columns_of,
@@ -77,7 +83,8 @@ class _DiscreteNB(_BaseNB):
             # weights of those only, the same numbers as the whole layout's.
             columns, X = compact_columns(X)
             attrs = {"_context_": self._context_}  # derived by now (the bias above)
-            weight = np.ascontiguousarray(self._weight_columns(self._stats, attrs, columns, xp=xp).T, dtype=dtype)
+            make = lambda part: self._weight_columns(self._stats, attrs, columns[part], xp=xp)  # noqa: E731
+            weight = laid_out_by_columns(make, (bias.shape[-1], columns.shape[0]), dtype, xp=xp)
         else:
             (weight,) = self._fitted_arrays(("_weight_",), xp=xp, device=device, dtype=dtype)
         if is_sparse(X):
@@ -97,15 +104,16 @@ class _DiscreteNB(_BaseNB):
         """Whether scoring host CSR ``X`` should make the weights of the
         features it uses rather than all d × k of them (not made yet). With
         at most d/8 stored values that costs at most an eighth of the whole,
-        and about what the product itself costs."""
-        return (
-            "_weight_" in self._deferred_parameters
-            and "_weight_" not in self.__dict__
-            and getattr(X, "format", None) == "csr"
-            and isinstance(X.indices, np.ndarray)
-            and isinstance(self._stats["feature_count"], np.ndarray)
-            and 8 * X.nnz <= X.shape[1]
-        )
+        and about what the product itself costs. With sparse statistics
+        (``sparse_counts.py``) always: the whole would be the dense k × d
+        array they are kept sparse to avoid, and the columns of a batch cost
+        no more than its product."""
+        if "_weight_" not in self._deferred_parameters or "_weight_" in self.__dict__:
+            return False
+        if getattr(X, "format", None) != "csr" or not isinstance(X.indices, np.ndarray):
+            return False
+        fc = self._stats["feature_count"]
+        return sparse_counts.is_sparse_counts(fc) or (isinstance(fc, np.ndarray) and 8 * X.nnz <= X.shape[1])
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -120,8 +128,18 @@ class _CountNB(_DiscreteNB):
     # The k × d parameters are made a column chunk at a time from the
     # statistics and a few per-class values (``_context_``, see
     # _class_context): when first needed by a lazy model, and only the
-    # columns it scores where that is all it needs.
-    _deferred_parameters = {"_weight_": "_laid_out_weight", "feature_log_prob_": "_feature_log_prob"}
+    # columns it scores where that is all it needs. ``feature_count_`` is
+    # the statistics themselves, made dense if they are kept sparse.
+    _deferred_parameters = {
+        "_weight_": "_laid_out_weight",
+        "feature_log_prob_": "_feature_log_prob",
+        "feature_count_": "_dense_feature_count",
+    }
+
+    # Whether the per-class feature sums of a wide model fitted on sparse
+    # input are kept sparse (``sparse_counts.py``): models whose parameters
+    # are made a column at a time from them alone.
+    _sparse_feature_counts = False
 
     # Further statistics a subclass may keep (checked by that subclass).
     _optional_statistics = ()
@@ -130,21 +148,33 @@ class _CountNB(_DiscreteNB):
         super()._check_statistics(stats, n_classes, n_features, feature_names=feature_names, values=values)
         check_keys(stats, ["class_count", "feature_count"], self._optional_statistics)
         # Sums of non-negative features with non-negative weights.
-        check_array(stats["feature_count"], "feature_count", [(n_classes, n_features)], values=values, non_negative=True)
+        check_array(stats["feature_count"], "feature_count", [(n_classes, n_features)], values=values,
+                    non_negative=True, sparse=self._keeps_sparse_counts)
+
+    @property
+    def _keeps_sparse_counts(self):
+        # NaN-aware sums (missing='ignore') come with dense observed counts.
+        return self._sparse_feature_counts and not self._ignore_missing
+
+    @property
+    def _sparse_statistics(self):
+        return ("feature_count",) if self._keeps_sparse_counts else ()
 
     def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
-        return {
-            "class_count": class_totals(codes, weights, n_classes, dtype=dtype, xp=xp),
-            "feature_count": class_sums(X, codes, weights, n_classes, xp=xp, dtype=dtype),
-        }
+        if self._keeps_sparse_counts and sparse_counts.gathers_sparse(X, n_classes):
+            sums = sparse_counts.kept(csr_class_sums_sparse(X, codes, weights, n_classes, dtype=dtype))
+        else:
+            sums = class_sums(X, codes, weights, n_classes, xp=xp, dtype=dtype)
+        return {"class_count": class_totals(codes, weights, n_classes, dtype=dtype, xp=xp), "feature_count": sums}
 
     def _merge(self, a, b, *, xp):
-        return {key: a[key] + b[key] for key in a}
+        return {key: sparse_counts.added(a[key], b[key]) for key in a}
 
     def _accumulate_onto(self, previous, X, codes, weights, n_classes, *, xp, dtype):
         fc = previous["feature_count"]
-        # NaN (missing values) are split out by _accumulate, not summed.
-        if self._ignore_missing:
+        # NaN (missing values) are split out by _accumulate, not summed;
+        # sparse sums are added by _merge.
+        if self._ignore_missing or sparse_counts.is_sparse_counts(fc):
             return super()._accumulate_onto(previous, X, codes, weights, n_classes, xp=xp, dtype=dtype)
         # The k class weights are checked before anything is written; the
         # in-place sums write no entry that would overflow (else the merge
@@ -157,12 +187,11 @@ class _CountNB(_DiscreteNB):
 
     def _finalize(self, stats, classes, *, xp, dtype):
         cc, fc = stats["class_count"], stats["feature_count"]
-        alpha = self._alpha(fc.shape[1], xp=xp, device=fc.device, dtype=fc.dtype)
+        alpha = self._alpha(fc.shape[1], xp=xp, device=cc.device, dtype=fc.dtype)
         log_prior = self._class_log_prior(cc, classes.shape[0], xp=xp)
         context = {"alpha": alpha, **self._class_context(cc, fc, alpha, xp=xp)}
         return {
             "class_count_": cc,
-            "feature_count_": fc,
             "class_log_prior_": xp.astype(log_prior, dtype),
             "_bias_": xp.astype(self._scoring_bias(context, log_prior, xp=xp), dtype),
             "_context_": context,
@@ -194,6 +223,9 @@ class _CountNB(_DiscreteNB):
         xp = get_namespace(stats["feature_count"])
         make = lambda cols: self._weight_columns(stats, attrs, cols, xp=xp)  # noqa: E731
         return laid_out_by_columns(make, stats["feature_count"].shape, dtype, xp=xp)
+
+    def _dense_feature_count(self, stats, attrs, dtype):
+        return sparse_counts.dense(stats["feature_count"])  # float64 whatever the score dtype
 
     def _feature_log_prob(self, stats, attrs, dtype):
         # The scoring weights are the log-probabilities themselves (a view).
@@ -232,7 +264,7 @@ class _CountNB(_DiscreteNB):
                 "(missing='ignore'): the classes' weights differ from feature to feature."
             )
             raise ValueError(msg)
-        cc, fc = self._stats["class_count"], self._stats["feature_count"]
+        cc, fc = self._stats["class_count"], sparse_counts.dense(self._stats["feature_count"])
         return chi2_from_counts(cc, fc, xp=get_namespace(fc))
 
 
@@ -247,6 +279,7 @@ class _LinearCountNB(_CountNB):
 
     _acts_on_elements = False
     _integer_input = True
+    _sparse_feature_counts = True
 
     def _check_values(self, X):
         check_non_negative(X, estimator=self)
@@ -330,11 +363,11 @@ class MultinomialNB(_LinearCountNB):
     def _class_context(self, class_count, feature_count, alpha, *, xp):
         # Σ_j (N_cj + α_j): each class's smoothed total.
         alpha_total = self._alpha_total(alpha, feature_count.shape[1], xp=xp)
-        return {"total": xp.sum(feature_count, axis=1, keepdims=True) + alpha_total}
+        return {"total": sparse_counts.row_totals(feature_count, xp=xp) + alpha_total}
 
     def _weight_columns(self, stats, attrs, cols, *, xp):
         context = attrs["_context_"]
-        smoothed = stats["feature_count"][:, cols] + columns_of(context["alpha"], cols)
+        smoothed = sparse_counts.columns(stats["feature_count"], cols) + columns_of(context["alpha"], cols)
         return log_ratio(smoothed, context["total"], xp=xp, overwrite_num=True)
 
     def __sklearn_tags__(self):
@@ -423,9 +456,9 @@ class ComplementNB(_LinearCountNB):
     def _class_context(self, class_count, feature_count, alpha, *, xp):
         # Complement counts N~_cj = Σ_c' N_c'j + α_j − N_cj, and their totals
         # Σ_j N~_cj = Σ N + Σ_j α_j − Σ_j N_cj without making them.
-        everything = xp.sum(feature_count, axis=0)
+        everything = sparse_counts.column_totals(feature_count, xp=xp)
         alpha_total = self._alpha_total(alpha, feature_count.shape[1], xp=xp)
-        total = xp.sum(everything) + alpha_total - xp.sum(feature_count, axis=1, keepdims=True)
+        total = xp.sum(everything) + alpha_total - sparse_counts.row_totals(feature_count, xp=xp)
         context = {"everything": everything, "total": total}
         if self.norm:  # Σ_j log θ~_cj: a pass over the logs (nothing kept)
             make = lambda cols: self._complement_logs(feature_count, alpha, context, cols, xp=xp)  # noqa: E731
@@ -433,7 +466,7 @@ class ComplementNB(_LinearCountNB):
         return context
 
     def _complement_logs(self, feature_count, alpha, context, cols, *, xp):
-        comp = columns_of(context["everything"], cols) + columns_of(alpha, cols) - feature_count[:, cols]
+        comp = columns_of(context["everything"], cols) + columns_of(alpha, cols) - sparse_counts.columns(feature_count, cols)
         return log_ratio(comp, context["total"], xp=xp, overwrite_num=True)
 
     def _weight_columns(self, stats, attrs, cols, *, xp):

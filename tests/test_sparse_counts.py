@@ -1,0 +1,222 @@
+"""Per-class feature sums kept sparse (``nbgpu/_array/sparse_counts.py``).
+
+Wide MultinomialNB / ComplementNB models fitted on sparse input keep their
+``feature_count`` statistics as a sparse array. Everything they do must be
+what the dense statistics do: scikit-learn's attributes and scores, merges,
+streaming, files, moves to other namespaces. The tests lower the width at
+which sums are kept sparse so small data takes that path; one test runs at
+the real threshold.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from numpy.testing import assert_allclose, assert_array_equal
+from sklearn import naive_bayes as sk
+
+import nbgpu
+from nbgpu._array import sparse_counts
+from nbgpu._array.class_sums import class_sums, csr_class_sums_sparse
+from nbgpu._array.sparse import compact_columns
+
+MODELS = [("MultinomialNB", {}), ("ComplementNB", {}), ("ComplementNB", {"norm": True}), ("MultinomialNB", {"alpha": 0.3})]
+
+
+@pytest.fixture
+def narrow(monkeypatch):
+    """Sums of 64 entries and more are kept sparse (the real threshold is 2**22)."""
+    monkeypatch.setattr(sparse_counts, "WIDE_ENTRIES", 64)
+
+
+def text_like(n=300, d=4000, k=5, seed=0, per_row=6, dtype=np.float64):
+    """Counts in a few columns per row, unsorted indices and repeated columns
+    (as a hashing vectorizer's output before summing duplicates)."""
+    rng = np.random.default_rng(seed)
+    indices = rng.integers(0, d, n * per_row).astype(np.int32)
+    data = rng.integers(1, 4, n * per_row).astype(dtype)
+    X = sp.csr_matrix((data, indices, np.arange(0, n * per_row + 1, per_row)), shape=(n, d))
+    y = np.array([f"c{c}" for c in rng.integers(0, k, n)])
+    return X, y
+
+
+def is_kept_sparse(model):
+    return sparse_counts.is_sparse_counts(model._stats["feature_count"])
+
+
+@pytest.mark.parametrize(("name", "params"), MODELS)
+def test_streamed_model_keeps_sparse_sums_and_matches_sklearn(narrow, name, params):
+    X, y = text_like()
+    w = np.random.default_rng(1).random(X.shape[0]) + 0.5
+    ref = getattr(sk, name)(**params).fit(X, y, sample_weight=w)
+    model = getattr(nbgpu, name)(**params)
+    for rows in np.array_split(np.arange(X.shape[0]), 3):
+        model.partial_fit(X[rows], y[rows], classes=np.unique(y), sample_weight=w[rows])
+    assert is_kept_sparse(model)
+    assert isinstance(model.feature_count_, np.ndarray)
+    assert_allclose(model.feature_count_, ref.feature_count_, rtol=1e-13)
+    assert_allclose(model.feature_log_prob_, ref.feature_log_prob_, rtol=1e-12)
+    assert_allclose(model.predict_log_proba(X), ref.predict_log_proba(X), rtol=1e-10, atol=1e-10)
+    assert_array_equal(model.predict(X), ref.predict(X))
+    if name == "ComplementNB":
+        assert_allclose(model.feature_all_, ref.feature_all_, rtol=1e-13)
+
+
+@pytest.mark.parametrize(("name", "params"), MODELS)
+def test_sparse_sums_score_as_dense_sums(narrow, name, params):
+    """The same statistics, sparse or dense, give the same scores (the
+    columns of a batch, or the whole layout for dense input)."""
+    X, y = text_like(seed=2)
+    sparse_model = getattr(nbgpu, name)(**params).partial_fit(X, y, classes=np.unique(y))
+    assert is_kept_sparse(sparse_model)
+    dense_model = getattr(nbgpu, name)(**params)._become_fitted(
+        {**sparse_model._stats, "feature_count": sparse_model._stats["feature_count"].toarray()},
+        sparse_model.classes_, n_features=X.shape[1], feature_names=None, score_dtype="float64", lazy=True,
+    )
+    Xt, _ = text_like(n=50, seed=3)
+    assert_allclose(sparse_model.predict_joint_log_proba(Xt), dense_model.predict_joint_log_proba(Xt), rtol=1e-12)
+    assert_allclose(sparse_model.predict_proba(Xt.toarray()), dense_model.predict_proba(Xt.toarray()), rtol=1e-10)
+
+
+def test_fit_gives_sklearn_attributes_with_sparse_sums(narrow):
+    X, y = text_like(seed=4)
+    model = nbgpu.MultinomialNB().fit(X, y)
+    assert is_kept_sparse(model)
+    ref = sk.MultinomialNB().fit(X, y)
+    assert_array_equal(model.feature_count_, ref.feature_count_)
+    assert_allclose(model.feature_log_prob_, ref.feature_log_prob_, rtol=1e-13)
+    assert_allclose(model.chi2_scores()[0], nbgpu.chi2(X, y)[0], rtol=1e-12)
+
+
+def test_sums_become_dense_when_no_longer_sparse(narrow):
+    """Sparse while at most one entry in SPARSE_FRACTION is stored; then dense."""
+    X, y = text_like(n=40, d=300, k=2, per_row=3)
+    model = nbgpu.MultinomialNB().partial_fit(X[:4], y[:4], classes=np.unique(y))
+    assert is_kept_sparse(model)
+    model.partial_fit(X[4:], y[4:])
+    assert not is_kept_sparse(model)
+    assert_array_equal(model.feature_count_, sk.MultinomialNB().fit(X, y).feature_count_)
+
+
+def test_models_that_keep_dense_sums(narrow):
+    """Only the linear count models keep sparse sums (not BernoulliNB,
+    whose weights are not made from the counts alone), of sparse input."""
+    X, y = text_like()
+    assert not is_kept_sparse(nbgpu.BernoulliNB().partial_fit(X, y, classes=np.unique(y)))
+    assert not is_kept_sparse(nbgpu.PoissonNB().partial_fit(X, y, classes=np.unique(y)))
+    assert not is_kept_sparse(nbgpu.MultinomialNB().partial_fit(X.toarray(), y, classes=np.unique(y)))
+
+
+def test_real_threshold():
+    """At the real width (k × d of at least 2**22) hashed-text input keeps sparse sums."""
+    X, y = text_like(n=200, d=2**20, k=4, per_row=20)
+    model = nbgpu.ComplementNB().partial_fit(X, y, classes=np.unique(y))
+    assert is_kept_sparse(model)
+    narrow_model = nbgpu.ComplementNB().partial_fit(X[:, : 2**10], y, classes=np.unique(y))
+    assert not is_kept_sparse(narrow_model)
+    ref = sk.ComplementNB().fit(X, y)
+    assert_allclose(model.predict_log_proba(X[:20]), ref.predict_log_proba(X[:20]), rtol=1e-10, atol=1e-12)
+
+
+def test_merge_with_new_classes_keeps_sparse(narrow):
+    X, y = text_like(seed=5)
+    first, second = np.arange(150), np.arange(150, 300)
+    y = y.copy()
+    y[first] = np.where(y[first] == "c4", "c0", y[first])  # c4 only in the second part
+    a = nbgpu.MultinomialNB().partial_fit(X[first], y[first], classes=np.unique(y[first]))
+    b = nbgpu.MultinomialNB().partial_fit(X[second], y[second], classes=np.unique(y[second]))
+    merged = a.merge(b)
+    assert is_kept_sparse(merged)
+    ref = sk.MultinomialNB().fit(X, y)
+    assert_array_equal(merged.classes_, ref.classes_)
+    assert_array_equal(merged.feature_count_, ref.feature_count_)
+    dense = nbgpu.MultinomialNB().fit(X[first].toarray(), y[first])
+    assert not is_kept_sparse(dense)
+    assert_array_equal(dense.merge(b).feature_count_, ref.feature_count_)  # dense with sparse
+
+
+def test_model_file_round_trip(narrow, tmp_path):
+    X, y = text_like(seed=6)
+    model = nbgpu.ComplementNB().partial_fit(X, y, classes=np.unique(y))
+    nbgpu.save(model, tmp_path / "sparse.nbgpu")
+    loaded = nbgpu.load(tmp_path / "sparse.nbgpu")
+    assert is_kept_sparse(loaded)
+    assert_array_equal(loaded.feature_count_, model.feature_count_)
+    assert_array_equal(loaded.predict_joint_log_proba(X), model.predict_joint_log_proba(X))
+    # The file holds what a model with the same statistics dense writes.
+    dense = nbgpu.ComplementNB()._become_fitted(
+        {**model._stats, "feature_count": model.feature_count_}, model.classes_,
+        n_features=X.shape[1], feature_names=None, score_dtype="float64", lazy=True,
+    )
+    nbgpu.save(dense, tmp_path / "dense.nbgpu")
+    with np.load(tmp_path / "sparse.nbgpu") as a, np.load(tmp_path / "dense.nbgpu") as b:
+        assert sorted(a.files) == sorted(b.files)
+        for key in a.files:
+            if key != "header":
+                assert_array_equal(a[key], b[key])
+    loaded.partial_fit(X[:10], y[:10])  # a loaded model goes on learning, as the model would
+    model.partial_fit(X[:10], y[:10])
+    assert_array_equal(loaded.feature_count_, model.feature_count_)
+
+
+@pytest.mark.parametrize("bad", [np.nan, -1.0, np.inf])
+def test_model_file_with_bad_sparse_values_is_refused(narrow, tmp_path, bad):
+    from model_file_edits import header, listed, members, write
+
+    X, y = text_like(seed=7)
+    path = tmp_path / "m.nbgpu"
+    nbgpu.save(nbgpu.MultinomialNB().partial_fit(X, y, classes=np.unique(y)), path)
+    found = members(path)
+    head = header(found)
+    values = found["stats.feature_count.values"].copy()
+    values[3] = bad
+    found["stats.feature_count.values"] = values
+    head["arrays"]["stats.feature_count.values"] = listed(values)
+    write(path, found, head)
+    with pytest.raises(ValueError, match="feature_count"):
+        nbgpu.load(path)
+
+
+@pytest.mark.parametrize("target", ["array_api_strict", "torch"])
+def test_moved_models_have_dense_sums(narrow, target):
+    xp = pytest.importorskip("array_api_strict" if target == "array_api_strict" else "torch")
+    X, y = text_like(seed=8)
+    model = nbgpu.MultinomialNB().partial_fit(X, y, classes=np.unique(y))
+    expected = model.predict_proba(X[:20].toarray())
+    like = xp.asarray(np.zeros(1))
+    model.to_device(like)
+    assert not sparse_counts.is_sparse_counts(model._stats["feature_count"])
+    got = model.predict_proba(xp.asarray(X[:20].toarray()))
+    assert_allclose(np.asarray(got.cpu() if target == "torch" else got), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_sparse_class_sums_equal_dense(weighted):
+    X, y = text_like(n=500, d=300, k=7, seed=9, dtype=np.int64)
+    codes = np.unique(y, return_inverse=True)[1]
+    codes[codes == 3] = 2  # an empty class
+    w = np.random.default_rng(0).random(500) if weighted else None
+    got = csr_class_sums_sparse(X, codes, w, 7, dtype=np.float64)
+    assert got.format == "csc" and got.has_canonical_format
+    assert_allclose(got.toarray(), class_sums(X, codes, w, 7, xp=np, dtype=np.float64), rtol=1e-14)
+    assert not got.toarray()[3].any()
+
+
+def test_stored_entries_round_trip():
+    rng = np.random.default_rng(0)
+    a = sp.random_array((6, 50), density=0.1, format="csc", random_state=rng)
+    a.data[0] = 0.0  # an explicit zero is not an entry
+    indices, values = sparse_counts.stored_entries(a, np.dtype("<u4"))
+    assert np.all(np.diff(indices.astype(np.int64)) > 0)
+    assert_array_equal(np.flatnonzero(a.toarray()), indices)
+    back = sparse_counts.from_entries(indices, values, a.shape)
+    assert back.format == "csc" and back.has_canonical_format
+    assert_array_equal(back.toarray(), a.toarray())
+
+
+def test_compact_columns():
+    X, _ = text_like(n=30, d=1000, seed=10)
+    columns, Xc = compact_columns(X)
+    assert_array_equal(columns, np.unique(X.indices))
+    assert_array_equal(Xc.toarray(), X.toarray()[:, columns])

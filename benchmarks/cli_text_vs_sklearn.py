@@ -9,7 +9,7 @@ per-class precision/recall/F1 and the confusion matrix on the test file:
 
 - nbgpu: two commands, as a user runs them (``python -m nbgpu train ... &&
   python -m nbgpu evaluate ...``): two interpreter start-ups, the file read
-  once per command, parsing in a background thread;
+  once per command, parsing in a forked child process (Linux);
 - scikit-learn: one Python process (:data:`SKLEARN_SCRIPT`) that reads the
   files, vectorises, fits and scores.
 
@@ -24,17 +24,16 @@ train, the rest test (those files are stored shuffled).
 
     python benchmarks/cli_text_vs_sklearn.py [--corpus NAME] [--repeats 5] [--json OUT]
 
-Measured on this 2-core machine, shared with other jobs (medians of 7
+Measured on this 2-core machine, shared with other jobs (medians of
 interleaved repeats; results in ``benchmarks/results/cli-text-vs-sklearn-*.json``),
-2026-11-23, with text parsed in a forked child while the models import:
-pydoc-en, 28,285 training documents (25.0 MiB): nbgpu 5.15 s (train 2.22 +
-evaluate 2.65), scikit-learn 8.31 s, 1.61x (with NBGPU_PARSE_PROCESS=0, parsing
-in a thread: train 2.80 s); manpages-ru, 11,208 documents (4.0 MiB): 3.91 s
-against 2.42 s, 0.62x. The scikit-learn script's time varies most between runs
-(7.2 to 11 s on pydoc-en over the day). Hashing is 5-8x faster in nbgpu; each
-of its two commands pays an interpreter start-up and scikit-learn's import
-(about 1.2 s, most of it ``scipy.stats``, which scikit-learn imports), the
-evaluate command a model load and the layout of the k x 2**20 scoring weights.
+2026-11-23, with text parsed in a forked child while the models import, sparse
+per-class counts and no interpreter teardown: pydoc-en, 28,285 training
+documents (25.0 MiB): nbgpu 3.60 s (train 1.87 + evaluate 1.62), scikit-learn
+8.38 s, 2.33x; manpages-ru, 11,208 documents (4.0 MiB): 3.05 s against 2.23 s,
+0.73x. The scikit-learn script's time varies most between runs (7.2 to 11 s on
+pydoc-en over the day). Hashing is 5-8x faster in nbgpu; each of its two
+commands pays an interpreter start-up and scikit-learn's import (1.0-1.3 s,
+most of it ``scipy.stats`` and pandas, which scikit-learn imports).
 """
 
 from __future__ import annotations

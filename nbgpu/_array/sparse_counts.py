@@ -23,7 +23,7 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from .namespace import is_host_array, on_host
+from .namespace import is_host_array
 
 # k × d from which the per-class sums of sparse input are gathered sparse
 # (32 MiB of float64: below that the dense array costs little).
@@ -101,13 +101,6 @@ def with_rows(a, source):
     zero where ``source[i]`` is ``a.shape[0]`` (classes added by a merge)."""
     padded = sp.vstack([a.tocsr(), sp.csr_array((1, a.shape[1]), dtype=a.dtype)], format="csr")
     return padded[np.asarray(source)].tocsc()
-
-
-def moved(a, xp, device, to_namespace):
-    """A sparse entry for namespace ``xp``: as it is on the host, else dense there."""
-    if on_host(xp):
-        return a
-    return to_namespace(a.toarray(), xp, device)
 
 
 def stored_entries(a, index_dtype):

@@ -254,7 +254,7 @@ def _float_arrays(stats, skip=()):
         if xp.isdtype(stats.dtype, "real floating"):
             yield stats, xp
     elif is_sparse_counts(stats):  # sums kept sparse: their stored values
-        yield from _float_arrays(stats.data, skip)
+        yield from _float_arrays(stats.csc.data, skip)
 
 
 def _largest_magnitude(values):

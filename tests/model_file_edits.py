@@ -17,8 +17,8 @@ import numpy as np
 from nbgpu._interop.model_header import digest
 
 # Offsets of fields in a zip local file header and central directory entry.
-_LOCAL_FLAGS, _LOCAL_METHOD = 6, 8
-_CENTRAL_FLAGS, _CENTRAL_METHOD = 8, 10
+_LOCAL_FLAGS, _LOCAL_METHOD, _LOCAL_SIZE = 6, 8, 22
+_CENTRAL_FLAGS, _CENTRAL_METHOD, _CENTRAL_SIZE = 8, 10, 24
 
 
 def members(path):
@@ -40,6 +40,12 @@ def with_header(members, header):
 def listed(array):
     """The header's entry for ``array`` (dtype, shape, checksum): a forged one is consistent."""
     return {"dtype": array.dtype.str, "shape": list(array.shape), "sha256": digest(array)}
+
+
+def put(members, header, key, array):
+    """Set member ``key`` to ``array`` and list it in ``header`` with its checksum (a consistent forgery)."""
+    members[key] = array
+    header["arrays"][key] = listed(array)
 
 
 def write(path, members, header=None, *, compress=False):
@@ -104,6 +110,15 @@ def set_zip_field(data, name, field, value):
     at_local, at_central = {"flags": (_LOCAL_FLAGS, _CENTRAL_FLAGS), "method": (_LOCAL_METHOD, _CENTRAL_METHOD)}[field]
     struct.pack_into("<H", out, local + at_local, value)
     struct.pack_into("<H", out, central + at_central, value)
+    return bytes(out)
+
+
+def set_zip_size(data, name, size):
+    """``data`` with the uncompressed size of member ``name`` (not zip64) set to ``size`` in both zip headers."""
+    local, central, _, _ = _entry(data, name)
+    out = bytearray(data)
+    struct.pack_into("<I", out, local + _LOCAL_SIZE, size)
+    struct.pack_into("<I", out, central + _CENTRAL_SIZE, size)
     return bytes(out)
 
 
@@ -256,3 +271,13 @@ def _array_edit(data, pick):
 
 
 MUTATIONS = (_flip_bytes, _truncate, _zip_field, _member_bytes, _members_set, _header_edit, _array_edit)
+
+
+def assign(index, value):
+    """A change for ``put``: ``a[index] = value``, returning ``a``."""
+
+    def change(a):
+        a[index] = value
+        return a
+
+    return change

@@ -228,3 +228,18 @@ def test_device_labels_are_encoded_on_the_device():
     assert not [site for site in log.sites if ".get()" in site], log
     # Of the validation, only the host classes (a few bytes) go up.
     assert sum(n for site, n in log.uploads.items() if site.startswith("_validation")) == 1, log
+
+
+def test_a_device_batch_is_never_scored_by_the_host_columns_path():
+    """Device arrays are told from host arrays by the array layer, not by
+    their type: an emulated device matrix (whose arrays subclass numpy's)
+    scores through the laid-out weights, as cupy's does."""
+    rng = np.random.default_rng(0)
+    X = sp.random(40, 3000, density=0.005, format="csr", random_state=rng, data_rvs=lambda n: rng.integers(1, 4, n))
+    y = rng.integers(0, 3, 40)
+    host = nbgpu.MultinomialNB().partial_fit(X, y, classes=[0, 1, 2])
+    assert host._few_columns(X[:1])  # a lazy host model scores one row by its columns
+    model = nbgpu.MultinomialNB().partial_fit(X, y, classes=[0, 1, 2]).to_device(emu.cupy.empty(0))
+    assert not model._few_columns(_device(X[:1].toarray(), "csr"))
+    got = model.predict_proba(_device(X[:5].toarray(), "csr"))
+    np.testing.assert_allclose(to_numpy(got), host.predict_proba(X[:5]), rtol=1e-12)

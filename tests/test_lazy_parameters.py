@@ -180,9 +180,9 @@ def test_row_blocks_scored_on_several_threads_derive_once(cls, finalize_calls, m
     monkeypatch.setattr(blocks, "HOST_BLOCK_BYTES", 512)
     original = cls._derived_from
 
-    def slow(self, *args):  # long enough for the other thread to ask too
+    def slow(self, *args, **kwargs):  # long enough for the other thread to ask too
         time.sleep(0.05)
-        return original(self, *args)
+        return original(self, *args, **kwargs)
 
     monkeypatch.setattr(cls, "_derived_from", slow)
     X, y = _data(3)
@@ -191,3 +191,89 @@ def test_row_blocks_scored_on_several_threads_derive_once(cls, finalize_calls, m
     predicted = model.predict(X)
     assert len(finalize_calls) == 1
     np.testing.assert_array_equal(predicted, cls().fit(X, y).predict(X))
+
+
+SET_AFTER_FIT = [
+    (nbgpu.MultinomialNB, {"alpha": 100.0}),
+    (nbgpu.ComplementNB, {"alpha": 100.0}),
+    (nbgpu.ComplementNB, {"norm": True}),
+    (nbgpu.BernoulliNB, {"alpha": 100.0}),
+    (nbgpu.CategoricalNB, {"alpha": 100.0}),
+    (nbgpu.GaussianNB, {"var_smoothing": 0.5}),
+]
+
+
+@pytest.mark.parametrize(("cls", "change"), SET_AFTER_FIT)
+@pytest.mark.parametrize("read_first", [False, True])
+@pytest.mark.parametrize("fit", ["fit", "partial_fit"])
+def test_set_params_after_fit_changes_nothing_until_a_refit(cls, change, read_first, fit):
+    """Parameters are those of the last fit, whether or not anything was
+    read before set_params (as in scikit-learn, the reference here)."""
+    from sklearn import naive_bayes as sk
+
+    X = np.random.default_rng(0).integers(0, 5, (60, 10))
+    y = np.arange(60) % 3
+    ours, ref = cls(), getattr(sk, cls.__name__)()
+    for model in (ours, ref):
+        if fit == "fit":
+            model.fit(X, y)
+        else:
+            model.partial_fit(X, y, classes=[0, 1, 2])
+    if read_first:
+        ours.predict_proba(X[:1])
+    ours.set_params(**change)
+    ref.set_params(**change)
+    np.testing.assert_allclose(ours.predict_proba(X[:5]), ref.predict_proba(X[:5]), rtol=1e-10)
+    # A refit takes the new parameters.
+    np.testing.assert_allclose(ours.fit(X, y).predict_proba(X[:5]), ref.fit(X, y).predict_proba(X[:5]), rtol=1e-10)
+
+
+def test_an_array_alpha_set_after_partial_fit_waits_for_the_next_fit():
+    X, y = _data()
+    model = nbgpu.MultinomialNB().partial_fit(X, y, classes=np.unique(y))
+    expected = nbgpu.MultinomialNB().fit(X, y).predict_proba(X[:10])
+    model.set_params(alpha=np.ones(3))  # the wrong length for 20 features: refused only by a fit
+    np.testing.assert_allclose(model.predict_proba(X[:10]), expected, rtol=1e-12)
+    with pytest.raises(ValueError, match="alpha"):
+        model.partial_fit(X, y)
+
+
+def test_a_model_saved_after_set_params_keeps_the_parameters_of_its_fit(tmp_path):
+    X, y = _data()
+    model = nbgpu.MultinomialNB().partial_fit(X, y, classes=np.unique(y))
+    expected = model.predict_proba(X[:10])
+    model.set_params(alpha=50.0)
+    save(model, tmp_path / "m.nbgpu")
+    back = load(tmp_path / "m.nbgpu")
+    assert back.alpha == 1.0
+    np.testing.assert_allclose(back.predict_proba(X[:10]), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("cls", LAZY)
+def test_derived_parameters_are_not_pickled(cls):
+    import pickle
+
+    X, y = _data()
+    model = cls().fit(X, y)
+    expected = model.predict_proba(X[:10])
+    state = model.__getstate__()
+    assert not any(name in state for name in ("feature_log_prob_", "_weight_", "theta_", "var_", "_bias_"))
+    back = pickle.loads(pickle.dumps(model))
+    np.testing.assert_allclose(back.predict_proba(X[:10]), expected, rtol=1e-14)
+    for name in ("feature_log_prob_", "theta_"):
+        if hasattr(model, name):
+            np.testing.assert_array_equal(getattr(back, name), getattr(model, name))
+
+
+@pytest.mark.parametrize(("param", "value"), [("alpha", -1.0), ("fit_prior", "yes"), ("norm", 2)])
+def test_a_continuing_partial_fit_validates_parameters_set_since(param, value):
+    """A continuing partial_fit skips scikit-learn's parameter validation
+    only while the parameters are those the first call validated."""
+    X, y = _data()
+    model = nbgpu.ComplementNB().partial_fit(X, y, classes=np.unique(y))
+    model.partial_fit(X, y)
+    before = model._stats["class_count"].copy()
+    model.set_params(**{param: value})
+    with pytest.raises(ValueError, match=param):
+        model.partial_fit(X, y)
+    np.testing.assert_array_equal(model._stats["class_count"], before)

@@ -800,24 +800,16 @@ def _set_stat(key, change):
     return tamper
 
 
-def _assign(index, value):
-    def change(a):
-        a[index] = value
-        return a
-
-    return change
-
-
 @pytest.mark.parametrize(
     ("model", "key", "change", "message"),
     [
-        (nbgpu.MultinomialNB(), "stats.class_count", _assign(0, -2.0), "'class_count' holds a negative value"),
-        (nbgpu.MultinomialNB(), "stats.class_count", _assign(slice(None), 0.0), "'class_count' sums to 0"),
-        (nbgpu.MultinomialNB(), "stats.feature_count", _assign((1, 2), np.nan), "'feature_count' holds NaN or infinity"),
-        (nbgpu.BernoulliNB(), "stats.feature_count", _assign((1, 2), -1.0), "'feature_count' holds a negative value"),
-        (nbgpu.GaussianNB(), "stats.per_class.1", _assign((0, 0), np.inf), r"'per_class.1' holds NaN or infinity"),
-        (nbgpu.CategoricalNB(), "stats.n_categories", _assign(0, 0), "'n_categories' .* does not describe"),
-        (nbgpu.NormalBayesClassifier(), "stats.scatter", _assign((0, 0, 0), np.nan), "'scatter' holds NaN"),
+        (nbgpu.MultinomialNB(), "stats.class_count", edits.assign(0, -2.0), "'class_count' holds a negative value"),
+        (nbgpu.MultinomialNB(), "stats.class_count", edits.assign(slice(None), 0.0), "'class_count' sums to 0"),
+        (nbgpu.MultinomialNB(), "stats.feature_count", edits.assign((1, 2), np.nan), "'feature_count' holds NaN or infinity"),
+        (nbgpu.BernoulliNB(), "stats.feature_count", edits.assign((1, 2), -1.0), "'feature_count' holds a negative value"),
+        (nbgpu.GaussianNB(), "stats.per_class.1", edits.assign((0, 0), np.inf), r"'per_class.1' holds NaN or infinity"),
+        (nbgpu.CategoricalNB(), "stats.n_categories", edits.assign(0, 0), "'n_categories' .* does not describe"),
+        (nbgpu.NormalBayesClassifier(), "stats.scatter", edits.assign((0, 0, 0), np.nan), "'scatter' holds NaN"),
     ],
     ids=lambda v: type(v).__name__ if isinstance(v, BaseEstimator) else None,
 )

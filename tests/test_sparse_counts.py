@@ -18,7 +18,7 @@ from sklearn import naive_bayes as sk
 
 import nbgpu
 from nbgpu._array import sparse_counts
-from nbgpu._array.class_sums import class_sums, csr_class_sums_sparse
+from nbgpu._array.class_sums import class_sums, csr_class_entries
 from nbgpu._array.sparse import compact_columns
 
 MODELS = [("MultinomialNB", {}), ("ComplementNB", {}), ("ComplementNB", {"norm": True}), ("MultinomialNB", {"alpha": 0.3})]
@@ -71,7 +71,7 @@ def test_sparse_sums_score_as_dense_sums(narrow, name, params):
     sparse_model = getattr(nbgpu, name)(**params).partial_fit(X, y, classes=np.unique(y))
     assert is_kept_sparse(sparse_model)
     dense_model = getattr(nbgpu, name)(**params)._become_fitted(
-        {**sparse_model._stats, "feature_count": sparse_model._stats["feature_count"].toarray()},
+        {**sparse_model._stats, "feature_count": sparse_counts.dense(sparse_model._stats["feature_count"])},
         sparse_model.classes_, n_features=X.shape[1], feature_names=None, score_dtype="float64", lazy=True,
     )
     Xt, _ = text_like(n=50, seed=3)
@@ -192,25 +192,72 @@ def test_moved_models_have_dense_sums(narrow, target):
 
 
 @pytest.mark.parametrize("weighted", [False, True])
-def test_sparse_class_sums_equal_dense(weighted):
+def test_class_entries_equal_dense_sums(weighted):
     X, y = text_like(n=500, d=300, k=7, seed=9, dtype=np.int64)
     codes = np.unique(y, return_inverse=True)[1]
     codes[codes == 3] = 2  # an empty class
     w = np.random.default_rng(0).random(500) if weighted else None
-    got = csr_class_sums_sparse(X, codes, w, 7, dtype=np.float64)
+    keys, values = csr_class_entries(X, codes, w, 7)
+    assert keys.dtype == np.int64 and values.dtype == np.float64
+    assert np.all(np.diff(keys) > 0)  # ascending, unique
+    got = sparse_counts.from_column_keys(keys, values, (7, 300))
     assert got.format == "csc" and got.has_canonical_format
     assert_allclose(got.toarray(), class_sums(X, codes, w, 7, xp=np, dtype=np.float64), rtol=1e-14)
     assert not got.toarray()[3].any()
+
+
+def test_class_entries_of_a_row_slice_and_of_no_rows():
+    X, y = text_like(n=40, d=100, k=3, seed=4)
+    codes = np.unique(y, return_inverse=True)[1]
+    keys, values = csr_class_entries(X[5:9], codes[5:9], None, 3)
+    dense = sparse_counts.from_column_keys(keys, values, (3, 100)).toarray()
+    assert_allclose(dense, class_sums(X[5:9], codes[5:9], None, 3, xp=np, dtype=np.float64))
+    keys, values = csr_class_entries(X[:0], codes[:0], None, 3)
+    assert keys.shape == values.shape == (0,)
+
+
+def test_logged_entries_fold_into_the_same_sums(monkeypatch):
+    """Entries added in many small batches (kept in the log, folded when it
+    grows and before any read) give the sums of one batch."""
+    monkeypatch.setattr(sparse_counts, "LOG_ENTRIES", 50)
+    X, y = text_like(n=400, d=500, k=4, seed=11)
+    codes = np.unique(y, return_inverse=True)[1]
+    counts = sparse_counts.SparseCounts.empty((4, 500))
+    folds = 0
+    for a in range(0, 400, 7):
+        counts.add(*csr_class_entries(X[a : a + 7], codes[a : a + 7], None, 4))
+        folds += counts.folded
+    assert folds > 3  # the log was folded on the way, not only at the end
+    assert_allclose(sparse_counts.dense(counts), class_sums(X, codes, None, 4, xp=np, dtype=np.float64), rtol=1e-14)
+    assert counts.folded and counts.csc.has_canonical_format
+
+
+def test_an_overflowing_add_changes_nothing():
+    counts = sparse_counts.SparseCounts.empty((2, 10))
+    assert counts.add(np.array([3]), np.array([1e308]))
+    assert not counts.add(np.array([3]), np.array([1e308]))
+    assert_allclose(sparse_counts.dense(counts)[1, 1], 1e308)
+
+
+def test_sparse_counts_pickle_with_their_log(narrow):
+    import pickle
+
+    X, y = text_like(seed=12)
+    model = nbgpu.MultinomialNB().partial_fit(X[:100], y[:100], classes=np.unique(y))
+    model.partial_fit(X[100:], y[100:])
+    assert not model._stats["feature_count"].folded
+    back = pickle.loads(pickle.dumps(model))
+    assert_allclose(back.predict_proba(X), model.predict_proba(X), rtol=1e-13)
 
 
 def test_stored_entries_round_trip():
     rng = np.random.default_rng(0)
     a = sp.random_array((6, 50), density=0.1, format="csc", random_state=rng)
     a.data[0] = 0.0  # an explicit zero is not an entry
-    indices, values = sparse_counts.stored_entries(a, np.dtype("<u4"))
+    indices, values = sparse_counts.stored_entries(sparse_counts.SparseCounts(a), np.dtype("<u4"))
     assert np.all(np.diff(indices.astype(np.int64)) > 0)
     assert_array_equal(np.flatnonzero(a.toarray()), indices)
-    back = sparse_counts.from_entries(indices, values, a.shape)
+    back = sparse_counts.from_entries(indices, values, a.shape).csc
     assert back.format == "csc" and back.has_canonical_format
     assert_array_equal(back.toarray(), a.toarray())
 

@@ -127,10 +127,10 @@ def add_class_sums_into(out, X, codes, weights, *, xp):
     """``out += Yᵀ·X`` in place, on the host; False (nothing done) elsewhere.
 
     For running sums (a ``partial_fit`` that continues): a host
-    float64 ``out`` (k × d, C-ordered, writable). A sparse ``X`` with fewer
-    nonzeros than ``out`` has entries is one sparse product ``Yᵀ·X`` (its
-    result holds only the (class, column) pairs the batch touches) added
-    into ``out`` at those entries: the work follows the batch, not k × d.
+    float64 ``out`` (k × d, C-ordered, writable). A CSR ``X`` with fewer
+    nonzeros than ``out`` has entries gives its sums as entries
+    (:func:`csr_class_entries`), added into ``out`` at those entries only:
+    the work follows the batch, not k × d.
     Otherwise the dense sums are added in place (no k × d copy). Sums that
     would overflow are not written (False is returned).
     """
@@ -143,30 +143,15 @@ def add_class_sums_into(out, X, codes, weights, *, xp):
     ):
         return False
     n_classes = out.shape[0]
-    if is_sparse(X) and X.nnz < out.size:
-        n = X.shape[0]
-        values = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
-        Yt = sp.csr_matrix((values, np.asarray(codes), np.arange(n + 1)), shape=(n, n_classes)).T.tocsr()
-        Xf = X.astype(np.float64, copy=False)  # float64: exact counts
+    if is_sparse(X) and X.format == "csr" and X.nnz < out.size:
+        keys, values = csr_class_entries(X, codes, weights, n_classes)
+        columns, rows = np.divmod(keys, n_classes)
+        where = rows * out.shape[1] + columns  # unique: one write per entry
         flat = out.reshape(-1)
-
-        def class_range(bounds):
-            # The sums of classes a:b (one sparse product), and where they go.
-            a, b = bounds
-            sums = (Yt[a:b] @ Xf).tocsr()
-            rows = np.repeat(np.arange(a, b, dtype=np.int64), np.diff(sums.indptr))
-            where = rows * out.shape[1] + sums.indices  # no repeated (class, column) pair
-            new = flat[where] + sums.data
-            return where, new, bool(np.all(np.isfinite(new)))
-
-        # Classes of about equal rows on each core; all is computed before
-        # anything is written, so an overflow writes nothing.
-        cuts = blocks.even_nnz_splits(Yt.indptr, 2 * n_threads())
-        parts = parallel_map(class_range, zip(cuts[:-1], cuts[1:]))
-        if not all(finite for _, _, finite in parts):
+        new = flat[where] + values
+        if not np.all(np.isfinite(new)):
             return False  # overflow: the caller's checks say so
-        for where, new, _ in parts:
-            flat[where] = new
+        flat[where] = new
         return True
     batch = class_sums(X, codes, weights, n_classes, xp=xp, dtype=np.float64)
     # Counts are >= 0: the largest sum is at most the two largest entries'.
@@ -382,53 +367,35 @@ def _row_sums(X, rows, weights, *, power, dtype, target=None):
     return sp.csr_matrix((values, piece.indices, indptr), shape=(1, X.shape[1])).toarray(out=target)
 
 
-def csr_class_sums_sparse(X, codes, weights, n_classes, *, dtype):
-    """``Yᵀ·X`` of a host CSR matrix as a sparse k × d array (canonical CSC).
+def summed_entries(keys, values, *, kind=None):
+    """``(keys, values)`` sorted by key (``np.argsort``'s ``kind``), the
+    values of equal keys summed."""
+    order = np.argsort(keys, kind=kind)
+    keys, values = keys[order], values[order]
+    if keys.shape[0] < 2:
+        return keys, values
+    first = np.empty(keys.shape[0], dtype=bool)
+    first[0] = True
+    np.not_equal(keys[1:], keys[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    if starts.shape[0] == keys.shape[0]:
+        return keys, values
+    return keys[starts], np.add.reduceat(values, starts)
 
-    For wide models (``sparse_counts.py``): each class's rows are summed into
-    a dense row of d that the thread reuses (in cache and never a fresh
-    page), whose nonzeros are then kept. Classes are shared out among the
-    threads by their number of nonzeros; a class's rows are gathered in
-    pieces as :func:`_csr_class_sums` gathers them.
-    """
-    n_features = X.shape[1]
-    order, _, starts, class_starts = _class_order(X, codes, n_classes)
-    threads = _threads(X)
-    budget = _piece_budget(X, dtype, threads)
-    class_nnz = np.diff(starts[class_starts])
-    groups = [[] for _ in range(threads)]
-    load = np.zeros(threads)
-    for c in np.argsort(-class_nnz, kind="stable"):  # largest first, onto the least loaded thread
-        t = int(np.argmin(load))
-        groups[t].append(int(c))
-        load[t] += class_nnz[c]
 
-    def sum_classes(group):
-        row = np.empty((1, n_features), dtype=dtype)
-        part = None
-        found = []
-        for c in group:
-            a, b = int(class_starts[c]), int(class_starts[c + 1])
-            cuts = np.unique(np.concatenate([[a, b], np.searchsorted(starts, np.arange(starts[a] + budget, starts[b], budget))]))
-            row.fill(0)
-            for lo, hi in zip(cuts[:-1], cuts[1:]):
-                part = _row_sums(X, order[lo:hi], weights, power=1, dtype=dtype, target=part)
-                row += part
-            where = np.flatnonzero(row[0])
-            found.append((c, where, row[0, where]))
-        return found
-
-    rows = {c: (where, values) for found in parallel_map(sum_classes, groups) for c, where, values in found}
-    counts = np.array([rows[c][0].shape[0] if c in rows else 0 for c in range(n_classes)], dtype=np.int64)
-    indptr = np.zeros(n_classes + 1, dtype=np.int64)
-    np.cumsum(counts, out=indptr[1:])
-    empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=dtype))
-    indices = np.concatenate([rows.get(c, empty)[0] for c in range(n_classes)])
-    values = np.concatenate([rows.get(c, empty)[1] for c in range(n_classes)])
-    small = max(n_features, indices.shape[0]) < 2**31
-    index = np.int32 if small else np.int64
-    csr = sp.csr_array((values, indices.astype(index), indptr.astype(index)), shape=(n_classes, n_features))
-    return csr.tocsc()
+def csr_class_entries(X, codes, weights, n_classes):
+    """``Yᵀ·X`` of a host CSR batch as its entries: keys ``column * k +
+    class`` (int64, ascending, unique) and float64 sums, at a cost of
+    O(nnz log nnz) (no array of size d or k × d). ``X`` is taken as it
+    comes (unsorted indices, duplicates, integer values)."""
+    counts = np.diff(X.indptr)
+    lo, hi = int(X.indptr[0]), int(X.indptr[-1])
+    keys = X.indices[lo:hi].astype(np.int64) * n_classes
+    keys += np.repeat(np.asarray(codes, dtype=np.int64), counts)
+    values = X.data[lo:hi].astype(np.float64)
+    if weights is not None:
+        values *= np.repeat(np.asarray(weights, dtype=np.float64), counts)
+    return summed_entries(keys, values)
 
 
 def category_counts(X, codes, weights, offsets, n_classes, *, xp, dtype):

@@ -209,10 +209,10 @@ def to_namespace(x, xp, device):
 def to_namespace_tree(value, xp, device):
     """Every array inside nested dicts/tuples/lists moved to ``xp`` on ``device``.
 
-    Statistics kept sparse (``sparse_counts.py``, host scipy arrays) stay
-    as they are on the host and become dense arrays anywhere else."""
-    if sp.issparse(value):
-        return value if on_host(xp) else to_namespace(value.toarray(), xp, device)
+    Statistics kept sparse (``sparse_counts.py``, on the host) stay as they
+    are on the host and become dense arrays anywhere else."""
+    if callable(getattr(value, "moved", None)):  # a SparseCounts (it imports this module)
+        return value.moved(xp, device)
     if is_array(value):
         if isinstance(value, np.ndarray) and value.dtype.kind not in "biuf":
             return value  # string/object labels stay on the host

@@ -1,15 +1,20 @@
 """Per-class feature sums kept sparse: the statistics of wide count models.
 
 MultinomialNB and ComplementNB fitted on hashed text see a few percent of
-their k × d (class, feature) pairs: 32 classes × 2**20 hashed features are
-a 256 MiB float64 array of which about 3 % is nonzero. Kept as a scipy CSC
-array (float64, canonical: sorted indices, no duplicates) those sums take a
-few MiB, so a model that is streamed, merged or loaded never makes the
-dense array (nor pays for its pages): saving writes the stored entries as
-they are, loading reads them back as they are, and scoring makes the
-weights of just the columns a batch uses, from those columns (CSC: a
-column slice or gather is cheap). ``feature_count_`` is made dense when
-it is read.
+their k × d (class, feature) pairs: 53 classes × 2**20 hashed features are
+a 445 MiB float64 array of which well under 1 % is nonzero. Kept sparse,
+those sums take a few MiB, so a model that is streamed, merged or loaded
+never makes the dense array: saving writes the stored entries as they are,
+loading reads them back as they are, and scoring makes the weights of just
+the columns a batch uses. ``feature_count_`` is made dense when it is read.
+
+A batch's sums are its entries (``class_sums.csr_class_entries``): one sort of the
+batch's stored values by (column, class), nothing of size k × d or d, so a
+batch costs what its nonzeros cost. :class:`SparseCounts` holds the sums
+as a canonical CSC array plus a log of the entries added since; the log is
+folded in (one sparse addition) when it grows to a fraction of the array
+or before the sums are read, so a stream of small batches costs its
+entries, amortized, and never a pass over the whole statistics per batch.
 
 Only on the host, for sums of at least ``WIDE_ENTRIES`` entries of which at
 most one in ``SPARSE_FRACTION`` is stored; anything else is a dense array,
@@ -23,31 +28,148 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from .namespace import is_host_array
+from .class_sums import summed_entries
+from .namespace import is_host_array, on_host, to_namespace
 
-# k × d from which the per-class sums of sparse input are gathered sparse
-# (32 MiB of float64: below that the dense array costs little).
+# k × d from which per-class sums may be kept sparse (32 MiB of float64:
+# below that the dense array costs little).
 WIDE_ENTRIES = 2**22
 # Sparse while at most 1/SPARSE_FRACTION of the entries are stored: a
 # stored entry takes 12 bytes (value, int32 row) against 8 dense, and each
 # sparse operation does more per entry.
 SPARSE_FRACTION = 8
+# The log of added entries (16 bytes each) is folded in once it holds this
+# many, or a quarter of the stored ones if that is more: a fold costs a
+# pass over the d columns and the stored entries, paid for by the entries
+# added since.
+LOG_ENTRIES = 2**20
+
+
+class SparseCounts:
+    """k × d non-negative sums: a canonical float64 CSC array and the
+    entries added since, folded in before any read (:attr:`csc`)."""
+
+    __slots__ = ("_csc", "_keys", "_values", "_logged", "_bound")
+
+    def __init__(self, csc):
+        self._csc = csc
+        self._keys = self._values = None
+        self._logged = 0
+        # An upper bound of every sum (non-negative counts): the largest
+        # stored value plus everything logged since.
+        self._bound = float(csc.data.max()) if csc.nnz else 0.0
+
+    @classmethod
+    def empty(cls, shape):
+        return cls(sp.csc_array(shape, dtype=np.float64))
+
+    @property
+    def shape(self):
+        return self._csc.shape
+
+    @property
+    def dtype(self):
+        return self._csc.dtype
+
+    @property
+    def csc(self):
+        """The sums as a canonical CSC array (the log folded in)."""
+        self.fold()
+        return self._csc
+
+    @property
+    def folded(self):
+        """Whether no added entries wait in the log."""
+        return not self._logged
+
+    @property
+    def nnz(self):
+        return self.csc.nnz
+
+    def add(self, keys, values):
+        """Add entries ``(keys, values)`` (see ``class_sums.csr_class_entries``) in
+        place; False, changing nothing, if a sum could overflow."""
+        bound = self._bound + float(values.sum()) if values.size else self._bound
+        if not math.isfinite(bound):
+            return False
+        need = self._logged + keys.shape[0]
+        if self._keys is None or need > self._keys.shape[0]:
+            size = max(2 * need, 1024)
+            grown_keys, grown_values = np.empty(size, np.int64), np.empty(size, np.float64)
+            if self._logged:
+                grown_keys[: self._logged] = self._keys[: self._logged]
+                grown_values[: self._logged] = self._values[: self._logged]
+            self._keys, self._values = grown_keys, grown_values
+        self._keys[self._logged : need] = keys
+        self._values[self._logged : need] = values
+        self._logged = need
+        self._bound = bound
+        # Folded when large enough to pay for a pass over the stored entries,
+        # or when the sums may no longer be sparse (``kept`` then decides).
+        stored = self._csc.nnz
+        if need >= max(LOG_ENTRIES, stored // 4) or not sparse_enough(self.shape, stored + need):
+            self.fold()
+        return True
+
+    def fold(self):
+        """Add the logged entries into the CSC array."""
+        if not self._logged:
+            return
+        # The log is a run of sorted batches: a merge sort finds the runs.
+        keys, values = summed_entries(self._keys[: self._logged], self._values[: self._logged], kind="stable")
+        self._csc = _added_csc(self._csc, from_column_keys(keys, values, self._csc.shape))
+        self._keys = self._values = None
+        self._logged = 0
+        self._bound = float(self._csc.data.max()) if self._csc.nnz else 0.0
+
+    def moved(self, xp, device):
+        """The sums in namespace ``xp`` on ``device``: these on the host, a
+        dense array anywhere else."""
+        return self if on_host(xp) else to_namespace(self.csc.toarray(), xp, device)
+
+    def __getstate__(self):
+        return {"csc": self.csc}
+
+    def __setstate__(self, state):
+        self.__init__(state["csc"])
+
+
+def _added_csc(a, b):
+    out = (a + b).tocsc()
+    out.sum_duplicates()  # canonical (a no-op when scipy already says so)
+    return out
+
+
+def from_column_keys(keys, values, shape):
+    """The canonical CSC array (k × d) of entries keyed ``column * k + class``
+    (ascending, unique)."""
+    k, d = shape
+    columns, rows = np.divmod(keys, k)
+    indptr = np.zeros(d + 1, dtype=np.int64)
+    np.cumsum(np.bincount(columns, minlength=d), out=indptr[1:])
+    index = np.int32 if max(d, keys.shape[0]) < 2**31 else np.int64
+    return sp.csc_array((values, rows.astype(index), indptr.astype(index)), shape=shape)
 
 
 def is_sparse_counts(a) -> bool:
-    """Whether a statistics entry is kept sparse (a host scipy array)."""
-    return sp.issparse(a)
+    """Whether a statistics entry is kept sparse."""
+    return isinstance(a, SparseCounts)
 
 
 def gathers_sparse(X, n_classes) -> bool:
-    """Whether the per-class sums of ``X`` are gathered sparse: a host CSR
-    matrix, and a wide model (k × d at least ``WIDE_ENTRIES``)."""
-    return (
-        sp.issparse(X)
-        and X.format == "csr"
-        and is_host_array(X.data)
-        and n_classes * X.shape[1] >= WIDE_ENTRIES
-    )
+    """Whether the per-class sums of ``X`` are kept sparse: a host CSR
+    matrix, a wide model (k × d at least ``WIDE_ENTRIES``), and few enough
+    stored values that the sums must be sparse (each stored value makes at
+    most one entry)."""
+    if not is_host_csr(X):
+        return False
+    size = n_classes * X.shape[1]
+    return size >= WIDE_ENTRIES and X.nnz * SPARSE_FRACTION <= size
+
+
+def is_host_csr(X) -> bool:
+    """Whether ``X`` is a host CSR matrix (what sparse sums are added from)."""
+    return sp.issparse(X) and X.format == "csr" and is_host_array(X.data)
 
 
 def sparse_enough(shape, nnz) -> bool:
@@ -57,59 +179,64 @@ def sparse_enough(shape, nnz) -> bool:
 
 
 def kept(sums):
-    """Sparse ``sums`` as they are while sparse enough, else as a dense array."""
-    if sp.issparse(sums) and not sparse_enough(sums.shape, sums.nnz):
-        return sums.toarray()
+    """Sparse ``sums`` as they are while sparse enough, else as a dense array
+    (decided when the log was last folded: a read of the count would fold it)."""
+    if is_sparse_counts(sums) and sums.folded and not sparse_enough(sums.shape, sums.nnz):
+        return sums.csc.toarray()
     return sums
 
 
 def dense(a):
     """A dense array of a statistics entry (a sparse one made dense)."""
-    return a.toarray() if sp.issparse(a) else a
+    return a.csc.toarray() if is_sparse_counts(a) else a
 
 
 def added(a, b):
-    """``a + b`` of two statistics entries, dense or sparse: sparse while
-    both are and the sum is sparse enough, else dense (a new array)."""
-    if sp.issparse(a) and sp.issparse(b):
-        return kept((a + b).tocsc())
-    return a + b  # scipy adds a sparse array into a copy of the dense one
+    """``a + b`` of two statistics entries, dense or sparse (a new entry):
+    sparse while both are and the sum is sparse enough, else dense."""
+    if is_sparse_counts(a) and is_sparse_counts(b):
+        return kept(SparseCounts(_added_csc(a.csc, b.csc)))
+    if is_sparse_counts(a) or is_sparse_counts(b):
+        return dense(a) + dense(b)
+    return a + b
 
 
 def columns(a, cols):
     """Columns ``cols`` (a slice or an index array) of a k × d statistics
     entry, as a dense k × c array (of a dense entry: its view or gather)."""
-    return a[:, cols].toarray() if sp.issparse(a) else a[:, cols]
+    return a.csc[:, cols].toarray() if is_sparse_counts(a) else a[:, cols]
 
 
 def row_totals(a, *, xp):
     """``Σ_j a_cj`` as a k × 1 array."""
-    if sp.issparse(a):
-        return np.asarray(a.sum(axis=1)).reshape(-1, 1)
+    if is_sparse_counts(a):
+        return np.asarray(a.csc.sum(axis=1)).reshape(-1, 1)
     return xp.sum(a, axis=1, keepdims=True)
 
 
 def column_totals(a, *, xp):
     """``Σ_c a_cj`` as a vector of d."""
-    if sp.issparse(a):
-        return np.asarray(a.sum(axis=0)).reshape(-1)
+    if is_sparse_counts(a):
+        return np.asarray(a.csc.sum(axis=0)).reshape(-1)
     return xp.sum(a, axis=0)
 
 
 def with_rows(a, source):
     """Sparse ``a`` with row ``i`` taken from row ``source[i]`` of ``a``, or
     zero where ``source[i]`` is ``a.shape[0]`` (classes added by a merge)."""
-    padded = sp.vstack([a.tocsr(), sp.csr_array((1, a.shape[1]), dtype=a.dtype)], format="csr")
-    return padded[np.asarray(source)].tocsc()
+    csc = a.csc
+    padded = sp.vstack([csc.tocsr(), sp.csr_array((1, csc.shape[1]), dtype=csc.dtype)], format="csr")
+    return SparseCounts(padded[np.asarray(source)].tocsc())
 
 
 def stored_entries(a, index_dtype):
     """``(flat indices, values)`` of the nonzero entries of sparse ``a``, the
     flat (row-major) indices ascending: what a model file stores of an array
     that is mostly zeros, as it would store the dense array."""
-    csr = a.tocsr()  # canonical: column indices sorted within each row
-    rows = np.repeat(np.arange(a.shape[0], dtype=np.int64), np.diff(csr.indptr))
-    flat = rows * a.shape[1] + csr.indices
+    csc = a.csc
+    csr = csc.tocsr()  # canonical: column indices sorted within each row
+    rows = np.repeat(np.arange(csc.shape[0], dtype=np.int64), np.diff(csr.indptr))
+    flat = rows * csc.shape[1] + csr.indices
     keep = csr.data != 0  # an explicit zero is not an entry (as in the dense array)
     if not keep.all():
         flat, values = flat[keep], csr.data[keep]
@@ -119,7 +246,7 @@ def stored_entries(a, index_dtype):
 
 
 def from_entries(indices, values, shape):
-    """The sparse k × d array whose row-major flat ``indices`` (ascending,
+    """The sparse k × d sums whose row-major flat ``indices`` (ascending,
     in range: checked by the caller) hold ``values``."""
     k, d = shape
     rows, cols = np.divmod(indices.astype(np.int64, copy=False), d)
@@ -127,4 +254,4 @@ def from_entries(indices, values, shape):
     np.cumsum(np.bincount(rows, minlength=k), out=indptr[1:])
     index_dtype = np.int32 if max(d, indices.shape[0]) < 2**31 else np.int64
     csr = sp.csr_array((values, cols.astype(index_dtype), indptr.astype(index_dtype)), shape=(k, d))
-    return csr.tocsc()
+    return SparseCounts(csr.tocsc())

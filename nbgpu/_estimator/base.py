@@ -60,7 +60,12 @@ from .statistics_checks import check_class_count, check_keys
 # Held while a model derives parameters from its statistics (see __getattr__).
 _DERIVING = threading.RLock()
 
-_FIT_STATE = frozenset({"classes_", "n_features_in_", "feature_names_in_", "_stats", "_fit_dtype_", "_derived_"})
+# Each estimator class's parameter names (scikit-learn inspects __init__ per call).
+_PARAM_NAMES: dict = {}
+
+_FIT_STATE = frozenset(
+    {"classes_", "n_features_in_", "feature_names_in_", "_stats", "_fit_dtype_", "_fit_params_", "_derived_"}
+)
 
 
 def score_dtype_of(stats, name):
@@ -348,7 +353,8 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
         accumulates exactly as a fit does, then returns the statistics
         without finalizing them or changing the estimator.
         """
-        self._validate_params()
+        if reset or not self._params_unchanged():  # a continuing partial_fit: checked by the first call
+            self._validate_params()
         # Column names are read before check_X turns a DataFrame into an array.
         feature_names = _get_feature_names(X) if reset else _check_feature_names(self, X, reset=False)
         X, xp, device = check_X(X, estimator=self, allow_nan=self._ignore_missing)
@@ -410,9 +416,13 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
         """
         attrs = None
         if not (lazy and self._lazy_parameters):
-            attrs = self._derived_from(stats, classes, score_dtype)
-            for name, method in self._deferred_parameters.items():
-                attrs[name] = getattr(self, method)(stats, attrs, score_dtype_of(stats, score_dtype))
+            attrs = self._derived_from(stats, classes, score_dtype, model=self)  # this fit's parameters
+            # Statistics kept sparse are those of a wide model: its k × d
+            # parameters are made when first needed, as a streamed model's
+            # (a fit that is saved, or scores a few rows, never makes them whole).
+            if not any(map(is_sparse_counts, stats.values())):
+                for name, method in self._deferred_parameters.items():
+                    attrs[name] = getattr(self, method)(stats, attrs, score_dtype_of(stats, score_dtype))
         state = self.__dict__
         for name in state.pop("_derived_", None) or ():  # parameters of earlier statistics
             state.pop(name, None)
@@ -423,15 +433,57 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
         self.classes_ = classes
         self._stats = stats
         self._fit_dtype_ = score_dtype
+        # Parameters derive from the statistics and the hyper-parameters of
+        # this call, whenever they are derived (scikit-learn's models fix
+        # them at fit: a later set_params changes nothing until a refit).
+        self._fit_params_ = self._params()
         # None marks parameters not derived yet; else the names of those derived.
         self._derived_ = None
         if attrs is not None:
             self._store_derived(attrs)
         return self
 
-    def _derived_from(self, stats, classes, score_dtype):
-        """The fitted parameters ``_finalize`` derives from ``stats``, in their namespace."""
-        return self._finalize(stats, classes, xp=get_namespace(first_array(stats)), dtype=score_dtype_of(stats, score_dtype))
+    def _derived_from(self, stats, classes, score_dtype, *, model=None):
+        """The fitted parameters ``_finalize`` derives from ``stats``, in
+        their namespace, with the hyper-parameters of ``model`` (by default
+        those of the last fit)."""
+        model = self._as_fitted() if model is None else model
+        return model._finalize(stats, classes, xp=get_namespace(first_array(stats)), dtype=score_dtype_of(stats, score_dtype))
+
+    def _as_fitted(self):
+        """This model with the hyper-parameters of its last fit: ``self``
+        unless ``set_params`` changed one since, else a copy that has them
+        (what derives parameters reads them from it)."""
+        if "_fit_params_" not in self.__dict__ or self._params_unchanged():
+            return self
+        model = object.__new__(type(self))
+        model.__dict__.update(self.__dict__)
+        model.__dict__.update(self._fit_params_)
+        return model
+
+    def _params(self):
+        """``get_params(deep=False)``, without inspecting ``__init__`` per call."""
+        names = _PARAM_NAMES.get(type(self))
+        if names is None:
+            names = _PARAM_NAMES[type(self)] = tuple(self._get_param_names())
+        return {name: getattr(self, name) for name in names}
+
+    def _params_unchanged(self):
+        """Whether the parameters are those of the last fit (the same objects)."""
+        fitted = self.__dict__.get("_fit_params_")
+        if fitted is None:
+            return False
+        return all(getattr(self, name) is value for name, value in fitted.items())
+
+    def __getstate__(self):
+        # Derived parameters are not pickled: they are made again from the
+        # statistics when first read (by models that can derive them lazily).
+        state = super().__getstate__()
+        derived = state.get("_derived_")
+        if derived and self._lazy_parameters:
+            state = {name: value for name, value in state.items() if name not in derived}
+            state["_derived_"] = None
+        return state
 
     def _store_derived(self, attrs):
         self.__dict__.update(attrs)
@@ -464,7 +516,8 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
                 return state[name]
             if derivable and name in self._deferred_parameters and state.get("_derived_") is not None:
                 stats = state["_stats"]
-                made = getattr(self, self._deferred_parameters[name])(stats, state, score_dtype_of(stats, state["_fit_dtype_"]))
+                make = getattr(self._as_fitted(), self._deferred_parameters[name])
+                made = make(stats, state, score_dtype_of(stats, state["_fit_dtype_"]))
                 self._store_derived({name: made})
                 return made
         msg = f"{type(self).__name__!r} object has no attribute {name!r}"
@@ -496,7 +549,7 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
 
         params = self.get_params(deep=False)
         for name, value in list(vars(self).items()):
-            if name not in params:
+            if name not in params and name != "_fit_params_":
                 self.__dict__[name] = to_namespace_tree(value, xp, device)
         for name in self._product_operands:
             if name in self.__dict__:

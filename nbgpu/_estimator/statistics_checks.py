@@ -13,9 +13,15 @@ statistics are the content of a file, not arguments of a call.
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
+
+from .._array.sparse_counts import is_sparse_counts
 
 _FINITE_BLOCK = 2**20  # elements per pass of the finiteness check: bounded temporaries
+# The dtypes statistics are stored in, by kind: sums in float64, or float32
+# on a device without float64 (``accumulation_dtype``), and int64 category
+# counts. Never float16 (a sum of 65,505 ones overflows it) nor longdouble
+# (no portable layout: a file holding it could not be saved again).
+_DTYPES = {"f": (np.dtype(np.float32), np.dtype(np.float64)), "i": (np.dtype(np.int64),), "u": ()}
 
 
 def check_keys(stats, required, optional=(), *, name="statistics"):
@@ -46,28 +52,39 @@ def check_array(a, name, shapes, *, values, kinds="f", non_negative=False, spars
 
     A shape is a tuple whose entries are lengths or None (any length).
     ``kinds`` are the numpy dtype kinds allowed ("f": floating, "iu":
-    integers). With ``values``, the entries must be finite, and >= 0 if
-    ``non_negative``. With ``sparse``, a canonical scipy CSC array is taken
-    too (``sparse_counts.py``), its stored values checked. Returns ``a``.
+    integers), each of the dtypes the models store in (``_DTYPES``). With
+    ``values``, the entries must be finite and so must their total (the
+    model's sums of them do not overflow), and >= 0 if ``non_negative``.
+    With ``sparse``, a canonical scipy CSC array is taken too
+    (``sparse_counts.py``), its stored values checked. Returns ``a``.
     """
-    kept_sparse = sparse and sp.issparse(a)
-    if kept_sparse and (a.format != "csc" or not a.has_canonical_format):
-        msg = f"statistics entry {name!r} is a sparse {a.format} array; expected a canonical CSC array"
-        raise ValueError(msg)
+    kept_sparse = sparse and is_sparse_counts(a)
+    if kept_sparse:
+        csc = a.csc
+        if csc.format != "csc" or not csc.has_canonical_format:
+            msg = f"statistics entry {name!r} is a sparse {csc.format} array; expected a canonical CSC array"
+            raise ValueError(msg)
     if not kept_sparse and not isinstance(a, np.ndarray):
         msg = f"statistics entry {name!r} must be an array; got {type(a).__name__}"
         raise ValueError(msg)  # noqa: TRY004  (a file's content, see above)
-    if a.dtype.kind not in kinds:
-        msg = f"statistics entry {name!r} has dtype {a.dtype}; expected a dtype of kind {kinds!r}"
+    allowed = [dtype for kind in kinds for dtype in _DTYPES[kind]]
+    if a.dtype.newbyteorder("=") not in allowed:
+        msg = f"statistics entry {name!r} has dtype {a.dtype}; expected {' or '.join(map(str, allowed))}"
         raise ValueError(msg)
     if not any(_fits(a.shape, shape) for shape in shapes):
         expected = " or ".join(str(tuple("any" if n is None else n for n in shape)) for shape in shapes)
         msg = f"statistics entry {name!r} has shape {a.shape}; expected {expected}"
         raise ValueError(msg)
     if values:
-        stored = a.data if kept_sparse else a
+        stored = a.csc.data if kept_sparse else a
         if stored.dtype.kind == "f" and not _all_finite(stored):
             msg = f"statistics entry {name!r} holds NaN or infinity"
+            raise ValueError(msg)
+        if stored.dtype.kind == "f" and not _total_finite(stored):
+            msg = (
+                f"statistics entry {name!r} sums to infinity in {stored.dtype} (values up to {np.abs(stored).max():g}): "
+                "the totals the model divides by would overflow"
+            )
             raise ValueError(msg)
         if non_negative and stored.size and stored.min() < 0:
             msg = f"statistics entry {name!r} holds a negative value ({stored.min():g}); it is a sum of non-negative weights"
@@ -91,6 +108,13 @@ def check_class_count(a, n_classes, *, values, name="class_count"):
 
 def _fits(shape, pattern):
     return len(shape) == len(pattern) and all(p is None or n == p for n, p in zip(shape, pattern))
+
+
+def _total_finite(a):
+    """Whether the sum of ``a`` is finite: as a fit checks its statistics
+    (``check_statistics_finite``), so every total a model takes of them is."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return bool(np.isfinite(np.sum(a)))
 
 
 def _all_finite(a):

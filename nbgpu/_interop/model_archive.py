@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import math
+import os
 import re
 import struct
 import zipfile
@@ -37,6 +38,10 @@ MAX_NPY_HEADER_BYTES = 10_000
 # any model that fits in memory, far below what a forged size could ask for.
 MAX_FILE_DATA_BYTES = 2**36
 MAX_MEMBERS = 100_000
+# Deflate's largest expansion: a 258-byte match takes at least 2 bits, so a
+# stored byte gives at most 1032. A member declaring more data than its
+# stored bytes can expand to is refused before anything is allocated.
+_MAX_DEFLATE_RATIO = 1032
 # Dtypes a member may have: booleans, numbers, text and dates (labels of any
 # numpy type); never objects (pickle), structures or raw bytes.
 _KINDS = frozenset("biufUSMm")
@@ -109,7 +114,9 @@ def write_archive(path, members):
     with atomic_output(path, "wb") as f, zipfile.ZipFile(f, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as z:
         for name, array in members.items():
             with z.open(f"{name}.npy", "w", force_zip64=True) as out:
-                np.lib.format.write_array(out, np.ascontiguousarray(array), allow_pickle=False)
+                # np.asarray, not np.ascontiguousarray: that makes a 0-d array (a
+                # parameter such as alpha=np.array(0.5)) 1-d, which load refuses.
+                np.lib.format.write_array(out, np.asarray(array, order="C"), allow_pickle=False)
 
 
 # --------------------------------------------------------------------------- #
@@ -130,6 +137,7 @@ class Archive:
         except OSError as exc:
             raise ModelFileError(f"{self.where} cannot be read ({exc})") from exc
         try:
+            self._length = os.fstat(self._file.fileno()).st_size
             self._zip = zipfile.ZipFile(self._file)
             self._infos = self._check_directory(self._zip.infolist())
         except ModelFileError:
@@ -174,6 +182,11 @@ class Archive:
                 raise ModelFileError(msg)
             if info.file_size > MAX_FILE_DATA_BYTES + MAX_NPY_HEADER_BYTES:
                 raise ModelFileError(f"{where}: member {name!r} declares {info.file_size} bytes, beyond any model file")
+            stored = min(info.compress_size, self._length)  # its stored bytes are in the file
+            ratio = 1 if info.compress_type == zipfile.ZIP_STORED else _MAX_DEFLATE_RATIO
+            if info.file_size > ratio * stored:
+                msg = f"{where}: member {name!r} declares {info.file_size} bytes; its {info.compress_size} stored bytes hold at most {ratio * stored}"
+                raise ModelFileError(msg)
             found[name[:-4]] = info
         return found
 

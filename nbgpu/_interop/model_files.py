@@ -18,8 +18,9 @@ Loading never executes code from the file and checks everything before it
 builds anything: the archive's structure, the header, the declared shapes
 and sizes of the arrays against the header and against what the model's
 parameters, classes and features imply (before any data is read), then the
-checksums and values of the arrays. Saving runs the same checks, so a file
-``save`` writes is one ``load`` accepts.
+checksums and values of the arrays, and last the parameters derived from
+them. Saving runs the same checks but the last (it derives nothing), so a
+file ``save`` writes is one ``load`` accepts.
 
 The SHA-256 checksums are stored in the file they check: they detect
 accidental corruption, not deliberate changes (whoever edits a file can
@@ -131,6 +132,50 @@ def _contents(header, listed, resolve, *, statistics=True):
     return _Contents(model, classes, n_features, names, dtype, stats, vectorizer)
 
 
+def _fitted(contents):
+    """The model ``contents`` describe, fitted, its parameters checked: a
+    ValueError names one that holds NaN or +infinity.
+
+    Checked statistics can still make parameters that are not numbers
+    (class weights so small that a mean or a rate divided by them
+    overflows), and such a model predicts NaN. So the parameters are
+    derived now, once, as the first prediction would (the deferred k × d
+    ones excepted: they are made from these and the checked entries).
+    -infinity is fine: the log-probability of a class never seen.
+    """
+    model = contents.model
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):  # what overflows is refused below
+        model._become_fitted(
+            contents.stats,
+            contents.classes,
+            n_features=contents.n_features,
+            feature_names=contents.feature_names,
+            score_dtype=contents.dtype,
+            lazy=True,  # the parameters are derived below, deferred ones when first used
+        )
+        _check_parameters(model)
+    return model
+
+
+def _check_parameters(model, part=""):
+    """Raise ValueError if a parameter ``model`` derived holds NaN or +infinity (a ColumnwiseNB's parts too)."""
+    model._derive_if_lazy()
+    state = model.__dict__
+    for name in state.get("_derived_") or ():
+        if name == "estimators_":  # a ColumnwiseNB's fitted parts
+            for part_name, fitted in zip(state["_part_names_"], state["estimators_"]):
+                _check_parameters(fitted, f"{part}part {part_name!r}: ")
+            continue
+        stack = [state[name]]
+        while stack:
+            value = stack.pop()
+            if isinstance(value, (list, tuple)):
+                stack.extend(value)
+            elif isinstance(value, np.ndarray) and value.dtype.kind == "f" and (np.isnan(value).any() or np.isposinf(value).any()):
+                msg = f"{part}parameter {name!r} derived from the statistics holds NaN or +infinity (the model would predict NaN)"
+                raise ValueError(msg)
+
+
 def _keeping_sparse(resolve, model, spec):
     """``resolve`` giving the statistics that ``model`` keeps sparse
     (``sparse_counts.py``), when stored as their nonzero entries, as they
@@ -193,10 +238,16 @@ class _FileArrays:
         size = math.prod(shape)
         if indices.size and (indices[0] < 0 or indices[-1] >= size or not np.all(indices[1:] > indices[:-1])):
             raise ModelFileError(f"{self.where}: inconsistent model file (sparse array {body['values']!r} has indices out of order or of range)")
-        if sparse and len(shape) == 2 and sparse_counts.sparse_enough(shape, indices.shape[0]):
-            return sparse_counts.from_entries(indices, values, shape)
-        dense = np.zeros(shape, dtype=values.dtype)
-        dense.reshape(-1)[indices] = values
+        # The shape is within MAX_ARRAY_ELEMENTS (parse_header), yet need not
+        # fit in this machine's memory: that too is an error about the file.
+        try:
+            if sparse and len(shape) == 2 and sparse_counts.sparse_enough(shape, indices.shape[0]):
+                return sparse_counts.from_entries(indices, values, shape)
+            dense = np.zeros(shape, dtype=values.dtype)
+            dense.reshape(-1)[indices] = values
+        except MemoryError as exc:
+            msg = f"{self.where}: not enough memory for sparse array {body['values']!r} of shape {list(shape)} ({size} elements)"
+            raise ModelFileError(msg) from exc
         return dense
 
     def _read(self, key):
@@ -328,6 +379,8 @@ def _checked(where, read):
         raise
     except (ValueError, TypeError) as exc:
         raise ModelFileError(f"{where}: inconsistent model file ({exc})") from exc
+    except MemoryError as exc:  # sizes within the bounds, but not within this machine's memory
+        raise ModelFileError(f"{where}: not enough memory to load it ({exc or 'MemoryError'})") from exc
 
 
 def read_model_file(path):
@@ -340,16 +393,10 @@ def read_model_file(path):
     with Archive(path) as archive:
         header, listed = header_of(archive, where)
         contents = _checked(where, lambda: _contents(header, listed, _FileArrays(archive, listed, where)))
-    model = contents.model
     try:
-        model._become_fitted(
-            contents.stats,
-            contents.classes,
-            n_features=contents.n_features,
-            feature_names=contents.feature_names,
-            score_dtype=contents.dtype,
-            lazy=True,  # the parameters are derived when first used, not to load
-        )
+        model = _checked(where, lambda: _fitted(contents))
+    except ModelFileError:
+        raise
     except Exception as exc:  # the statistics passed every check: a failure here means the file contradicts itself
         raise ModelFileError(f"{where}: inconsistent model file ({type(exc).__name__}: {exc})") from exc
     return ModelFile(model, contents.vectorizer, header)
@@ -392,7 +439,9 @@ def load(path, *, return_vectorizer=False):
         If the file is missing, truncated, corrupted (an array does not
         match the SHA-256 checksum stored with it), not an nbgpu model file,
         inconsistent (e.g. statistics that do not fit its classes and
-        features, or are not finite), holds object arrays or vectorizer
+        features, are not finite, overflow in their totals or make
+        parameters that are not numbers), declares an array of more than
+        ``MAX_ARRAY_ELEMENTS`` (2**30) elements, holds object arrays or vectorizer
         settings nbgpu does not vouch for, or is of a newer format version
         than this nbgpu reads. The checksums detect accidental corruption
         only: they are stored in the file, so whoever edits it can update

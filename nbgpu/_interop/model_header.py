@@ -15,7 +15,8 @@ statistics only (format 2), ``{"sparse": {"shape": [...], "indices": key,
 the flat (C-order) positions ``indices``.
 
 Reading a header never builds anything: :func:`parse_header` checks the
-JSON and the list of arrays (their dtypes, shapes and total size) and
+JSON and the list of arrays (their dtypes, shapes, each within
+``MAX_ARRAY_ELEMENTS``, a sparse one at its full size, and total size) and
 :func:`unflatten` turns a described value back into Python values, asking a
 ``resolve`` callable for the arrays.
 """
@@ -49,6 +50,13 @@ MAX_HEADER_BYTES = 16 * 2**20
 # A sparse array is stored as int indices and values when that, with its
 # second member (~300 bytes of zip and .npy headers), is smaller.
 _MEMBER_OVERHEAD = 512
+# The most elements any array of a model file may declare, a sparse one
+# counted at its full size (what densifying it, or the d + 1 column index
+# of a k × d one kept sparse, allocates). 1024 classes × 2**20 hashed
+# features (HashingVectorizer's default) fit, 8 GiB of float64; a header
+# declaring more is refused before anything is allocated, however few
+# entries its file stores.
+MAX_ARRAY_ELEMENTS = 2**30
 
 
 # --------------------------------------------------------------------------- #
@@ -170,7 +178,8 @@ def estimator_spec(model, key, arrays, *, where):
     if estimator_class(name, where) is not type(model):
         msg = f"{where}: {type(model).__module__}.{name} is not nbgpu's own {name}, so it cannot be saved."
         raise ValueError(msg)
-    return {"estimator": name, "params": flatten(model.get_params(deep=False), key, arrays)}
+    fitted = model._as_fitted() if hasattr(model, "_fit_params_") else model  # the parameters its statistics go with
+    return {"estimator": name, "params": flatten(fitted.get_params(deep=False), key, arrays)}
 
 
 def make_header(spec, *, n_features, dtype, stats, vectorizer, metadata, arrays):
@@ -209,6 +218,7 @@ class Listed:
             raise ModelFileError(f"{at} is malformed")
         self.dtype = plain_dtype(entry["dtype"], at)
         self.shape = plain_shape(entry["shape"], at)
+        _check_elements(self.shape, at)
         self.sha256 = entry["sha256"]
         if not (isinstance(self.sha256, str) and len(self.sha256) == 64):
             raise ModelFileError(f"{at} has no SHA-256 checksum")
@@ -220,6 +230,14 @@ class Listed:
     def stand_in(self, shape=None):
         """A read-only array of this dtype and ``shape`` (default: its own) that takes no memory."""
         return np.broadcast_to(np.zeros((), dtype=self.dtype), self.shape if shape is None else shape)
+
+
+def _check_elements(shape, at):
+    """Raise unless an array of ``shape`` (described at ``at``) is within ``MAX_ARRAY_ELEMENTS``."""
+    size = math.prod(shape)
+    if size > MAX_ARRAY_ELEMENTS:
+        msg = f"{at} declares shape {list(shape)} ({size} elements), beyond the bound of {MAX_ARRAY_ELEMENTS} elements of an array in a model file"
+        raise ModelFileError(msg)
 
 
 def read_header(path):
@@ -312,6 +330,7 @@ def arrays_of(node, listed, where, *, sparse):
         if not sparse:
             raise ModelFileError(f"{where}: inconsistent model file (a sparse array outside the statistics of format 2)")
         indices, values = (_listed(listed, body[k], where) for k in ("indices", "values"))
+        _check_elements(body["shape"], f"{where}: sparse array {values.key!r}")
         keys += [indices.key, values.key]
         total += data_bytes(values.dtype, body["shape"]) + indices.nbytes + values.nbytes
     return keys, total

@@ -18,9 +18,9 @@ from .._array.class_sums import (
     add_class_sums_into,
     class_sums,
     class_totals,
-    csr_class_sums_sparse,
+    csr_class_entries,
 )
-from .._array.namespace import get_device, get_namespace, is_sparse, result_dtype
+from .._array.namespace import get_device, get_namespace, is_host_array, is_sparse, result_dtype
 from .._array.numerics import (
     columns_of,
     laid_out_by_columns,
@@ -83,7 +83,8 @@ class _DiscreteNB(_BaseNB):
             # weights of those only, the same numbers as the whole layout's.
             columns, X = compact_columns(X)
             attrs = {"_context_": self._context_}  # derived by now (the bias above)
-            make = lambda part: self._weight_columns(self._stats, attrs, columns[part], xp=xp)  # noqa: E731
+            model = self._as_fitted()
+            make = lambda part: model._weight_columns(self._stats, attrs, columns[part], xp=xp)  # noqa: E731
             weight = laid_out_by_columns(make, (bias.shape[-1], columns.shape[0]), dtype, xp=xp)
         else:
             (weight,) = self._fitted_arrays(("_weight_",), xp=xp, device=device, dtype=dtype)
@@ -110,10 +111,10 @@ class _DiscreteNB(_BaseNB):
         no more than its product."""
         if "_weight_" not in self._deferred_parameters or "_weight_" in self.__dict__:
             return False
-        if getattr(X, "format", None) != "csr" or not isinstance(X.indices, np.ndarray):
+        if getattr(X, "format", None) != "csr" or not is_host_array(X.indices):
             return False
         fc = self._stats["feature_count"]
-        return sparse_counts.is_sparse_counts(fc) or (isinstance(fc, np.ndarray) and 8 * X.nnz <= X.shape[1])
+        return sparse_counts.is_sparse_counts(fc) or (is_host_array(fc) and 8 * X.nnz <= X.shape[1])
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -162,7 +163,9 @@ class _CountNB(_DiscreteNB):
 
     def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
         if self._keeps_sparse_counts and sparse_counts.gathers_sparse(X, n_classes):
-            sums = sparse_counts.kept(csr_class_sums_sparse(X, codes, weights, n_classes, dtype=dtype))
+            sums = sparse_counts.SparseCounts.empty((n_classes, X.shape[1]))
+            sums.add(*csr_class_entries(X, codes, weights, n_classes))
+            sums = sparse_counts.kept(sums)
         else:
             sums = class_sums(X, codes, weights, n_classes, xp=xp, dtype=dtype)
         return {"class_count": class_totals(codes, weights, n_classes, dtype=dtype, xp=xp), "feature_count": sums}
@@ -172,15 +175,19 @@ class _CountNB(_DiscreteNB):
 
     def _accumulate_onto(self, previous, X, codes, weights, n_classes, *, xp, dtype):
         fc = previous["feature_count"]
-        # NaN (missing values) are split out by _accumulate, not summed;
-        # sparse sums are added by _merge.
-        if self._ignore_missing or sparse_counts.is_sparse_counts(fc):
+        # NaN (missing values) are split out by _accumulate, not summed.
+        sparse_sums = sparse_counts.is_sparse_counts(fc)
+        if self._ignore_missing or (sparse_sums and not sparse_counts.is_host_csr(X)):
             return super()._accumulate_onto(previous, X, codes, weights, n_classes, xp=xp, dtype=dtype)
         # The k class weights are checked before anything is written; the
         # in-place sums write no entry that would overflow (else the merge
         # below runs and refuses them).
         count = previous["class_count"] + class_totals(codes, weights, n_classes, dtype=dtype, xp=xp)
         check_statistics_finite({"class_count": count}, estimator=self, X=X, sample_weight=weights)
+        if sparse_sums:
+            if not fc.add(*csr_class_entries(X, codes, weights, n_classes)):
+                return super()._accumulate_onto(previous, X, codes, weights, n_classes, xp=xp, dtype=dtype)
+            return {"class_count": count, "feature_count": sparse_counts.kept(fc)}
         if not add_class_sums_into(fc, X, codes, weights, xp=xp):
             return super()._accumulate_onto(previous, X, codes, weights, n_classes, xp=xp, dtype=dtype)
         return {"class_count": count, "feature_count": fc}
@@ -220,7 +227,7 @@ class _CountNB(_DiscreteNB):
         raise NotImplementedError
 
     def _laid_out_weight(self, stats, attrs, dtype):
-        xp = get_namespace(stats["feature_count"])
+        xp = get_namespace(stats["class_count"])
         make = lambda cols: self._weight_columns(stats, attrs, cols, xp=xp)  # noqa: E731
         return laid_out_by_columns(make, stats["feature_count"].shape, dtype, xp=xp)
 
@@ -611,7 +618,7 @@ class BernoulliNB(_CountNB):
         return log_prior + context["absent"]
 
     def _feature_log_prob(self, stats, attrs, dtype):
-        xp = get_namespace(stats["feature_count"])
+        xp = get_namespace(stats["class_count"])
         alpha = attrs["_context_"]["alpha"]
         make = lambda cols: self._log_probs(stats["class_count"], stats["feature_count"], alpha, cols, xp=xp)[0]  # noqa: E731
         return made_by_columns(make, stats["feature_count"].shape, dtype, xp=xp)

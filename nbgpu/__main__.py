@@ -7,9 +7,12 @@ traceback.
 
 The console script and ``python -m nbgpu`` end the process as soon as the
 command returns (:func:`console`); :func:`main` returns the exit status.
+A process started with standard output or error closed (``>&-``, ``2>&-``)
+gets stand-ins for them (:func:`_stand_in_streams`).
 """
 
 import atexit
+import io
 import os
 import sys
 
@@ -27,6 +30,49 @@ def main(argv=None):
         return report_signal(exc)
 
 
+class _ClosedOutput(io.TextIOBase):
+    """``sys.stdout`` of a process started with descriptor 1 closed: nothing
+    written to it can go anywhere, so a write raises (the command then ends
+    with one line and status 1), and a command with nothing to write ends
+    as usual. ``writable()`` is False: the command checks it before any work."""
+
+    def writable(self):
+        return False
+
+    def write(self, text):
+        raise io.UnsupportedOperation("standard output is closed (started with >&-): nothing can be written to it")
+
+    @property
+    def buffer(self):  # binary writes (a model file to ``-o -``) raise alike
+        return self
+
+    def fileno(self):
+        return 1
+
+
+def _reserve(fd):
+    # Hold a closed standard descriptor with /dev/null, read-only (writes to
+    # it still fail), so that no file the command opens becomes "standard
+    # output" for code that writes to descriptor 1 or 2 directly.
+    null = os.open(os.devnull, os.O_RDONLY)
+    if null != fd:
+        os.dup2(null, fd)
+        os.close(null)
+
+
+def _stand_in_streams():
+    """Stand-ins for ``sys.stdout`` and ``sys.stderr`` where Python found
+    their descriptors closed at start. Python sets them to None: ``print``
+    then drops the text silently (or sends a message meant for stderr to
+    stdout), and flushing them at the end failed with a traceback."""
+    if sys.stdout is None:
+        _reserve(1)
+        sys.stdout = _ClosedOutput()
+    if sys.stderr is None:
+        _reserve(2)
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (the process's stream): messages have nowhere to go
+
+
 def console():
     """The ``nbgpu`` console script and ``python -m nbgpu``: run the command,
     then end the process without tearing the interpreter down.
@@ -39,6 +85,7 @@ def console():
     flushed; if one cannot be (a closed pipe) the interpreter ends as
     usual, and says so as usual.
     """
+    _stand_in_streams()
     status = main()
     if status is None:
         status = 0

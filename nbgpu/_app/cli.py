@@ -119,6 +119,15 @@ def _say(args, text):
         print(text, file=sys.stderr)
 
 
+def _check_standard_output(output, what="-o"):
+    """Raise a ValueError now if ``output`` is standard output and the
+    process has none (started with ``>&-``: see ``nbgpu.__main__``)."""
+    if str(output) in (STDOUT, "/dev/stdout") and (sys.stdout is None or not sys.stdout.writable()):
+        msg = (f"the output is standard output ({what} {output}), which is closed "
+               f"(the command was started with >&-); name a file with {what} FILE")
+        raise ValueError(msg)
+
+
 def _reader_options(args, stored=None):
     stored = stored or {}
     options = {"chunk_bytes": args.chunk_mb, "dtype": np.dtype(args.dtype).type}
@@ -276,6 +285,7 @@ def cmd_train(args):
     classes = _classes(args)
     fmt = detect_format(args.data, args.format)
     check_output(args.output, inputs=[args.data], what="-o")
+    _check_standard_output(args.output)
     vectorizer = _vectorizer_params(args, fmt)
     options = _reader_options(args)
     reader = open_reader(args.data, fmt, vectorizer=vectorizer, n_features=None, **options)
@@ -338,6 +348,7 @@ def _csv_row(fields):
 def cmd_predict(args):
     output = args.output or STDOUT
     check_output(output, inputs=[args.model_file, args.data], what="-o")
+    _check_standard_output(output)
     reading = _early_reading(args, labels=False)
     loaded, like = _load_model(args)
     classes = np.asarray(to_numpy(loaded.model.classes_))
@@ -369,6 +380,7 @@ def cmd_evaluate(args):
             raise UsageError("--confusion-png needs matplotlib: pip install 'nbgpu[cli]'", "nbgpu evaluate") from None
         check_output(args.confusion_png, inputs=[args.model_file, args.data], what="--confusion-png")
     check_output(output, inputs=[args.model_file, args.data], what="-o")
+    _check_standard_output(output)
     reading = _early_reading(args, labels=True)
     from sklearn.metrics import log_loss
 

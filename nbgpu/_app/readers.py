@@ -531,21 +531,31 @@ def _text_transform(params):
 
     Without stop words it is the function below the estimator class, which
     needs no scikit-learn: the first chunk is hashed while the command is
-    still importing it.
+    still importing it. No texts (a block of blank lines) give no rows.
     """
-    from ..text._transform import fast_plan, hashed_matrix
+    from ..text._transform import DEFAULTS, fast_plan, hashed_matrix
 
     plan = fast_plan(params)
     if plan is None or plan.stop_words is not None:  # the estimator (its stop-word warning)
         from ..text import HashingVectorizer
 
-        return HashingVectorizer(**params).transform
+        hashed = HashingVectorizer(**params).transform
+    else:
+
+        def hashed(texts):
+            X = hashed_matrix(texts, plan, params)
+            if X is None:  # texts (JSON strings) that UTF-8 cannot encode
+                raise ValueError("a text holds a lone surrogate (U+D800 to U+DFFF), which is not Unicode text")
+            return X
+
+    settings = {**DEFAULTS, **params}
 
     def transform(texts):
-        X = hashed_matrix(texts, plan, params)
-        if X is None:  # texts (JSON strings) that UTF-8 cannot encode
-            raise ValueError("a text holds a lone surrogate (U+D800 to U+DFFF), which is not Unicode text")
-        return X
+        # Neither the fast path nor scikit-learn's transform takes an empty list.
+        if not texts:
+            dtype = np.dtype(settings["dtype"])
+            return _csr(np.empty(0, dtype), np.empty(0, np.int32), np.zeros(1, np.int32), 0, settings["n_features"])
+        return hashed(texts)
 
     return transform
 

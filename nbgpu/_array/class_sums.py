@@ -387,15 +387,33 @@ def csr_class_entries(X, codes, weights, n_classes):
     """``Yᵀ·X`` of a host CSR batch as its entries: keys ``column * k +
     class`` (int64, ascending, unique) and float64 sums, at a cost of
     O(nnz log nnz) (no array of size d or k × d). ``X`` is taken as it
-    comes (unsorted indices, duplicates, integer values)."""
-    counts = np.diff(X.indptr)
-    lo, hi = int(X.indptr[0]), int(X.indptr[-1])
-    keys = X.indices[lo:hi].astype(np.int64) * n_classes
-    keys += np.repeat(np.asarray(codes, dtype=np.int64), counts)
+    comes (unsorted indices, duplicates, integer values). A large batch is
+    sorted in row ranges on all cores and the sorted runs merged."""
+    n = X.shape[0]
+    threads = n_threads() if X.nnz >= blocks.PARALLEL_NNZ else 1
+    if threads == 1:
+        return _row_range_entries(X, codes, weights, n_classes, (0, n))
+    cuts = blocks.even_nnz_splits(X.indptr, threads)
+    parts = parallel_map(lambda rows: _row_range_entries(X, codes, weights, n_classes, rows), zip(cuts[:-1], cuts[1:]))
+    keys = np.concatenate([keys for keys, _ in parts])
+    values = np.concatenate([values for _, values in parts])
+    return summed_entries(keys, values, kind="stable")  # a merge sort merges the runs
+
+
+def _row_range_entries(X, codes, weights, n_classes, rows):
+    a, b = rows
+    indptr = X.indptr[a : b + 1]
+    counts = np.diff(indptr)
+    lo, hi = int(indptr[0]), int(indptr[-1])
+    # 32-bit keys where they fit: the sort, most of the work, goes faster.
+    key = np.uint32 if n_classes * X.shape[1] < 2**32 else np.int64
+    keys = X.indices[lo:hi].astype(key) * key(n_classes)
+    keys += np.repeat(np.asarray(codes[a:b]).astype(key), counts)
     values = X.data[lo:hi].astype(np.float64)
     if weights is not None:
-        values *= np.repeat(np.asarray(weights, dtype=np.float64), counts)
-    return summed_entries(keys, values)
+        values *= np.repeat(np.asarray(weights[a:b], dtype=np.float64), counts)
+    keys, values = summed_entries(keys, values)
+    return keys.astype(np.int64), values
 
 
 def category_counts(X, codes, weights, offsets, n_classes, *, xp, dtype):

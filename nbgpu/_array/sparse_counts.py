@@ -49,12 +49,12 @@ class SparseCounts:
     """k × d non-negative sums: a canonical float64 CSC array and the
     entries added since, folded in before any read (:attr:`csc`)."""
 
-    __slots__ = ("_csc", "_keys", "_values", "_logged", "_bound")
+    __slots__ = ("_csc", "_keys", "_values", "_logged", "_runs", "_bound")
 
     def __init__(self, csc):
         self._csc = csc
         self._keys = self._values = None
-        self._logged = 0
+        self._logged = self._runs = 0
         # An upper bound of every sum (non-negative counts): the largest
         # stored value plus everything logged since.
         self._bound = float(csc.data.max()) if csc.nnz else 0.0
@@ -103,6 +103,7 @@ class SparseCounts:
         self._keys[self._logged : need] = keys
         self._values[self._logged : need] = values
         self._logged = need
+        self._runs += 1
         self._bound = bound
         # Folded when large enough to pay for a pass over the stored entries,
         # or when the sums may no longer be sparse (``kept`` then decides).
@@ -115,11 +116,12 @@ class SparseCounts:
         """Add the logged entries into the CSC array."""
         if not self._logged:
             return
-        # The log is a run of sorted batches: a merge sort finds the runs.
-        keys, values = summed_entries(self._keys[: self._logged], self._values[: self._logged], kind="stable")
+        keys, values = self._keys[: self._logged], self._values[: self._logged]
+        if self._runs > 1:  # batches, each sorted: a merge sort finds the runs
+            keys, values = summed_entries(keys, values, kind="stable")
         self._csc = _added_csc(self._csc, from_column_keys(keys, values, self._csc.shape))
         self._keys = self._values = None
-        self._logged = 0
+        self._logged = self._runs = 0
         self._bound = float(self._csc.data.max()) if self._csc.nnz else 0.0
 
     def moved(self, xp, device):

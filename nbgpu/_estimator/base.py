@@ -31,6 +31,8 @@ from .._array.namespace import (
     first_array,
     get_device,
     get_namespace,
+    is_array,
+    is_sparse,
     result_dtype,
     to_namespace,
     to_namespace_tree,
@@ -356,7 +358,11 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
         if reset or not self._params_unchanged():  # a continuing partial_fit: checked by the first call
             self._validate_params()
         # Column names are read before check_X turns a DataFrame into an array.
-        feature_names = _get_feature_names(X) if reset else _check_feature_names(self, X, reset=False)
+        feature_names = None  # a continuing partial_fit keeps those of its first call (below)
+        if reset:
+            feature_names = _get_feature_names(X)
+        elif "feature_names_in_" in self.__dict__ or not (is_array(X) or is_sparse(X)):
+            _check_feature_names(self, X, reset=False)  # an array has no names: nothing to check
         X, xp, device = check_X(X, estimator=self, allow_nan=self._ignore_missing)
         n_samples, n_features = X.shape
         if not reset:

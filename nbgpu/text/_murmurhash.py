@@ -13,7 +13,11 @@ strings.
 
 All arithmetic is on uint32 arrays and wraps modulo 2**32, which numpy and
 cupy both do for unsigned integers; every function takes the array namespace
-``xp`` as a keyword-only argument.
+``xp`` as a keyword-only argument.  The body of a string is a chain, one
+step per block, that no array step can shorten: the blocks past the first
+``ARRAY_BLOCKS`` of the few strings that long are mixed one string at a
+time by scikit-learn's compiled MurmurHash3 (imported on first use), so the
+cost stays linear in the bytes with a compiled constant.
 """
 
 from __future__ import annotations
@@ -28,6 +32,15 @@ _C1 = 0xCC9E2D51
 _C2 = 0x1B873593
 _TAIL_MASKS = (0x00000000, 0x000000FF, 0x0000FFFF, 0x00FFFFFF)
 _SPACE = 0x20  # the byte between the words of an n-gram
+# Block positions state() always runs as array steps (strings up to 1 KiB)...
+ARRAY_BLOCKS = 256
+# ... and past them only while this many strings still have a block there:
+# a step costs microseconds however few strings it mixes, a string left to
+# the compiled hash about one (see _array_steps).
+_FEW_STRINGS = 1024
+# Inverses of the final mix's multipliers modulo 2**32 (see _unfinish).
+_M1_INVERSE = pow(0x85EBCA6B, -1, 2**32)
+_M2_INVERSE = pow(0xC2B2AE35, -1, 2**32)
 
 
 def _scramble(k):
@@ -77,6 +90,11 @@ class ByteWords:
             host[shift, :end] = raw[shift:]
             host[shift, end:] = 0
         self._all = xp.asarray(host.view("<u4").reshape(-1))
+        self._buf = buf
+
+    def raw(self, start, stop):
+        """The bytes ``buf[start:stop]``, as a host ``bytes`` object."""
+        return to_numpy(self._buf[start:stop]).tobytes()
 
     def index(self, positions, *, xp):
         """int64 index of the word at each byte position (``take`` reads it)."""
@@ -107,7 +125,9 @@ def state(words, starts, lengths, *, xp, h=None):
     strings' bytes (zero for a whole string); ``tail`` is the uint32 of the
     ``length % 4`` bytes past the last full block.  The body runs once per
     block position over the strings that still have a block there: in order
-    of block count those are a suffix, so each step works on a slice.
+    of block count those are a suffix, so each step works on a slice.  The
+    few strings with blocks past those steps (:func:`_array_steps`) are
+    finished one at a time by compiled code (:func:`_long_bodies`).
     """
     n = starts.shape[0]
     index = words.index(starts, xp=xp)
@@ -118,11 +138,18 @@ def state(words, starts, lengths, *, xp, h=None):
         key_dtype = xp.uint8 if max_blocks < 2**8 else xp.uint16 if max_blocks < 2**16 else nblocks.dtype
         order = xp.argsort(xp.astype(nblocks, key_dtype), stable=True)
         sorted_nb = xp.take(nblocks, order)
-        firsts = to_numpy(xp.searchsorted(sorted_nb, xp.arange(max_blocks, dtype=sorted_nb.dtype), side="right"))
+        steps = _array_steps(sorted_nb, max_blocks)
+        firsts = to_numpy(xp.searchsorted(sorted_nb, xp.arange(steps + 1, dtype=sorted_nb.dtype), side="right"))
         at = xp.take(index, order)
         body = xp.zeros(n, dtype=xp.uint32) if h is None else xp.take(h, order)
-        for j, first in enumerate(firsts.tolist()):
+        for j, first in enumerate(firsts[:-1].tolist()):
             _mix(body[first:], _scramble(words.take(at[first:], xp=xp, blocks=j)))
+        longer = int(firsts[-1])  # strings from here on have blocks past the steps
+        if longer < n:
+            rest = order[longer:]
+            body[longer:] = _long_bodies(
+                words, xp.take(starts, rest) + 4 * steps, sorted_nb[longer:] - steps, body[longer:], xp=xp
+            )
         if h is None:
             h = xp.empty(n, dtype=xp.uint32)
         h[order] = body
@@ -131,6 +158,58 @@ def state(words, starts, lengths, *, xp, h=None):
     tail = words.take(index + nblocks, xp=xp)
     tail &= _tail_masks(lengths, xp=xp)
     return h, tail
+
+
+def _array_steps(sorted_nb, max_blocks):
+    """How many block positions :func:`state` runs as array steps.
+
+    ``sorted_nb`` are the strings' block counts in increasing order.  All
+    positions up to ``ARRAY_BLOCKS``; past them, only those where at least
+    ``_FEW_STRINGS`` strings still have a block (``sorted_nb[-_FEW_STRINGS]``
+    of them), so a step mixes many blocks and the strings left over are few
+    and long.  The cost is linear in the bytes whatever their lengths.
+    """
+    if max_blocks <= ARRAY_BLOCKS:
+        return max_blocks
+    n = sorted_nb.shape[0]
+    if n < _FEW_STRINGS:
+        return ARRAY_BLOCKS
+    return min(max(ARRAY_BLOCKS, int(sorted_nb[n - _FEW_STRINGS])), max_blocks)
+
+
+def _compiled_murmurhash3():
+    # scikit-learn's compiled MurmurHash3 (bytes in, C loop over the blocks),
+    # imported at first need: the text fast path imports no scikit-learn
+    # until a string longer than 1 KiB needs it.
+    from sklearn.utils.murmurhash import murmurhash3_32
+
+    return murmurhash3_32
+
+
+def _long_bodies(words, starts, nblocks, h, *, xp):
+    """uint32 ``h`` of each string after mixing in ``nblocks`` blocks from ``starts``.
+
+    The compiled hash of those bytes alone, seeded with ``h``, is the body
+    then ended with no tail (whose scramble is zero) and its byte count:
+    :func:`_unfinish` undoes the end.
+    """
+    hash_bytes = _compiled_murmurhash3()
+    out = np.empty(starts.shape[0], dtype=np.uint32)
+    for i, (start, count, seed) in enumerate(zip(*(to_numpy(a).tolist() for a in (starts, nblocks, h)))):
+        size = 4 * count
+        hashed = hash_bytes(words.raw(start, start + size), seed=seed, positive=True)
+        out[i] = _unfinish(hashed) ^ (size & 0xFFFFFFFF)
+    return xp.asarray(out)
+
+
+def _unfinish(value):
+    """The int ``h`` whose :func:`_final_mix` is the uint32 ``value`` (each step is invertible)."""
+    value ^= value >> 16
+    value = (value * _M2_INVERSE) & 0xFFFFFFFF
+    value ^= (value >> 13) ^ (value >> 26)
+    value = (value * _M1_INVERSE) & 0xFFFFFFFF
+    value ^= value >> 16
+    return value
 
 
 def finish(h, tail, lengths, *, xp):

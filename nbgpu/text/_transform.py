@@ -3,7 +3,8 @@
 Importing this module loads numpy and scipy.sparse, never scikit-learn: the
 command line hashes its first chunk of text while scikit-learn and the
 models are still being imported. scikit-learn's own pieces (its English
-stop-word list, its row normalisation) are imported when first needed.
+stop-word list, its row normalisation, its compiled MurmurHash3 for tokens
+longer than 1 KiB) are imported when first needed.
 """
 
 from __future__ import annotations

@@ -40,6 +40,13 @@ def _host_array(X, name):
         raise ValueError(msg) from exc
     if isinstance(arr, np.matrix):
         arr = np.asarray(arr)
+    if arr.dtype == object and callable(getattr(X, "to_numpy", None)):
+        # pandas' nullable columns (Int64, Float64, boolean) hold pd.NA: as
+        # float64 it is NaN, which the NaN checks (or missing="ignore") handle.
+        try:
+            return X.to_numpy(dtype=np.float64, na_value=np.nan)
+        except (TypeError, ValueError):
+            pass  # not numbers: said below
     return _numeric_object(arr, name)
 
 

@@ -319,7 +319,11 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
         """Update the model with one batch of samples (out-of-core learning).
 
         Calling it on consecutive chunks of a data set gives the same model
-        as one ``fit`` on their concatenation.
+        as one ``fit`` on their concatenation. A batch costs what its rows
+        cost (its stored values for sparse input), not the size of the
+        model. A model is updated in place: as with scikit-learn, one model
+        must not be updated from several threads at once (fit a model per
+        thread and combine them with :meth:`merge`).
 
         Parameters
         ----------

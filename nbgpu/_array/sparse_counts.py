@@ -24,6 +24,7 @@ as are the sums of a model moved to another namespace or device.
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 import scipy.sparse as sp
@@ -43,6 +44,9 @@ SPARSE_FRACTION = 8
 # pass over the d columns and the stored entries, paid for by the entries
 # added since.
 LOG_ENTRIES = 2**20
+
+
+_FOLDING = threading.Lock()
 
 
 class SparseCounts:
@@ -116,6 +120,11 @@ class SparseCounts:
         """Add the logged entries into the CSC array."""
         if not self._logged:
             return
+        with _FOLDING:  # scoring threads may read at once: one folds
+            if self._logged:
+                self._fold()
+
+    def _fold(self):
         keys, values = self._keys[: self._logged], self._values[: self._logged]
         if self._runs > 1:  # batches, each sorted: a merge sort finds the runs
             keys, values = summed_entries(keys, values, kind="stable")

@@ -221,14 +221,20 @@ def columns(a, cols):
 def row_totals(a, *, xp):
     """``Σ_j a_cj`` as a k × 1 array."""
     if is_sparse_counts(a):
-        return np.asarray(a.csc.sum(axis=1)).reshape(-1, 1)
+        csc = a.csc
+        return np.bincount(csc.indices, weights=csc.data, minlength=csc.shape[0]).reshape(-1, 1)
     return xp.sum(a, axis=1, keepdims=True)
 
 
 def column_totals(a, *, xp):
     """``Σ_c a_cj`` as a vector of d."""
-    if is_sparse_counts(a):
-        return np.asarray(a.csc.sum(axis=0)).reshape(-1)
+    if is_sparse_counts(a):  # one pass over the stored values, column by column
+        csc = a.csc
+        totals = np.zeros(csc.shape[1])
+        stored = np.flatnonzero(np.diff(csc.indptr))
+        if stored.shape[0]:
+            totals[stored] = np.add.reduceat(csc.data, csc.indptr[stored])
+        return totals
     return xp.sum(a, axis=0)
 
 

@@ -463,7 +463,8 @@ def describe_run(results, backends, results_dir):
         f"repeats ({', '.join(backends)} in turn), after one warm-up call (streaming rows: one run each)",
         f"threads: {results['threads']} (NBGPU_NUM_THREADS); devices: "
         + "; ".join(f"{b}: {name}" for b, name in results["devices"].items()),
-        f"results: {results_dir}",
+        f"results: {results_dir}" if results_dir is not None
+        else "results: not kept (--out DIR keeps the raw results and the chart)",
     ]
 
 
@@ -503,28 +504,35 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
                         help="how the real corpus is vectorised: " + "; ".join(
                             f"{k}: {v}" for k, v in bench_corpus.INPUT_KINDS.items()) + " (default: all)")
     parser.add_argument("--out", default=None,
-                        help="folder for the results (default: $NBGPU_BENCH_DIR, else ~/.local/share/nbgpu/bench)")
+                        help="folder to keep the results in, as nbgpu-bench-<size>-<time>.json and .png "
+                        f"(default: ${bench_report.RESULTS_ENV} if set, else none: only the table is printed)")
     parser.add_argument("--json", default=None, help="where to write the raw results "
-                        "(default: nbgpu-bench-<size>-<time>.json in the results folder)")
+                        "(default: in the --out folder, if any)")
     parser.add_argument("--png", default=None, help="where to write the chart "
-                        "(default: next to the JSON; 'none' for no chart)")
+                        "(default: next to the JSON, if any; 'none' for no chart)")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --json or --png file")
-    parser.add_argument("--quiet", action="store_true", help="print only the table")
+    parser.add_argument("--quiet", "-q", action="store_true", help="print only the table")
 
 
 def _output_paths(args):
-    """(results folder, JSON path, PNG path or None); names already taken get a suffix."""
-    folder = os.path.abspath(args.out) if args.out else str(bench_report.default_results_dir())
+    """(results folder, JSON path, PNG path), each None where nothing is to be
+    written: files are written only where asked (--out, --json, --png, or
+    $NBGPU_BENCH_DIR); names already taken in a folder get a suffix."""
+    folder = os.path.abspath(args.out) if args.out else bench_report.default_results_dir()
+    folder = None if folder is None else str(folder)
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
     if args.json:
         json_path = os.path.abspath(args.json)
         folder = os.path.dirname(json_path)
-    else:
+    elif folder is not None:
         json_path = str(bench_report.fresh_path(folder, f"nbgpu-bench-{args.size}-{stamp}", ".json"))
+    else:
+        json_path = None
     if args.png == "none":
         return folder, json_path, None
-    png_path = os.path.abspath(args.png) if args.png else os.path.splitext(json_path)[0] + ".png"
-    return folder, json_path, png_path
+    if args.png:
+        return folder, json_path, os.path.abspath(args.png)
+    return folder, json_path, None if json_path is None else os.path.splitext(json_path)[0] + ".png"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -558,9 +566,10 @@ def run(args: argparse.Namespace) -> int:
         log(f"real text: {corpus}" if corpus else f"real text: skipped, no corpus found; {bench_corpus.how_to_build()}")
     results = run_benchmarks(size=args.size, models=args.models, backends=backends, repeats=args.repeats,
                              data=args.data, corpus=corpus, inputs=args.inputs, log=log)
-    bench_report.write_json(results, json_path)
     print(format_table(results))
-    print(f"\nraw results: {json_path}")
+    if json_path is not None:
+        bench_report.write_json(results, json_path)
+        print(f"\nraw results: {json_path}")
     if png_path is not None:
         try:
             import matplotlib  # noqa: F401  (an optional dependency: the cli extra)

@@ -1,8 +1,9 @@
 """Where ``nbgpu bench`` writes its results, and how it prints them.
 
-Results go to a folder the run names before it starts (``--out``, default
-``$NBGPU_BENCH_DIR`` or ``~/.local/share/nbgpu/bench``), under names that
-carry the size and the time of the run; an existing file is never replaced
+Results are kept only where asked: in the folder named by ``--out`` (else
+``$NBGPU_BENCH_DIR``, if set), under names that carry the size and the time
+of the run, or in the files named by ``--json`` and ``--png``; without
+any of these only the table is printed. An existing file is never replaced
 unless ``--overwrite`` says so.
 """
 
@@ -18,11 +19,11 @@ RESULTS_ENV = "NBGPU_BENCH_DIR"
 
 
 def default_results_dir():
-    """``$NBGPU_BENCH_DIR``, else ``$XDG_DATA_HOME/nbgpu/bench`` (``~/.local/share/nbgpu/bench``)."""
+    """``$NBGPU_BENCH_DIR`` as a Path, else None: without it (or ``--out``)
+    nothing is written, rather than into a folder of the user's home unasked."""
     if os.environ.get(RESULTS_ENV):
         return Path(os.environ[RESULTS_ENV])
-    data_home = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return Path(data_home) / "nbgpu" / "bench"
+    return None
 
 
 def fresh_path(folder, stem, suffix):

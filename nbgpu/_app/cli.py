@@ -53,8 +53,7 @@ from .readers import (
     CHUNK_BYTES,
     FORMATS,
     TEXT_DEFAULTS,
-    align_labels,
-    lines_where,
+    known_labels,
     open_reader,
     typed_labels,
 )
@@ -369,6 +368,14 @@ def cmd_predict(args):
 # --------------------------------------------------------------------------- #
 # evaluate
 # --------------------------------------------------------------------------- #
+def _label_order(name):
+    """Labels in numeric order when they are numbers, then the others by text."""
+    try:
+        return (0, float(name), name)
+    except ValueError:
+        return (1, 0.0, name)
+
+
 def cmd_evaluate(args):
     output = args.output or STDOUT
     if args.confusion_png:
@@ -388,15 +395,30 @@ def cmd_evaluate(args):
     classes = np.asarray(to_numpy(loaded.model.classes_))
     k = classes.shape[0]
     confusion, loss = np.zeros((k, k), dtype=np.int64), 0.0
+    unseen = {}  # a class the model never saw: how its rows were decided (counts over the k classes)
     for chunk, proba, decided in _scored_chunks(args, loaded, like, labels=True, reading=reading):
-        y = align_labels(chunk.y, classes, where=lines_where(args.data, chunk.lines))
+        y, found = known_labels(chunk.y, classes)
+        if not np.all(found):
+            names = np.asarray(_label_text(typed_labels(np.asarray(chunk.y)[~found])))
+            for name in np.unique(names):
+                counts = np.bincount(decided[~found][names == name], minlength=k)
+                unseen[name] = unseen.get(name, 0) + counts
+            y, proba, decided = y[found], proba[found], decided[found]
         codes = np.searchsorted(classes, y)
         confusion += confusion_counts(codes, decided, k)
-        if k > 1:
+        if k > 1 and codes.size:
             # Rows of float32 probabilities sum to 1 only to float32 precision.
             proba = proba / np.sum(proba, axis=1, keepdims=True)
             loss += float(log_loss(codes, proba, labels=np.arange(k), normalize=False))
-    report = evaluation_report(confusion, loss, classes)
+    names = sorted(unseen, key=_label_order)
+    if names:
+        # The unseen classes are rows (truth) and columns (never decided) of the matrix, after the model's.
+        full = np.zeros((k + len(names), k + len(names)), dtype=np.int64)
+        full[:k, :k] = confusion
+        for i, name in enumerate(names):
+            full[k + i, :k] = unseen[name]
+        confusion = full
+    report = evaluation_report(confusion, loss, classes, unseen=names)
     text = json.dumps(report, indent=2) + "\n" if args.json else report_text(report, type(loaded.model).__name__)
     # The report and the picture appear together or not at all.
     picture = atomic_output(args.confusion_png, "wb") if args.confusion_png else contextlib.nullcontext()
@@ -405,7 +427,7 @@ def cmd_evaluate(args):
             write_png(confusion_figure(report, normalize=args.confusion_normalize), png)
         out.write(text)
     if args.confusion_png:
-        _say(args, f"nbgpu evaluate: confusion matrix of {k} classes -> {args.confusion_png}")
+        _say(args, f"nbgpu evaluate: confusion matrix of {len(report['classes'])} classes -> {args.confusion_png}")
     return 0
 
 
@@ -443,6 +465,25 @@ def device_description(like):
     return f"GPU {device_name(like)}"
 
 
+def _bytes_text(n, *, binary):
+    """``n`` bytes in words: MiB and such (``binary``) or MB and such."""
+    base, units = (1024, ("bytes", "KiB", "MiB", "GiB", "TiB")) if binary else (1000, ("bytes", "kB", "MB", "GB", "TB"))
+    value, unit = float(n), units[0]
+    for unit in units:
+        if value < base or unit == units[-1]:
+            break
+        value /= base
+    return f"{int(n)} bytes" if unit == "bytes" else f"{value:.3g} {unit} ({int(n)} bytes)"
+
+
+def _classes_text(classes, most=20):
+    """The labels as Python writes them (integers bare, strings quoted), with their type."""
+    values = np.asarray(classes)
+    kind = "integers" if values.dtype.kind in "iu" else "strings" if values.dtype.kind in "USO" else str(values.dtype)
+    shown = ", ".join(repr(v) for v in values[:most].tolist()) + (", ..." if len(values) > most else "")
+    return f"{len(values)} {kind}: [{shown}]"
+
+
 def cmd_info(args):
     if args.model_file is None:
         info = environment()
@@ -452,16 +493,19 @@ def cmd_info(args):
         # The header and the labels only: the statistics are never read.
         described = read_model_info(args.model_file)
         header = described.header
-        classes = _label_text(described.classes)
+        classes = np.asarray(described.classes)
         info = {
             "file": str(args.model_file),
             "estimator": header["estimator"],
             "parameters": {k: (np.asarray(v).tolist() if isinstance(v, np.ndarray) else v)
                            for k, v in described.estimator.get_params(deep=False).items()},
             "n_classes": len(classes),
-            "classes": classes,
+            # As the model's classes_ are: integers stay integers.
+            "classes": classes.tolist(),
             "n_features": described.n_features,
+            # The memory the statistics take once loaded (the file holds them compressed).
             "statistics_bytes": described.statistics_bytes,
+            "file_bytes": _size(args.model_file),
             "dtype": header["dtype"],
             "format_version": header["format_version"],
             "written_by_nbgpu": header["nbgpu_version"],
@@ -473,9 +517,15 @@ def cmd_info(args):
         print(json.dumps(info, indent=2, default=repr))
     else:
         for key, value in info.items():
-            if key == "classes" and len(value) > 20:
-                value = value[:20] + ["..."]
-            print(f"{key}: {value}")
+            if key == "classes" and args.model_file is not None:
+                print(f"classes: {_classes_text(classes)}")
+            elif key == "statistics_bytes":
+                print(f"statistics in memory when loaded: {_bytes_text(value, binary=True)}")
+            elif key == "file_bytes":
+                if value is not None:
+                    print(f"file size: {_bytes_text(value, binary=False)}")
+            else:
+                print(f"{key}: {value}")
     return 0
 
 

@@ -15,18 +15,26 @@ def confusion_counts(true_codes, pred_codes, k):
     return np.bincount(true_codes * k + pred_codes, minlength=k * k).reshape(k, k)
 
 
-def evaluation_report(confusion, log_loss_sum, classes):
+def evaluation_report(confusion, log_loss_sum, classes, *, unseen=()):
     """Accuracy, log-loss, per-class precision/recall/F1 and the confusion matrix.
 
     Everything comes from the confusion matrix summed over the chunks (k × k
     numbers, however many rows were scored): scikit-learn's metrics are
     computed on one row per cell, weighted by its count.
+
+    ``unseen``: names of the true classes the model never saw, whose rows
+    are the last ``len(unseen)`` rows of ``confusion`` (after the model's
+    ``classes``). As in scikit-learn's reports, those rows count as errors
+    (the model cannot predict them) and the classes are listed with recall
+    0. The log-loss is over the rows of the classes the model knows: the
+    model gives the others no probability at all.
     """
     from sklearn.metrics import accuracy_score, classification_report
 
     confusion = np.asarray(confusion, dtype=np.int64)
-    k = len(classes)
-    names = label_text(classes)
+    unseen = list(unseen)
+    names = label_text(classes) + unseen
+    k = len(names)
     true, pred = np.nonzero(confusion)
     weight = confusion[true, pred]
     report = classification_report(
@@ -35,11 +43,14 @@ def evaluation_report(confusion, log_loss_sum, classes):
     per_class = {name: report.pop(name) for name in names}
     report.pop("accuracy", None)
     rows = int(confusion.sum())
+    known_rows = int(confusion[: k - len(unseen)].sum())
     return {
         "rows": rows,
         "accuracy": float(accuracy_score(true, pred, sample_weight=weight)),
-        "log_loss": log_loss_sum / rows,
+        "log_loss": log_loss_sum / known_rows if known_rows else None,
+        "log_loss_rows": known_rows,
         "classes": names,
+        "unseen_classes": {name: int(per_class[name]["support"]) for name in unseen},
         "per_class": per_class,
         "averages": report,
         "confusion_matrix": confusion.tolist(),
@@ -48,18 +59,29 @@ def evaluation_report(confusion, log_loss_sum, classes):
 
 def report_text(report, model_name):
     width = max(12, *(len(c) for c in report["classes"]))
+    unseen = report.get("unseen_classes") or {}
+    if report["log_loss"] is None:
+        loss = "log-loss: none (the model knows none of the classes of these rows)"
+    else:
+        loss = f"log-loss: {report['log_loss']:.4f}"
+        if unseen:
+            loss += f" (over the {report['log_loss_rows']} rows of classes the model knows)"
     lines = [
         f"model: {model_name}",
         f"rows: {report['rows']}",
         f"accuracy: {report['accuracy']:.4f}",
-        f"log-loss: {report['log_loss']:.4f}",
-        "",
-        f"{'class':>{width}}  precision     recall         f1    support",
+        loss,
     ]
+    if unseen:
+        listed = ", ".join(f"{name} (support {support})" for name, support in unseen.items())
+        lines.append(f"classes the model never saw (their rows count as errors): {listed}")
+    lines += ["", f"{'class':>{width}}  precision     recall         f1    support"]
     rows = list(report["per_class"].items()) + list(report["averages"].items())
     for name, m in rows:
+        note = "  (never seen by the model)" if name in unseen else ""
         lines.append(
             f"{name:>{width}}  {m['precision']:9.4f}  {m['recall']:9.4f}  {m['f1-score']:9.4f}  {int(m['support']):9d}"
+            + note
         )
     return "\n".join(lines) + "\n"
 

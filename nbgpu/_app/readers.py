@@ -64,19 +64,49 @@ def typed_labels(values):
     return a
 
 
+def known_labels(y, classes):
+    """``(converted, found)``: ``y`` converted to the dtype of ``classes``
+    and a boolean mask of the labels that are among ``classes``. A label
+    that cannot be converted (a word for integer classes, 1.5 for integer
+    classes) is not found; its entry of ``converted`` is meaningless."""
+    classes = np.asarray(classes)
+    y = np.asarray(y)
+    converted = _converted(y, classes)
+    if converted is None:
+        # Some labels do not convert: one by one, over the distinct labels.
+        values, inverse = np.unique(y, return_inverse=True)
+        each = [_converted(values[i : i + 1], classes) for i in range(values.shape[0])]
+        placeholder = classes[:1]
+        converted = np.concatenate([placeholder if c is None else c.astype(classes.dtype) for c in each])[inverse]
+        usable = np.array([c is not None for c in each], dtype=bool)[inverse]
+        return converted, usable & np.isin(converted, classes)
+    return converted, np.isin(converted, classes)
+
+
+def _converted(y, classes):
+    """``y`` as labels of the dtype of ``classes``, or None if one is not."""
+    if y.dtype.kind == classes.dtype.kind:
+        return y
+    if classes.dtype.kind in "US":
+        if y.dtype.kind == "f":  # 3.0 is the label "3", as JSON lines labels are read
+            whole = np.isfinite(y) & (y == np.round(y))
+            return np.where(whole, np.where(whole, y, 0).astype(np.int64).astype(str), y.astype(str))
+        # str, not classes.dtype: a fixed-width string dtype would truncate longer labels.
+        return y.astype(str)
+    try:
+        converted = y.astype(classes.dtype.type)
+    except (ValueError, TypeError, OverflowError):
+        return None
+    if y.dtype.kind == "f" and not np.all(converted == y):
+        return None  # e.g. 1.5 would truncate to 1
+    return converted
+
+
 def align_labels(y, classes, *, where):
     """``y`` converted to the dtype of ``classes``; unknown labels raise."""
     classes = np.asarray(classes)
     y = np.asarray(y)
-    converted = y
-    if y.dtype.kind != classes.dtype.kind:
-        try:
-            converted = y.astype(classes.dtype) if classes.dtype.kind in "US" else y.astype(classes.dtype.type)
-        except (ValueError, TypeError, OverflowError):
-            converted = None
-        if converted is not None and y.dtype.kind == "f" and not np.all(converted == y):
-            converted = None  # e.g. 1.5 would truncate to 1
-    found = np.zeros(y.shape, dtype=bool) if converted is None else np.isin(converted, classes)
+    converted, found = known_labels(y, classes)
     if not np.all(found):
         unknown = np.unique(y[~found].astype(str))
         msg = (

@@ -59,12 +59,22 @@ class _SecondPassNeeded(Exception):
 
 
 class _Seen:
-    """Labels and svmlight indices of every chunk read: enough for a second pass."""
+    """Labels and svmlight indices of every chunk read: enough for a second pass.
 
-    def __init__(self):
+    With ``reader`` (classes not given), the labels are checked to be class
+    labels as they come: every label a number and some not whole is a
+    regression target, refused as scikit-learn's ``type_of_target`` (and
+    ``partial_fit``) refuse it, unless a label that is not a number was
+    seen before (the labels are then words).
+    """
+
+    def __init__(self, reader=None):
         self.labels, self.low, self.width, self.rows = None, None, 0, 0
+        self.reader, self.words = reader, False
 
     def add(self, chunk):
+        if self.reader is not None and not self.words:
+            self._check_not_continuous(chunk)
         self.rows += chunk.X.shape[0]
         # One running union: memory stays the classes' however many chunks there are.
         found = np.unique(chunk.y)
@@ -76,6 +86,37 @@ class _Seen:
 
     def classes(self):
         return typed_labels(self.labels)
+
+    def _check_not_continuous(self, chunk):
+        y = np.asarray(chunk.y)
+        if y.dtype.kind in "US":
+            try:
+                y = y.astype(np.float64)
+            except ValueError:
+                self.words = True
+                return
+        if y.dtype.kind != "f" or not np.all(np.isfinite(y)):
+            return
+        fractional = y != np.round(y)
+        if np.any(fractional):
+            example = np.asarray(chunk.y)[np.argmax(fractional)]
+            where = lines_where(self.reader.path, chunk.lines)
+            raise ValueError(
+                f"{where}: {_label_source(self.reader)} are continuous values (e.g. {example}), not class "
+                "labels: Unknown label type: continuous (naive Bayes classifies; "
+                + ("--label-column names the column of class labels)" if self.reader.format == "csv"
+                   else "round the labels to classes first)")
+            )
+
+
+def _label_source(reader):
+    """Where the labels of ``reader``'s file are, in words."""
+    if reader.format == "csv" and getattr(reader, "names", None) is not None:
+        try:
+            return f"the labels (column {reader.names[reader.label_index()]!r})"
+        except (ValueError, TypeError, IndexError):
+            pass
+    return 'the labels ("label" field)' if reader.format == "jsonl" else "the labels"
 
 
 def _model_bytes(model_name, n_classes, n_features):
@@ -118,7 +159,7 @@ class _OnePass:
         else:
             self.base = clone(estimator)
         self.kind = None if classes is None else classes.dtype.kind
-        self.model, self.rows, self.seen = None, 0, _Seen()
+        self.model, self.rows, self.seen = None, 0, _Seen(reader if classes is None else None)
 
     # ---- labels --------------------------------------------------------- #
     def _labels(self, raw):

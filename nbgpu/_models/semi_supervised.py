@@ -53,6 +53,28 @@ def _unlabeled_mask(y):
     return np.asarray([str(v) == str(UNLABELED) for v in host.tolist()], dtype=bool)
 
 
+def _string_unlabeled(y):
+    """``y`` with scikit-learn's mark of an unlabeled row among string labels
+    (an object array of strings with the int -1, as ``sklearn.semi_supervised``
+    takes) turned into the string "-1": the labels are then all strings, not
+    a mix of strings and numbers. Any other ``y`` is returned as it is."""
+    if getattr(y, "dtype", None) != object:
+        return y  # a list becomes all strings or all numbers in numpy's hands
+    values = np.asarray(y, dtype=object)
+    if values.ndim != 1:
+        return y
+
+    def marks(v):
+        return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and v == UNLABELED
+
+    unlabeled = np.fromiter((marks(v) for v in values.tolist()), dtype=bool, count=values.shape[0])
+    if not unlabeled.any() or not any(isinstance(v, str) for v in values[~unlabeled].tolist()):
+        return y
+    values = values.copy()
+    values[unlabeled] = str(UNLABELED)
+    return values
+
+
 def _labeled_classes(y):
     """Sorted distinct labels of the labeled entries of ``y`` (all of them, or
     its distinct values); raises when every entry is unlabeled."""
@@ -220,7 +242,8 @@ class _InMemoryData:
 class SemiSupervisedNB(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Naive Bayes trained on labeled and unlabeled rows by EM.
 
-    Rows whose label is ``-1`` (for string labels, the string ``"-1"``) are
+    Rows whose label is ``-1`` (for string labels, the string ``"-1"``, or
+    the int -1 in an object array, as ``sklearn.semi_supervised`` takes) are
     unlabeled. The model starts from the labeled rows; then every iteration
 
     - E-step: the responsibilities ``R[i, c] = P(c | x_i)`` of the unlabeled
@@ -316,8 +339,9 @@ class SemiSupervisedNB(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierMi
             chunked by rows only; every EM iteration is then one pass over
             its row blocks.
         y : array-like of shape (n_samples,)
-            Class labels; -1 (or "-1") marks an unlabeled row. A Dask array
-            with a Dask ``X``.
+            Class labels; -1 (or "-1") marks an unlabeled row, also among
+            string labels in an object array (scikit-learn's convention
+            for ``sklearn.semi_supervised``). A Dask array with a Dask ``X``.
         sample_weight : array-like of shape (n_samples,), default=None
 
         Returns
@@ -329,6 +353,7 @@ class SemiSupervisedNB(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierMi
         adapter = adapter_for(X)
         if adapter is None:
             y, sample_weight = computed(y, sample_weight)
+            y = _string_unlabeled(y)
             data = _InMemoryData(est, X, y, sample_weight)
         else:
             data = adapter.em_data(est, X, y, sample_weight)

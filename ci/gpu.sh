@@ -9,6 +9,14 @@
 # /tmp/site beside the image's packages (a fresh venv would lose its cupy).
 # nbgpu itself runs from this checkout (PYTHONPATH), nothing is built.
 #
+# A device call runs at most 600 seconds and each stage is made to fit one
+# (NBGPU_GPU_STAGE_SECONDS): name one or two stages per call, e.g.
+#   NBGPU_GPU_STAGES=checks bash ci/gpu.sh
+#   NBGPU_GPU_STAGES=tests bash ci/gpu.sh
+#   NBGPU_GPU_STAGES=pytest-benchmark,bench bash ci/gpu.sh
+#   NBGPU_GPU_STAGES=targets bash ci/gpu.sh
+# (the default runs them all, which no single call holds).
+#
 # Results go to $OUT when set (the device runner's output folder), else to
 # benchmarks/results/:
 #   gpu-checks-<stamp>.log                 tests/test_gpu.py: the cupy/cupyx calls nbgpu relies on,
@@ -17,72 +25,161 @@
 #   gpu-pytest-benchmark-<stamp>.json      pytest-benchmark, every model, cupy vs sklearn
 #   gpu-<device>-<stamp>.json / .png       `nbgpu bench --size gpu` table data and chart
 #   gpu-targets-<device>-<stamp>.json      the issue's GPU targets (nbgpu._app.bench_gpu)
-# The exit status is that of the test suite, or of the first benchmark that failed.
+# The run stops at the first failure, with one line on standard error that
+# says what failed ("ci/gpu.sh: ..."); its exit status is that of the failed
+# step (2 where nbgpu cannot be imported or the GPU cannot be used).
 #
 #   NBGPU_GPU_BENCH_SIZE   size preset of the bench table (default: gpu)
 #   NBGPU_GPU_SKIP_STREAM  set to 1 to leave out the 2x-GPU-memory stream
 #   NBGPU_GPU_STAGES       which stages to run, comma-separated, of
-#                          checks,tests,pytest-benchmark,bench,targets (default: all;
-#                          each fits a 10-minute call: split them over such calls)
+#                          checks,tests,pytest-benchmark,bench,targets (default: all)
+#   NBGPU_GPU_STAGE_SECONDS  time limit of each stage (default 540: a stage that
+#                          runs past it stops, saying so, inside a 600-second call)
+#   NBGPU_GPU_MAXFAIL      failed tests after which a test stage stops (default 1)
 #   NBGPU_GPU_TEST_BACKENDS  backends of the tests stage (default: cupy,torch_cuda;
 #                          the CPU backends, device_emulated included, are CI's)
+#   NBGPU_GPU_DRY_RUN      set to 1 to run this script on a CPU machine: the same
+#                          stages with device_emulated standing in for cupy (no
+#                          GPU probe, CPU benchmark backends at small sizes, no
+#                          targets), the wheels of .whl/ in a temporary folder
+#   NBGPU_PYTHON           the Python to run (default: python3)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
 out="${OUT:-$root/benchmarks/results}"
 mkdir -p "$out"
 stamp="$(date -u +%Y%m%d-%H%M%S)"
+py="${NBGPU_PYTHON:-python3}"
+dry="${NBGPU_GPU_DRY_RUN:-0}"
+limit="${NBGPU_GPU_STAGE_SECONDS:-540}"
+maxfail="${NBGPU_GPU_MAXFAIL:-1}"
 
+fail() {  # fail STATUS MESSAGE: the one line a failed run ends with
+    echo "ci/gpu.sh: $2" >&2
+    exit "$1"
+}
+
+site=/tmp/site
+if [ "$dry" = "1" ]; then
+    site="$(mktemp -d)"
+    trap 'rm -rf "$site"' EXIT
+    echo "ci/gpu.sh: dry run on the CPU: device_emulated stands in for cupy; no GPU probe"
+fi
 if compgen -G ".whl/*.whl" > /dev/null; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
-    export PYTHONPATH="/tmp/site${PYTHONPATH:+:$PYTHONPATH}"
+    "$py" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$site" .whl/*.whl \
+        || fail 2 "the wheels of .whl/ did not install into $site (see pip's message above); remake them with \`bash ci/gpu_wheels.sh\`"
+    export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
 fi
 export PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}"
-python3 - <<'PY' || { echo "cupy cannot use a GPU here" >&2; exit 2; }
+
+# nbgpu and its dependencies from this checkout and the image: a missing one
+# stops here in one line, not as a ModuleNotFoundError in every test.
+carried="no .whl/ folder was carried"
+compgen -G ".whl/*.whl" > /dev/null && carried="the wheels of .whl/ do not hold it"
+NBGPU_CARRIED="$carried" "$py" - <<'PY' || exit 2
+import os, sys
+try:
+    import array_api_compat, numpy, scipy, sklearn  # noqa: E401, F401  (nbgpu loads its parts lazily)
+    import nbgpu
+    nbgpu.MultinomialNB  # noqa: B018  (the models and the array layer)
+except ImportError as exc:
+    print(f"ci/gpu.sh: `import nbgpu` failed: {exc} ({os.environ['NBGPU_CARRIED']}); run `bash ci/gpu_wheels.sh` "
+          f"on a machine with network and carry \".whl\" in the device call", file=sys.stderr)
+    sys.exit(2)
+except Exception as exc:
+    print(f"ci/gpu.sh: `import nbgpu` failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+    sys.exit(2)
+PY
+
+if [ "$dry" = "1" ]; then
+    device="cpu-dry-run"
+    gpu_backends="device_emulated"
+    bench_backends="sklearn,nbgpu-cpu"
+    bench_sizes=tiny
+else
+    "$py" - <<'PY' || fail 2 "cupy cannot use a GPU here (its error is above)"
 import cupy
 n = cupy.cuda.runtime.getDeviceCount()
 props = cupy.cuda.runtime.getDeviceProperties(0)
 print(f"{n} GPU(s); using {props['name'].decode() if isinstance(props['name'], bytes) else props['name']}")
 PY
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv || true
-device="$(python3 -c 'from nbgpu._app import bench; print(bench.device_name("nbgpu-gpu"))' | tr -c 'A-Za-z0-9_.-' '-' | sed 's/-*$//')"
+    nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv || true
+    device="$("$py" -c 'from nbgpu._app import bench; print(bench.device_name("nbgpu-gpu"))' | tr -c 'A-Za-z0-9_.-' '-' | sed 's/-*$//')"
+    gpu_backends="${NBGPU_GPU_TEST_BACKENDS:-cupy,torch_cuda}"
+    bench_backends="sklearn,nbgpu-cpu,nbgpu-gpu"
+    bench_sizes=small
+fi
 
 stages=",${NBGPU_GPU_STAGES:-checks,tests,pytest-benchmark,bench,targets},"
 stage() { [[ "$stages" == *",$1,"* ]]; }
+[ -z "${NBGPU_GPU_STAGES:-}" ] && echo "ci/gpu.sh: every stage in one run: more than one 600-second device call holds; name one or two in NBGPU_GPU_STAGES"
 
-status=0
+# run NAME LOG COMMAND...: one stage, within its time limit, its output also
+# in LOG (when not empty); a failure ends the run in one line.
+run() {
+    local name="$1" log="$2" rc
+    shift 2
+    echo "ci/gpu.sh: stage $name"
+    if [ -n "$log" ]; then
+        timeout -s INT -k 30 "$limit" "$@" 2>&1 | tee "$log"
+        rc=${PIPESTATUS[0]}
+    else
+        timeout -s INT -k 30 "$limit" "$@"
+        rc=$?
+    fi
+    [ "$rc" -eq 124 ] && fail "$rc" "stage $name ran past its ${limit} s (NBGPU_GPU_STAGE_SECONDS)${log:+; its log: $log}"
+    [ "$rc" -ne 0 ] && fail "$rc" "stage $name failed with status $rc${log:+; its log: $log}"
+    return 0
+}
+
 # cupy's import-time notes about the CUDA installation are shown, not made errors
 # (tests/conftest.py records them for the report header; this covers benchmarks).
 export PYTHONWARNINGS="${PYTHONWARNINGS:-default::UserWarning:cupy._environment}"
+pytest=("$py" -m pytest -q -p no:cacheprovider --maxfail="$maxfail")
 # 0. The GPU checks: the calls the CPU stand-in claims cupy makes, every model
-#    on cupy against numpy, streaming, Dask, synchronisations per call.
+#    on cupy against numpy, streaming, Dask, synchronisations per call. (A dry
+#    run collects them and skips them, saying so, and runs the stand-in's
+#    own checks of the same paths instead.)
 if stage checks; then
-    NBGPU_TEST_BACKENDS=cupy python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gpu.py 2>&1 | tee "$out/gpu-checks-$stamp.log"
-    status=${PIPESTATUS[0]}
+    if [ "$dry" = "1" ]; then
+        checks=(tests/test_gpu.py tests/test_device_paths.py)
+    else
+        checks=(-m gpu tests/test_gpu.py)
+    fi
+    NBGPU_TEST_BACKENDS="${gpu_backends%%,*}" run checks "$out/gpu-checks-$stamp.log" "${pytest[@]}" "${checks[@]}"
 fi
 # 1. The unit tests on the GPU backends (a requested backend that cannot run fails the run).
 if stage tests; then
-    NBGPU_TEST_BACKENDS="${NBGPU_GPU_TEST_BACKENDS:-cupy,torch_cuda}" python3 -m pytest -q -p no:cacheprovider tests/ 2>&1 \
-        | tee "$out/gpu-tests-$stamp.log"
-    rc=${PIPESTATUS[0]}; [ "$status" -eq 0 ] && status=$rc
+    NBGPU_TEST_BACKENDS="$gpu_backends" run tests "$out/gpu-tests-$stamp.log" "${pytest[@]}" tests/
 fi
 
 # 2. pytest-benchmark: every model x op x size, cupy against scikit-learn and numpy.
-stage pytest-benchmark && { python3 -m pytest -q benchmarks/ --ignore=benchmarks/test_bench_dask.py --bench-sizes small \
-    --bench-backends sklearn,nbgpu-cpu,nbgpu-gpu --benchmark-json="$out/gpu-pytest-benchmark-$stamp.json" \
-    --benchmark-columns=median,min --benchmark-group-by=group || { rc=$?; [ "$status" -eq 0 ] && status=$rc; }; }
+if stage pytest-benchmark; then
+    run pytest-benchmark "" "${pytest[@]}" benchmarks/ --ignore=benchmarks/test_bench_dask.py --bench-sizes "$bench_sizes" \
+        --bench-backends "$bench_backends" --benchmark-json="$out/gpu-pytest-benchmark-$stamp.json" \
+        --benchmark-columns=median,min --benchmark-group-by=group
+fi
 
 # 3. The bench table at the GPU size (>= 1e8 stored values), with scikit-learn on this CPU.
-stage bench && { python3 -m nbgpu._app.bench --size "${NBGPU_GPU_BENCH_SIZE:-gpu}" --backends sklearn,nbgpu-gpu --repeats 3 \
-    --json "$out/gpu-$device-$stamp.json" || { rc=$?; [ "$status" -eq 0 ] && status=$rc; }; }
+if stage bench; then
+    size="${NBGPU_GPU_BENCH_SIZE:-gpu}"
+    backends="sklearn,nbgpu-gpu"
+    [ "$dry" = "1" ] && { size=tiny; backends="$bench_backends"; }
+    run bench "" "$py" -m nbgpu._app.bench --size "$size" --backends "$backends" --repeats 3 \
+        --json "$out/gpu-$device-$stamp.json"
+fi
 
 # 4. The issue's GPU targets: copy and host-to-device bandwidth, multinomial
 #    fit/predict bandwidth and speed-up, Gaussian vs the matmul roofline,
 #    streaming twice the GPU memory through fit_stream.
-skip=()
-[ "${NBGPU_GPU_SKIP_STREAM:-0}" = "1" ] && skip=(--skip-streaming)
-stage targets && { python3 -m nbgpu._app.bench_gpu --json "$out/gpu-targets-$device-$stamp.json" "${skip[@]}" \
-    || { rc=$?; [ "$status" -eq 0 ] && status=$rc; }; }
+if stage targets; then
+    if [ "$dry" = "1" ]; then
+        echo "ci/gpu.sh: stage targets needs a GPU: left out of a dry run"
+    else
+        skip=()
+        [ "${NBGPU_GPU_SKIP_STREAM:-0}" = "1" ] && skip=(--skip-streaming)
+        run targets "" "$py" -m nbgpu._app.bench_gpu --json "$out/gpu-targets-$device-$stamp.json" "${skip[@]}"
+    fi
+fi
 
 echo "results in $out"
-exit "$status"

@@ -17,8 +17,11 @@ from __future__ import annotations
 
 import importlib
 import os
+import site
+import sys
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -137,7 +140,9 @@ def _make_backend(name):
 
         if not lib.cuda.is_available():
             raise RuntimeError("torch reports no CUDA device")
-        return Backend(name, xp, lib.device("cuda"))
+        # The device a tensor reports (cuda:0), not torch.device("cuda"), whose
+        # index None compares unequal to it.
+        return Backend(name, xp, lib.empty(0, device="cuda").device)
     if name == "cupy":
         import array_api_compat.cupy as xp
 
@@ -223,7 +228,68 @@ def assert_namespace(a, backend):
     from nbgpu._array.namespace import get_device, get_namespace
 
     assert get_namespace(a) is get_namespace(backend.asarray([0.0]))
-    assert get_device(a) == backend.device
+    device = get_device(a)
+    assert same_device(device, backend.device), f"expected an array on {backend.device!r}, got one on {device!r}"
+
+
+def _canonical_device(device):
+    """A torch device as the tensors made on it report it: torch compares the
+    index, and ``torch.device("cuda")`` (index None, the current device) is
+    unequal to the ``cuda:0`` its tensors report, which the Array API calls the
+    same device. Other libraries' devices are as they are."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(device, torch.device):
+        try:
+            return torch.empty(0, device=device).device
+        except RuntimeError:  # no such device here: nothing to compare but its name
+            return device
+    return device
+
+
+def same_device(a, b):
+    """Whether ``a`` and ``b`` name the same device, as the Array API compares them."""
+    return a == b or _canonical_device(a) == _canonical_device(b)
+
+
+# --------------------------------------------------------------------------- #
+# Subprocesses
+# --------------------------------------------------------------------------- #
+REPO = Path(__file__).resolve().parents[1]
+# nbgpu's run-time dependencies (pyproject.toml), by import name.
+DEPENDENCIES = ("numpy", "scipy", "sklearn", "array_api_compat")
+
+
+def _dependency_paths():
+    """The entries of this interpreter's sys.path that hold nbgpu's
+    dependencies but that a fresh interpreter would not find by itself (not
+    a site-packages folder of this interpreter)."""
+    fresh = {os.path.realpath(p) for p in [*site.getsitepackages(), site.getusersitepackages()]}
+    found = []
+    for name in DEPENDENCIES:
+        module = sys.modules.get(name) or importlib.import_module(name)
+        folder = os.path.dirname(os.path.dirname(os.path.realpath(module.__file__)))
+        if folder not in fresh and folder not in found:
+            found.append(folder)
+    return found
+
+
+def subprocess_env(base=None, *, also=(), **extra):
+    """The environment of a Python subprocess that runs this checkout's nbgpu.
+
+    ``base`` (default ``os.environ``) with the repository first on PYTHONPATH,
+    then the folders ``also``, then every entry already there (ci/gpu.sh
+    installs array-api-compat & co. with ``--target`` into a folder on
+    PYTHONPATH: setting PYTHONPATH to the repository alone lost them), then the
+    folders this interpreter found nbgpu's dependencies in that a fresh one
+    would not; ``extra`` variables last. The tests' one way to set PYTHONPATH
+    (tests/test_gpu_helpers.py holds them to it).
+    """
+    env = dict(os.environ if base is None else base)
+    given = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]  # no "": it would add the cwd
+    entries = [str(REPO), *map(str, also), *given, *_dependency_paths()]
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(entries))  # in order, once each
+    env.update(extra)
+    return env
 
 
 @pytest.fixture

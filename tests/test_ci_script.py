@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import subprocess_env
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = (ROOT / "ci" / "test.sh").read_text(encoding="utf-8")
@@ -41,3 +42,47 @@ def test_the_test_script_installs_torchs_cpu_build():
     # "+cpu" names the CPU build: pip cannot fall back to PyPI's CUDA build.
     (line,) = [line for line in SCRIPT.splitlines() if "pip install" in line and "torch" in line]
     assert '"torch==2.13.0+cpu"' in line
+
+
+def _gpu_script(tmp_path, also=(), **variables):
+    """``NBGPU_GPU_DRY_RUN=1 bash ci/gpu.sh`` (on the CPU) with ``variables``."""
+    env = subprocess_env(also=also, NBGPU_GPU_DRY_RUN="1", NBGPU_PYTHON=sys.executable, OUT=str(tmp_path),
+                         **variables)
+    return subprocess.run(["bash", str(ROOT / "ci" / "gpu.sh")], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_the_gpu_scripts_dry_run_runs_the_checks_stage(tmp_path):
+    result = _gpu_script(tmp_path, NBGPU_GPU_STAGES="checks")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "dry run on the CPU: device_emulated stands in for cupy; no GPU probe" in result.stdout
+    (log,) = tmp_path.glob("gpu-checks-*.log")
+    summary = log.read_text().splitlines()[-1]
+    assert "passed" in summary and "skipped" in summary and "failed" not in summary, summary
+
+
+def test_the_gpu_script_stops_in_one_line_when_nbgpu_cannot_be_imported(tmp_path):
+    # As on a GPU machine reached without .whl/: array-api-compat is not there.
+    shadow = tmp_path / "shadow" / "array_api_compat"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'array_api_compat'\", name='array_api_compat')\n")
+    result = _gpu_script(tmp_path, also=[shadow.parent], NBGPU_GPU_STAGES="checks")
+    assert result.returncode == 2
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("ci/gpu.sh: `import nbgpu` failed: No module named 'array_api_compat'"), line
+    assert "bash ci/gpu_wheels.sh" in line and '".whl"' in line
+    assert "stage" not in result.stdout
+
+
+def test_a_gpu_script_stage_past_its_time_stops_the_run_in_one_line(tmp_path):
+    result = _gpu_script(tmp_path, NBGPU_GPU_STAGES="checks,tests", NBGPU_GPU_STAGE_SECONDS="0.01")
+    assert result.returncode == 124
+    assert result.stderr.splitlines()[-1].startswith("ci/gpu.sh: stage checks ran past its 0.01 s"), result.stderr
+    assert "stage tests" not in result.stdout and "results in" not in result.stdout
+
+
+def test_the_gpu_script_header_asks_for_one_or_two_stages_per_call():
+    header = (ROOT / "ci" / "gpu.sh").read_text(encoding="utf-8").split("set -uo pipefail")[0]
+    assert "name one or two stages per call" in header
+    assert "NBGPU_GPU_DRY_RUN" in header

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import subprocess_env
 from sklearn.datasets import dump_svmlight_file
 
 import nbgpu
@@ -52,7 +53,7 @@ def data(tmp_path):
 
 
 def _cli(*args, cwd, **kwargs):
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = subprocess_env()
     env.pop("NBGPU_DEBUG", None)
     return subprocess.Popen([sys.executable, *kwargs.pop("python", []), "-m", "nbgpu", *map(str, args)], cwd=cwd,
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
@@ -145,7 +146,7 @@ def test_standard_output_is_written_directly(data):
         assert out.split() == [str(v) for v in expected]
     assert sorted(os.listdir(d)) == ["d.svm", "m.nbgpu"]
     # A model to standard output (a zip archive written to a pipe), read back.
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = subprocess_env()
     result = subprocess.run([sys.executable, "-m", "nbgpu", "train", "d.svm", "-o", "-", "-q"], cwd=d, env=env,
                             capture_output=True, timeout=120)
     assert result.returncode == 0, result.stderr

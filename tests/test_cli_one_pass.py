@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import subprocess_env
 from sklearn import naive_bayes as sk
 from sklearn.datasets import dump_svmlight_file, load_svmlight_file
 
@@ -307,7 +308,7 @@ def test_help_and_info_load_neither_scikit_learn_nor_cupy():
         "              or m.startswith(('scipy.stats', 'scipy.special', 'scipy.optimize')))\n"
         "print(help, info)\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = subprocess_env()
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[] []"
@@ -327,7 +328,7 @@ def test_memory_does_not_grow_as_chunks_shrink(tmp_path):
         "assert main(sys.argv[1:]) == 0\n"
         "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = subprocess_env()
     peaks = {}
     for chunk in ("8", "0.008"):
         result = subprocess.run([sys.executable, "-c", code, "train", "d.svm", "-o", f"m{chunk}.nbgpu", "-q",

@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from conftest import subprocess_env
+
 from nbgpu.__main__ import main
 
 REPO = Path(__file__).resolve().parent.parent
@@ -29,7 +31,7 @@ def _corpus(path, n=400):
 def _console(args, cwd, code="from nbgpu.__main__ import console; console()"):
     # Block-buffered standard streams, as in a pipe by default: what is not
     # flushed before the process ends is lost.
-    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}, "PYTHONPATH": str(REPO)}
+    env = subprocess_env({k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"})
     return subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, env=env, capture_output=True, text=True,
                           timeout=300)
 

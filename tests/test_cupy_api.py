@@ -24,25 +24,21 @@ import types
 from pathlib import Path
 
 import pytest
+from conftest import subprocess_env
 
 import nbgpu._array.emulated_device as emu
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def _cupy_env():
     """Environment of an interpreter that imports cupy, or a skip."""
-    env = dict(os.environ)
     path = os.environ.get("NBGPU_CUPY_PATH")
     if path:
         if not Path(path, "cupy").is_dir():
             pytest.fail(f"NBGPU_CUPY_PATH={path!r} holds no cupy package")
-        env["PYTHONPATH"] = os.pathsep.join([str(ROOT), path, env.get("PYTHONPATH", "")])
-        return env
+        return subprocess_env(also=[path])
     if importlib.util.find_spec("cupy") is None:
         pytest.skip("cupy is not installed (set NBGPU_CUPY_PATH to a folder holding it; ci/test.sh does)")
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
-    return env
+    return subprocess_env()
 
 
 def _run(script, env):

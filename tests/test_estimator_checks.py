@@ -5,7 +5,6 @@ GridSearchCV.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +20,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import nbgpu
 from _data import MODELS, dataset
+from conftest import subprocess_env
 
 # CategoricalNB refuses non-integer X (issue 2: "non-integer categories" is
 # bad input), where scikit-learn's CategoricalNB truncates it. These checks
@@ -70,7 +70,7 @@ def test_array_api_checks():
     """scikit-learn's array API checks with SCIPY_ARRAY_API=1 (in a subprocess:
     the variable only counts before scipy is imported)."""
     root = Path(__file__).resolve().parents[1]
-    env = {**os.environ, "SCIPY_ARRAY_API": "1", "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+    env = subprocess_env(SCIPY_ARRAY_API="1")
     proc = subprocess.run(
         [sys.executable, "-W", "ignore", "-c", _ARRAY_API_SCRIPT], cwd=root, env=env, capture_output=True, text=True,
         check=False,

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import subprocess_env
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -32,7 +33,7 @@ def _faults(mode):
     # glibc's own defaults: a MALLOC_*_ setting (Dask sets MALLOC_TRIM_THRESHOLD_
     # for its workers) fixes the thresholds, and then nothing raises them
     env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
-    env["PYTHONPATH"] = str(ROOT)
+    env = subprocess_env(env)
     out = subprocess.run([sys.executable, "-c", _WORKLOAD, mode], capture_output=True, text=True, env=env, check=True)
     return int(out.stdout)
 

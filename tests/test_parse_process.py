@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import subprocess_env
 
 from nbgpu._app.parse_process import ParseProcess
 
@@ -95,7 +96,7 @@ def test_stopping_early_leaves_no_child():
 
 def _cli(*args, env=None, **kwargs):
     return subprocess.run([sys.executable, "-m", "nbgpu", *map(str, args)], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})}, timeout=300, check=False, **kwargs)
+                          env=subprocess_env(**(env or {})), timeout=300, check=False, **kwargs)
 
 
 @pytest.fixture
@@ -150,7 +151,7 @@ def test_a_signal_while_text_is_parsed_leaves_nothing_behind(corpus, signum, sta
     (corpus / "out").mkdir()
     proc = subprocess.Popen([sys.executable, "-m", "nbgpu", "train", str(fifo), "-o", str(corpus / "out" / "m.nbgpu"),
                              "--chunk-mb", "0.001"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(REPO)})
+                            env=subprocess_env())
     with open(fifo, "wb") as writer:
         writer.write((corpus / "train.jsonl").read_bytes())
         writer.flush()

@@ -214,3 +214,57 @@ def test_data_frame_columns():
     assert_same_search(ours, ref)
     assert list(ours.feature_names_in_) == list(df.columns)
     np.testing.assert_array_equal(ours.predict(df), ref.predict(df))
+
+
+@pytest.fixture
+def sklearn_refuses_device_arrays(monkeypatch):
+    """scikit-learn meets the emulated device's arrays as it meets cupy's:
+    ``np.asarray`` (and ``np.array``) refuse them. They subclass np.ndarray,
+    which numpy converts without asking ``__array__``, so the refusal sits in
+    numpy's functions, for callers in scikit-learn."""
+    import sys
+
+    from nbgpu._array import emulated_device
+
+    def refusing(convert):
+        def call(a, *args, **kwargs):
+            if emulated_device.owns(a) and sys._getframe(1).f_globals.get("__name__", "").startswith("sklearn"):
+                msg = "Implicit conversion to a NumPy array is not allowed. Please use `.get()` to construct a NumPy array explicitly."
+                raise TypeError(msg)
+            return convert(a, *args, **kwargs)
+
+        return call
+
+    for name in ("asarray", "array", "asanyarray"):
+        monkeypatch.setattr(np, name, refusing(getattr(np, name)))
+
+
+@pytest.mark.parametrize(
+    "scoring", ["accuracy", "neg_log_loss", {"acc": "accuracy", "f1": "f1_macro"}], ids=["accuracy", "log_loss", "two"]
+)
+def test_named_scorers_on_every_backend(backend, sklearn_refuses_device_arrays, scoring):
+    # scikit-learn's metrics get host predictions and labels (device arrays refuse np.asarray).
+    X, y = dataset("wine", "GaussianNB")
+    grid = GRIDS["GaussianNB"]
+    refit = "f1" if isinstance(scoring, dict) else True
+    search = nbgpu.SmoothingSearchCV(nbgpu.GaussianNB(), grid, scoring=scoring, refit=refit, return_train_score=True)
+    ours = search.fit(backend.asarray(X), backend.asarray(y))
+    ref = GridSearchCV(nbgpu.GaussianNB(), grid, scoring=scoring, refit=refit, return_train_score=True).fit(X, y)
+    assert_same_search(ours, ref, rtol=1e-9)
+    assert ours.score(backend.asarray(X), backend.asarray(y)) == pytest.approx(ref.score(X, y), rel=1e-9)
+
+
+def test_several_metrics_predict_once_per_fold_and_grid_point(monkeypatch):
+    X, y = dataset("wine", "GaussianNB")
+    grid = GRIDS["GaussianNB"]
+    calls = []
+    counted = nbgpu.GaussianNB.predict
+
+    def predict(self, X):
+        calls.append(X.shape[0])
+        return counted(self, X)
+
+    monkeypatch.setattr(nbgpu.GaussianNB, "predict", predict)
+    scoring = ["accuracy", "f1_macro", "balanced_accuracy"]
+    nbgpu.SmoothingSearchCV(nbgpu.GaussianNB(), grid, scoring=scoring, refit=False, cv=4).fit(X, y)
+    assert len(calls) == 4 * len(grid["var_smoothing"]), calls

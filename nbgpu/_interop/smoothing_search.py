@@ -137,6 +137,51 @@ def _host_labels(y):
     return to_numpy(y) if is_array(y) else np.asarray(y)
 
 
+def _is_metric_scorer(scorer):
+    """Whether ``scorer`` is scikit-learn's response-and-metric scorer (a name
+    such as "accuracy", or ``make_scorer``): the metric calls ``np.asarray``
+    on labels and predictions. The estimator's own ``score`` and a callable
+    of the user's take the model as it is."""
+    return hasattr(scorer, "_score_func") and hasattr(scorer, "_response_method")
+
+
+class _HostResponses:
+    """A fitted model as scikit-learn's metrics read it, on one set of rows:
+    its predictions on the host.
+
+    The metrics call ``np.asarray``, which device arrays refuse (cupy) or
+    cannot honour (a second device); so each response method's output is
+    brought to the host once (``to_numpy``) and kept for the other metrics of
+    the same rows, as GridSearchCV's multimetric scorer caches it. The
+    predictions themselves are computed where ``X`` is.
+    """
+
+    _RESPONSES = ("predict", "predict_proba", "predict_log_proba", "decision_function")
+
+    def __init__(self, model):
+        self._model = model
+        self._cache = {}
+        self.classes_ = _host_labels(model.classes_)  # scikit-learn reads the target type from them
+
+    def __sklearn_tags__(self):
+        return self._model.__sklearn_tags__()
+
+    def __getattr__(self, name):
+        if name.startswith("__") or name in ("_model", "_cache"):
+            raise AttributeError(name)  # (copy and pickle look before __init__ ran)
+        if name not in self._RESPONSES:
+            return getattr(self._model, name)
+        method = getattr(self._model, name)  # AttributeError where the model has no such response
+
+        def response(X):
+            if name not in self._cache:
+                self._cache[name] = _host_labels(method(X))
+            return self._cache[name]
+
+        response.__name__ = name  # scikit-learn post-processes by the method's name
+        return response
+
+
 class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Exhaustive search over finalize-only parameters, one pass over the data per fold.
 
@@ -384,11 +429,26 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
         test_scores = defaultdict(lambda: np.zeros((n_cand, n_splits)))
         train_scores = defaultdict(lambda: np.zeros((n_cand, n_splits)))
         failures = []
+        metric_scorers = {name for name, sc in scorers.items() if _is_metric_scorer(sc)}
+
+        def score_all(model, X_part, y_part, y_host, weights):
+            # scikit-learn's metrics get host labels and the model's host
+            # predictions, each computed once for all the metrics of these rows.
+            host = _HostResponses(model) if metric_scorers else None
+            return {
+                name: float(sc(host, X_part, y_host, **(weights if name in weighted_scorers else {})))
+                if name in metric_scorers
+                else float(sc(model, X_part, y_part, **(weights if name in weighted_scorers else {})))
+                for name, sc in scorers.items()
+            }
+
         for s, (train, test) in enumerate(splits):
             X_test, y_test = take_rows(X_given, test), take_rows(y, test)
+            y_test_host = y_host[test]
             test_kw = _score_weights(sample_weight, test)
             if self.return_train_score:
                 X_train, y_train = take_rows(X_given, train), take_rows(y, train)
+                y_train_host = y_host[train]
                 train_kw = _score_weights(sample_weight, train)
             fold_classes = classes if full[s] else unique_labels(take_rows(y, train))
             for c, params in enumerate(candidates):
@@ -399,15 +459,9 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
                         score_dtype=score_dtype,
                     )
                     t1 = time.perf_counter()
-                    scores = {
-                        name: float(sc(model, X_test, y_test, **(test_kw if name in weighted_scorers else {})))
-                        for name, sc in scorers.items()
-                    }
+                    scores = score_all(model, X_test, y_test, y_test_host, test_kw)
                     if self.return_train_score:
-                        train_part = {
-                            name: float(sc(model, X_train, y_train, **(train_kw if name in weighted_scorers else {})))
-                            for name, sc in scorers.items()
-                        }
+                        train_part = score_all(model, X_train, y_train, y_train_host, train_kw)
                 except Exception as exc:
                     if self.error_score == "raise":
                         raise
@@ -482,6 +536,8 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
                 msg = "score needs `refit` to name the metric when several are searched."
                 raise ValueError(msg)
             scorer = scorer[self.refit]
+        if _is_metric_scorer(scorer):  # scikit-learn's metrics read host arrays
+            return scorer(_HostResponses(best), X, _host_labels(y))
         return scorer(best, X, y)
 
 

@@ -19,7 +19,6 @@ file and the member.
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import math
 import os
@@ -29,6 +28,7 @@ import zipfile
 import zlib
 
 import numpy as np
+from numpy.lib import format as npy_format
 
 from .atomic_files import atomic_output
 
@@ -230,45 +230,23 @@ class Archive:
 def _read_npy_header(f, where):
     """(dtype, fortran order, shape, bytes before the data) of the ``.npy`` file open in ``f``.
 
-    Accepts exactly what numpy writes: the magic string, format version 1,
-    2 or 3, and a header that is a dict literal of ``descr`` (a plain dtype),
-    ``fortran_order`` and ``shape``.
+    Read by numpy's own functions (``read_magic``, ``read_array_header_*``,
+    with ``max_header_size``); the dtype and shape are then held to what a
+    model file may hold (``plain_dtype``, ``plain_shape``).
     """
-    prefix = f.read(10)
-    if prefix[:6] != b"\x93NUMPY"[: len(prefix)] or len(prefix) < 6:
-        raise ModelFileError(f"{where} is not a .npy array (no .npy signature)")
-    if len(prefix) < 10:
-        raise ModelFileError(f"{where} is truncated")
-    if prefix[6:8] not in (b"\x01\x00", b"\x02\x00", b"\x03\x00"):
-        raise ModelFileError(f"{where} is a .npy array of an unknown format version {prefix[6]}.{prefix[7]}")
-    if prefix[6] == 1:
-        (length,), offset = struct.unpack("<H", prefix[8:10]), 10
-    else:
-        (length,), offset = struct.unpack("<I", prefix[8:10] + _read_exactly(f, 2, where)), 12
-    if length > MAX_NPY_HEADER_BYTES:
-        raise ModelFileError(f"{where} has a .npy header of {length} bytes; at most {MAX_NPY_HEADER_BYTES} are allowed")
-    raw = _read_exactly(f, length, where)
     try:
-        text = raw.decode("utf-8" if prefix[6] == 3 else "latin1")
-        fields = ast.literal_eval(text)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
-        raise ModelFileError(f"{where} has a malformed .npy header ({type(exc).__name__})") from exc
-    if not isinstance(fields, dict) or set(fields) != {"descr", "fortran_order", "shape"}:
-        raise ModelFileError(f"{where} has a malformed .npy header (keys {sorted(map(str, fields)) if isinstance(fields, dict) else '?'})")
-    if not isinstance(fields["fortran_order"], bool):
-        raise ModelFileError(f"{where} has a malformed .npy header (fortran_order {fields['fortran_order']!r})")
-    if not isinstance(fields["shape"], tuple):
-        raise ModelFileError(f"{where} has a malformed .npy header (shape {fields['shape']!r})")
-    dtype = plain_dtype(fields["descr"], where)
-    shape = plain_shape(fields["shape"], where)
-    return dtype, fields["fortran_order"], shape, offset + length
-
-
-def _read_exactly(f, n, where):
-    data = f.read(n)
-    if len(data) != n:
-        raise ModelFileError(f"{where} is truncated")
-    return data
+        major, _minor = npy_format.read_magic(f)
+    except ValueError as exc:  # a wrong signature, or fewer bytes than it
+        raise ModelFileError(f"{where} is not a .npy array (no .npy signature)") from exc
+    if major not in (1, 2, 3):
+        raise ModelFileError(f"{where} is a .npy array of an unknown format version {major}")
+    # Format 3 differs from 2 only in a UTF-8 header, which a plain dtype never needs.
+    read = npy_format.read_array_header_1_0 if major == 1 else npy_format.read_array_header_2_0
+    try:
+        shape, fortran, dtype = read(f, max_header_size=MAX_NPY_HEADER_BYTES)
+    except Exception as exc:  # numpy's parser: ValueError, SyntaxError, tokenize's TokenError, ...
+        raise ModelFileError(f"{where} has a malformed .npy header ({type(exc).__name__}: {exc})") from exc
+    return plain_dtype(dtype.str, where), fortran, plain_shape(shape, where), f.tell()
 
 
 def _allocate(dtype, shape, where):

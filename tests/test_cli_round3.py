@@ -86,6 +86,17 @@ def test_a_lone_surrogate_is_still_refused(tmp_path, capsys):
     _one_line(err, status, 1, "line 1: a text holds a lone surrogate")
 
 
+@pytest.mark.parametrize("where", ["label", "text"])
+def test_a_number_of_too_many_digits_is_named_with_its_line(tmp_path, capsys, where):
+    """Python refuses to convert an int of more than 4,300 digits (a ValueError
+    that is not a JSON error): the file and line say where."""
+    huge = "9" * 5000
+    bad = f'{{"text": "a b", "label": {huge}}}' if where == "label" else f'{{"text": "a b", "label": 1, "n": {huge}}}'
+    data = _write(tmp_path / "d.jsonl", [*_records(3), bad])
+    status, _, err = _run(["train", data, "-o", tmp_path / "m.nbgpu", "-q"], capsys)
+    _one_line(err, status, 1, f"{data} line 4: a number with more digits than Python converts")
+
+
 @pytest.mark.parametrize("params", [{}, {"stop_words": "english"}, {"n_features": 1000, "dtype": np.float32}])
 def test_no_texts_give_no_rows(params):
     X = _text_transform({"alternate_sign": False, "norm": None, **params})([])

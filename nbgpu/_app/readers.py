@@ -536,6 +536,9 @@ class JsonlReader(_FixedWidth):
                 record = json.loads(line)
             except (json.JSONDecodeError, RecursionError) as exc:
                 raise ValueError(f"{self.path} line {number}: not valid JSON ({exc})") from None
+            except ValueError:  # Python's bound on the digits of an int it converts
+                msg = f"{self.path} line {number}: a number with more digits than Python converts (sys.get_int_max_str_digits)"
+                raise ValueError(msg) from None
             if not isinstance(record, dict) or not isinstance(record.get("text"), str):
                 raise ValueError(f'{self.path} line {number}: expected an object with a string "text"')
             label = record.get("label")

@@ -6,13 +6,8 @@ the device of its input. ARCHITECTURE.md (top of the repository) maps the
 package's layers and the one module that owns each concept.
 """
 
-import numpy as _numpy
-
-if int(_numpy.__version__.split(".")[0]) < 2:
-    # numpy 2 is where ndarray implements the Array API standard (.device,
-    # to_device, astype) that every model here is written against.
-    raise ImportError(f"nbgpu needs numpy >= 2.0; numpy {_numpy.__version__} is installed.")
-
+# numpy is imported by the array layer (nbgpu/_array/__init__.py checks its
+# version), not here: the command line installs its signal handlers first.
 from ._version import __version__
 
 # Public names and the modules that define them. They are imported on first

@@ -20,7 +20,7 @@ def test_numpy_floor_is_the_first_numpy_with_the_array_api_namespace():
 
 
 def test_importing_under_numpy_1_says_what_is_needed():
-    code = "import numpy; numpy.__version__ = '1.26.4'; import nbgpu"
+    code = "import numpy; numpy.__version__ = '1.26.4'; import nbgpu; nbgpu.MultinomialNB"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert result.returncode != 0
     assert "nbgpu needs numpy >= 2.0; numpy 1.26.4 is installed." in result.stderr

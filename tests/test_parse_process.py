@@ -86,6 +86,46 @@ def test_a_child_that_dies_is_reported():
         list(_forked(range(1), produce))
 
 
+def test_a_child_killed_within_a_chunk_is_reported_by_its_signal():
+    """Killed while writing a chunk, the child leaves part of a pickle in the
+    pipe: the command reports the signal, not the truncated pickle."""
+
+    def produce(index, item):
+        if index == 0:
+            return np.zeros(1000)
+        # A chunk larger than the pipe's buffer: the child blocks within it.
+        threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGKILL)).start()
+        return np.zeros(4_000_000)
+
+    import threading
+
+    source = _forked(range(2), produce)
+    got = iter(source)
+    next(got)
+    time.sleep(0.5)  # the child is killed with part of the second chunk written
+    with pytest.raises(RuntimeError, match="the process parsing the data was killed by signal 9"):
+        next(got)
+
+
+def test_a_child_ends_with_the_command(tmp_path):
+    """A child whose command dies by SIGKILL (no clean-up runs) is ended by
+    the kernel, not left parsing until its next write."""
+    code = (
+        "import os, sys, time\n"
+        "from nbgpu._app.parse_process import ParseProcess\n"
+        "source = ParseProcess(range(1), lambda i, item: time.sleep(60))\n"
+        f"open({str(tmp_path / 'pid')!r}, 'w').write(str(source._pid))\n"
+        "os.kill(os.getpid(), 9)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   env=subprocess_env(), timeout=60, check=False)
+    pid = int((tmp_path / "pid").read_text())
+    deadline = time.monotonic() + 10
+    while _child_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _child_alive(pid)
+
+
 def test_stopping_early_leaves_no_child():
     source = _forked(range(1000), lambda index, item: np.zeros(100_000))
     pid = source._pid

@@ -19,6 +19,7 @@ nothing. Ctrl-C ends it at once; the command then reports the interrupt.
 from __future__ import annotations
 
 import atexit
+import ctypes
 import os
 import pickle
 import signal
@@ -27,6 +28,8 @@ import threading
 
 # NBGPU_PARSE_PROCESS=0 parses in a thread (for comparisons and debugging).
 _SWITCH = "NBGPU_PARSE_PROCESS"
+# Linux's prctl option: the signal a process gets when its parent dies.
+_PR_SET_PDEATHSIG = 1
 
 
 def can_fork():
@@ -45,9 +48,11 @@ class ParseProcess:
 
     def __init__(self, items, produce):
         read_end, write_end = os.pipe()
+        parent = os.getpid()
         pid = os.fork()
         if pid == 0:  # the child
             os.close(read_end)
+            _end_with_parent(parent)
             _child(items, produce, write_end)  # never returns
         os.close(write_end)
         self._pid = pid
@@ -59,7 +64,7 @@ class ParseProcess:
             while True:
                 try:
                     kind, value = pickle.load(self._pipe)
-                except EOFError:
+                except (EOFError, pickle.UnpicklingError):  # the pipe closed, perhaps within a chunk
                     raise RuntimeError(self._why_it_ended()) from None
                 if kind == "error":
                     raise value
@@ -91,6 +96,19 @@ class ParseProcess:
             self._pid = None
         self._pipe.close()
         atexit.unregister(self.stop)
+
+
+def _end_with_parent(parent):
+    """Have the kernel kill this child when the command dies (even by
+    SIGKILL, which runs no clean-up), rather than parse on until its next
+    write finds the pipe closed."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # no prctl: the pipe still ends the child at its next write
+        return
+    if os.getppid() != parent:  # the command died before the request took hold
+        os._exit(1)
 
 
 def _child(items, produce, write_end):

@@ -288,8 +288,9 @@ def save(model, path, *, vectorizer=None, metadata=None):
         Fitted on any namespace and device; arrays are stored on the host.
     path : str or path-like
         Where to write (any file name; ``.nbgpu`` is customary).
-    vectorizer : sklearn.feature_extraction.text.HashingVectorizer, optional
-        Stored as its settings; :func:`load` rebuilds an identical one. Only
+    vectorizer : nbgpu.text.HashingVectorizer or sklearn.feature_extraction.text.HashingVectorizer, optional
+        Stored as its settings; :func:`load` rebuilds one with the same
+        parameters and output (nbgpu's, whichever was saved). Only
         settings :func:`load` accepts can be stored: text content (not file
         names), scikit-learn's token patterns, n-grams up to 10, common text
         encodings, and the model's number of features.
@@ -430,7 +431,7 @@ def load(path, *, return_vectorizer=False):
     model : nbgpu estimator
         Fitted, with numpy arrays (move it with ``model.to_device(like)``);
         it can be updated further with ``partial_fit``.
-    vectorizer : HashingVectorizer or None
+    vectorizer : nbgpu.text.HashingVectorizer or None
         Only when ``return_vectorizer=True``.
 
     Raises

@@ -267,3 +267,24 @@ def test_compact_columns():
     columns, Xc = compact_columns(X)
     assert_array_equal(columns, np.unique(X.indices))
     assert_array_equal(Xc.toarray(), X.toarray()[:, columns])
+
+
+def test_smoothing_search_subtracts_sparse_sums(narrow):
+    """SmoothingSearchCV's training folds are the total minus the test fold:
+    sparse sums subtract as dense ones do (the same search as GridSearchCV)."""
+    from sklearn.model_selection import GridSearchCV
+
+    X, y = text_like(n=240, seed=13)
+    grid = {"alpha": [0.1, 1.0], "norm": [False, True]}
+    ours = nbgpu.SmoothingSearchCV(nbgpu.ComplementNB(), grid, cv=3).fit(X, y)
+    assert is_kept_sparse(ours.best_estimator_)
+    ref = GridSearchCV(nbgpu.ComplementNB(), grid, cv=3).fit(X, y)
+    assert ours.best_params_ == ref.best_params_
+    assert_allclose(ours.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"], rtol=1e-12)
+
+
+def test_subtracted_sparse_sums():
+    a = sparse_counts.SparseCounts(sp.random_array((6, 50), density=0.2, format="csc", random_state=0))
+    b = sparse_counts.SparseCounts(sp.csc_array(a.csc.toarray() * (np.arange(50) % 2)))
+    got = sparse_counts.subtracted(a, b)
+    assert_allclose(sparse_counts.dense(got), a.csc.toarray() - b.csc.toarray())

@@ -27,6 +27,7 @@ from sklearn.metrics import check_scoring
 from sklearn.model_selection import ParameterGrid, check_cv
 from sklearn.utils.validation import _get_feature_names
 
+from .._array import sparse_counts
 from .._array.namespace import (
     accumulation_dtype,
     first_array,
@@ -71,7 +72,7 @@ FINALIZE_PARAMETERS = {
 
 def _count_difference(total, part, *, xp):
     """Statistics of the rows of ``total`` not in ``part``: sums subtract exactly."""
-    return {key: total[key] - part[key] for key in total}
+    return {key: sparse_counts.subtracted(total[key], part[key]) for key in total}
 
 
 def _moments_difference(total, part, *, xp):

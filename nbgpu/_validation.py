@@ -513,7 +513,9 @@ def encode_labels(y, classes, *, xp, device):
     yxp = get_namespace(y)
     classes = yxp.asarray(classes, device=get_device(y)) if get_namespace(classes) is not yxp else classes
     codes = yxp.searchsorted(classes, y)
-    clipped = yxp.clip(codes, 0, classes.shape[0] - 1) if hasattr(yxp, "clip") else yxp.where(codes >= classes.shape[0], classes.shape[0] - 1, codes)
+    # searchsorted gives 0..n: n (a label past the last class) becomes n - 1,
+    # by arithmetic (compat's clip for cupy is a masked assignment: syncs).
+    clipped = codes - yxp.astype(codes >= classes.shape[0], codes.dtype)
     bad = yxp.take(classes, clipped) != y
     if bool(yxp.any(bad)):
         _raise_unknown_labels(np.unique(to_numpy(y)[to_numpy(bad)]), to_numpy(classes))

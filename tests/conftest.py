@@ -9,7 +9,7 @@ Backends: numpy, numpy_readonly (catches writes into inputs),
 array_api_strict (default device), array_api_strict_device1 (a second
 device, so device bugs show on a CPU-only machine), torch (CPU),
 device_emulated (the device code paths of cupy and cupyx, run by numpy and
-scipy.sparse standing in for them: ``nbgpu/_array/emulated_device.py``),
+scipy.sparse standing in for them: ``tests/emulated_device.py``),
 cupy, torch_cuda.
 """
 
@@ -45,7 +45,7 @@ _LIBRARY = {
     "array_api_strict": "array_api_strict",
     "array_api_strict_device1": "array_api_strict",
     "torch": "torch",
-    "device_emulated": "nbgpu._array.emulated_device",
+    "device_emulated": "emulated_device",  # tests/emulated_device.py (registers itself with the array layer)
     "cupy": "cupy",
     "torch_cuda": "torch",
 }

@@ -58,7 +58,8 @@ def test_the_gpu_scripts_dry_run_runs_the_checks_stage(tmp_path):
     assert "dry run on the CPU: device_emulated stands in for cupy; no GPU probe" in result.stdout
     (log,) = tmp_path.glob("gpu-checks-*.log")
     summary = log.read_text().splitlines()[-1]
-    assert "passed" in summary and "skipped" in summary and "failed" not in summary, summary
+    # Strict xfails (known gaps, tests/test_device_paths.py) are not failures.
+    assert "passed" in summary and "skipped" in summary and " failed" not in summary, summary
 
 
 def test_the_gpu_script_stops_in_one_line_when_nbgpu_cannot_be_imported(tmp_path):

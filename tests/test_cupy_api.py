@@ -1,7 +1,7 @@
 """nbgpu names only cupy/cupyx functions and attributes the installed cupy has.
 
 Device code reaches cupy only through ``namespace.device_library``, and the
-CPU stand-in (``nbgpu/_array/emulated_device.py``) defines only the names
+CPU stand-in (``tests/emulated_device.py``) defines only the names
 that code uses: the ``device_emulated`` test run fails on any other. Here
 every name the stand-in defines is looked up in the real cupy, which imports
 without a GPU. The check runs in a separate interpreter, so the test run
@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 from conftest import subprocess_env
 
-import nbgpu._array.emulated_device as emu
+import emulated_device as emu
 
 
 def _cupy_env():

@@ -224,7 +224,7 @@ def sklearn_refuses_device_arrays(monkeypatch):
     numpy's functions, for callers in scikit-learn."""
     import sys
 
-    from nbgpu._array import emulated_device
+    import emulated_device
 
     def refusing(convert):
         def call(a, *args, **kwargs):

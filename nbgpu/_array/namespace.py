@@ -32,10 +32,25 @@ def cupyx_sparse():
     return cupyx.scipy.sparse
 
 
+# A CPU stand-in for the device library, registered by the test suite (its
+# ``device_emulated`` backend); None in every product run.
+_STAND_IN = None
+
+
+def register_device_library(stand_in):
+    """Make :func:`device_library` serve ``stand_in`` for its own arrays (None: none).
+
+    The one hook for a CPU stand-in of cupy and cupyx, so their device code
+    paths run without a GPU. ``stand_in`` has ``xp`` (its Array API
+    namespace), ``LIBRARY`` (what :func:`device_library` returns for ``xp``),
+    ``DEVICE``, ``owns(x)`` and ``issparse(x)``.
+    """
+    global _STAND_IN
+    _STAND_IN = stand_in
+
+
 def _emulated():
-    """The CPU stand-in for the device library, once something imported it
-    (the ``device_emulated`` test backend), else None."""
-    return sys.modules.get("nbgpu._array.emulated_device")
+    return _STAND_IN
 
 
 def _emulated_owns(x) -> bool:

@@ -179,7 +179,8 @@ class GaussianNB(_BaseNB):
         s1 = class_sums(X, codes, weights, n_classes, xp=xp, dtype=dtype)
         s2 = class_sums(X, codes, weights, n_classes, xp=xp, dtype=dtype, power=2)
         mean = s1 / nonzero(count, xp=xp)
-        m2 = xp.clip(s2 - mean * s1, min=0.0)
+        m2 = s2 - mean * s1
+        m2 = xp.maximum(m2, xp.zeros_like(m2))  # rounding below 0 (not clip: a masked assignment on cupy)
         total = _pooled(count, mean, m2, xp=xp)
         return {"class_count": rows, "per_class": (count, mean, m2), "total": total}
 

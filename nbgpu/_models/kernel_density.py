@@ -203,7 +203,8 @@ class KernelDensityNB(_BaseNB):
         # Cell (c, s) holds the s-th point of class c in class order, or the
         # pad (index n) past the class's count: a gather, no scatter.
         slot = xp.arange(m, dtype=xp.int64, device=codes.device)
-        sorted_index = xp.clip(starts[:, None] + slot[None, :], max=n - 1)
+        sorted_index = starts[:, None] + slot[None, :]
+        sorted_index = xp.minimum(sorted_index, xp.full_like(sorted_index, n - 1))  # not clip (syncs on cupy)
         gathered = xp.reshape(xp.take(order, xp.reshape(sorted_index, (-1,))), (n_classes, m))
         source = xp.where(slot[None, :] < counts[:, None], gathered, xp.full_like(gathered, n))
         source = xp.reshape(source, (-1,))

@@ -70,7 +70,8 @@ class StopWords:
             s = xp.minimum(c_lo + r, last)
             eq = ((c_lo + r) < c_hi) & (xp.take(table_len, s) == c_len)
             for j in range(blocks.shape[1]):
-                left = xp.clip(c_len - 4 * j, 0, 4)
+                left = c_len - 4 * j
+                left = xp.minimum(xp.maximum(left, xp.zeros_like(left)), xp.full_like(left, 4))  # not clip (syncs on cupy)
                 full = words.at(xp.minimum(c_start + 4 * j, limit), xp=xp)
                 mask = xp.where(left == 4, 0xFFFFFFFF, xp.take(masks, xp.minimum(left, 3)))
                 eq = eq & ((full & mask) == xp.take(blocks[:, j], s))

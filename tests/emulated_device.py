@@ -1,19 +1,35 @@
 """A CPU stand-in for cupy and cupyx: nbgpu's device code paths, run without a GPU.
 
-Device code reaches its library only through :func:`namespace.device_library`:
-on a GPU that is cupy and cupyx, for arrays of this module (the
-``device_emulated`` test backend) it is :data:`LIBRARY`. numpy and
-scipy.sparse compute; the stand-in adds the rules of cupy that a host
-library does not have, so that code which would break on a GPU breaks here:
+A test-suite module: nbgpu does not ship it and no product module names it.
+Importing it registers it with the array layer
+(:func:`nbgpu._array.namespace.register_device_library`), whose
+:func:`~nbgpu._array.namespace.device_library` then serves :data:`LIBRARY`
+for its arrays as it serves cupy and cupyx for cupy's (the
+``device_emulated`` test backend). numpy and scipy.sparse compute; the
+stand-in adds the rules of cupy that a host library does not have, so that
+code which would break on a GPU breaks here:
 
-- its arrays (:class:`DeviceArray`) form a namespace of their own (:data:`xp`):
-  a host numpy array as an operand is a TypeError (cupy's "Unsupported
-  type"), so is ``operator.index`` of one, and an element is a 0-d array;
+- its arrays (:class:`DeviceArray`) are not numpy arrays (``isinstance(x,
+  np.ndarray)`` is False) and refuse implicit conversion: ``np.asarray``,
+  ``np.array`` and ``__array__`` raise cupy's TypeError; ``.get()`` (or
+  ``cupy.asnumpy``) gives the host array. They form a namespace of their own
+  (:data:`xp`): a host numpy array as an operand is a TypeError (cupy's
+  "Unsupported type"), so is ``operator.index`` of one, an element is a 0-d
+  array, and only the ndarray methods and attributes cupy has exist;
   ``cupy.asarray`` and ``xp.asarray`` copy host data (an upload);
+- :data:`xp` runs array_api_compat's generic implementations bound to the
+  emulated library as ``array_api_compat.cupy`` binds them to cupy (e.g.
+  ``clip`` is a masked assignment, two synchronisations per bound, as on
+  cupy); the functions compat writes for cupy alone (``asarray``,
+  ``astype``, ``count_nonzero``...) are compat's numpy versions;
 - every point at which cupy waits for the device is a synchronisation:
   ``bool``, ``float``, ``int``, ``.item()``, ``.get()``, boolean-mask
-  indexing, and the cupyx operations that read device values back (as cupy
-  14.2's sources do). :func:`count_syncs` counts them by nbgpu line;
+  indexing (reading and assigning), ``nonzero``/``unique``/``compress``, and
+  the cupyx operations that read device values back as cupy 14.2's sources
+  do (the ``(data, indices, indptr)`` constructor reads both ends of
+  ``indptr`` and leaves the canonical flag unknown, ``max(axis=...)``
+  compresses its result twice, an unknown canonical flag is computed).
+  :func:`count_syncs` counts them by nbgpu line;
 - sparse matrices have only the part of cupyx's API that nbgpu uses, store
   what cupyx stores (bool or float values, int32 indices where they fit),
   cache their canonical-format flag as cupyx does, and note every dense
@@ -21,15 +37,21 @@ library does not have, so that code which would break on a GPU breaks here:
 - only the names defined here exist; a test checks each against the
   installed cupy (``tests/test_cupy_api.py``).
 
-What it cannot show: timing, memory, races between CUDA streams (streams
-here only log their events), and the host conversions numpy does silently
-(``np.asarray`` of a :class:`DeviceArray` works here and fails on cupy).
+What it still does not model: timing, memory and its exhaustion, races
+between CUDA streams (streams here only log their events; work is done when
+called), kernels that cupy would compile (none are checked), more than one
+device, ``__cuda_array_interface__``/DLPack exchange with other libraries,
+numpy's dtype promotion where cupy's differs (numpy computes here), the
+results of ``max(axis=...)`` (cupyx returns a COO matrix, here a CSR one),
+cuSPARSE's own choices of algorithm, and the array_api_compat.cupy functions
+written for cupy alone (compat's numpy versions run instead).
 """
 
 from __future__ import annotations
 
 import collections
 import contextlib
+import operator
 import os
 import sys
 import threading
@@ -40,11 +62,16 @@ import array_api_compat.numpy as _compat_numpy
 import numpy as np
 import scipy.sparse as sp
 import scipy.special
+from array_api_compat._internal import get_xp
+from array_api_compat.common import _aliases as _compat_aliases
+
+import nbgpu
+from nbgpu._array import namespace as _namespace
 
 # --------------------------------------------------------------------------- #
 # Synchronisations
 # --------------------------------------------------------------------------- #
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_PACKAGE = os.path.dirname(os.path.abspath(nbgpu.__file__))
 _THIS = os.path.abspath(__file__)
 _LOGS = []
 _LOCK = threading.Lock()
@@ -86,7 +113,8 @@ def count_syncs():
 
 
 def _caller():
-    """``file:line`` of the innermost nbgpu frame outside this module."""
+    """``file:line`` of the innermost nbgpu frame (array_api_compat's and
+    this module's frames skipped)."""
     frame = sys._getframe(2)
     while frame is not None:
         name = os.path.abspath(frame.f_code.co_filename)
@@ -128,7 +156,7 @@ class Device:
     id = 0
 
     def __init__(self, device=None):
-        if device not in (None, 0):
+        if device not in (None, 0) and not isinstance(device, Device):
             msg = f"the emulated device library has one device (0); got {device!r}"
             raise ValueError(msg)
 
@@ -153,19 +181,19 @@ class Device:
 
 DEVICE = Device()
 
+_IMPLICIT = (
+    "Implicit conversion to a NumPy array is not allowed. Please use `.get()` to construct a NumPy array explicitly."
+)
+
 
 def _host(a):
-    """The numpy view of a device array (anything else as it is)."""
-    return a.view(np.ndarray) if isinstance(a, DeviceArray) else a
-
-
-def _is_host_array(a):
-    return isinstance(a, np.ndarray) and not isinstance(a, DeviceArray)
+    """The numpy array behind a device array (anything else as it is)."""
+    return a._a if isinstance(a, DeviceArray) else a
 
 
 def _refuse_host(values, where):
     for v in values:
-        if _is_host_array(v):
+        if isinstance(v, np.ndarray):
             msg = f"Unsupported type {np.ndarray} (a host array as an operand of {where} on the device)"
             raise TypeError(msg)
         if isinstance(v, (list, tuple)):
@@ -174,47 +202,128 @@ def _refuse_host(values, where):
 
 def _wrap(result):
     """numpy results as device arrays (scalars as 0-d arrays, as cupy returns)."""
-    if isinstance(result, DeviceArray):
-        return result
     if isinstance(result, np.ndarray):
-        return result.view(DeviceArray)
+        return DeviceArray(result)
     if isinstance(result, np.generic):
-        return np.asarray(result).view(DeviceArray)
-    if isinstance(result, tuple):
-        return tuple(_wrap(r) for r in result)
-    if isinstance(result, list):
-        return [_wrap(r) for r in result]
+        return DeviceArray(np.asarray(result))
+    if isinstance(result, tuple) and hasattr(result, "_fields"):  # a named tuple (unique_*)
+        return type(result)(*(_wrap(r) for r in result))
+    if isinstance(result, (tuple, list)):
+        return type(result)(_wrap(r) for r in result)
     return result
 
 
 def _unwrap(value):
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
         return type(value)(_unwrap(v) for v in value)
     if isinstance(value, dict):
         return {k: _unwrap(v) for k, v in value.items()}
     return _host(value)
 
 
+def _wrap_like(result, args):
+    """``_wrap(result)``, but an input array given back unchanged is returned as
+    itself (cupy's ``asarray``/``astype(copy=False)`` return their argument)."""
+    if isinstance(result, np.ndarray):
+        for a in args:
+            if isinstance(a, DeviceArray) and a._a is result:
+                return a
+    return _wrap(result)
+
+
+def _has_device(value):
+    if isinstance(value, (list, tuple)):
+        return any(_has_device(v) for v in value)
+    return isinstance(value, DeviceArray)
+
+
 def _index_key(key):
-    """An index for numpy; a boolean mask synchronises (its size is read back)."""
+    """An index for numpy; a boolean mask synchronises (cupy reads the number
+    of True values back, to read or to assign)."""
     parts = key if isinstance(key, tuple) else (key,)
     for part in parts:
-        if isinstance(part, np.ndarray) and part.dtype == np.bool_ and part.ndim > 0:
+        a = _host(part)
+        if isinstance(a, np.ndarray) and a.dtype == np.bool_ and a.ndim > 0:
             _sync("boolean-mask indexing")
     return _unwrap(key)
 
 
-class DeviceArray(np.ndarray):
-    """An array on the emulated device (``cupy.ndarray``)."""
+class _Flags:
+    """``cupy.ndarray.flags``: only the three flags cupy has (no ``writeable``)."""
 
+    def __init__(self, a):
+        self.c_contiguous = bool(a.flags.c_contiguous)
+        self.f_contiguous = bool(a.flags.f_contiguous)
+        self.owndata = bool(a.flags.owndata)
+
+    def __getitem__(self, name):
+        return getattr(self, {"C_CONTIGUOUS": "c_contiguous", "F_CONTIGUOUS": "f_contiguous", "OWNDATA": "owndata"}[name])
+
+
+def _binary(op, name, reflected=False):
+    def method(self, other):
+        if isinstance(other, _CompressedMatrix):
+            return NotImplemented
+        _refuse_host((other,), name)
+        a, b = (_host(other), self._a) if reflected else (self._a, _host(other))
+        return _wrap(op(a, b))
+
+    method.__name__ = name
+    return method
+
+
+def _inplace(op, name):
+    def method(self, other):
+        _refuse_host((other,), name)
+        op(self._a, _host(other))
+        return self
+
+    method.__name__ = name
+    return method
+
+
+def _unary(op, name):
+    def method(self):
+        return _wrap(op(self._a))
+
+    method.__name__ = name
+    return method
+
+
+def _method(name, syncs=False):
+    """ndarray method ``name`` on the device (host operands refused)."""
+
+    def method(self, *args, **kwargs):
+        _refuse_host(args, f"ndarray.{name}")
+        _refuse_host(tuple(kwargs.values()), f"ndarray.{name}")
+        if syncs:
+            _sync(f".{name}()")
+        return _wrap_like(getattr(self._a, name)(*_unwrap(args), **_unwrap(kwargs)), (self,))
+
+    method.__name__ = name
+    return method
+
+
+class DeviceArray:
+    """An array on the emulated device (``cupy.ndarray``): a numpy array held,
+    not inherited, so numpy cannot take it for one of its own."""
+
+    __slots__ = ("_a", "__weakref__")
     __array_priority__ = 100.0
+
+    def __init__(self, a):
+        self._a = a
+
+    # ---- no implicit conversion to the host, as in cupy ------------------- #
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError(_IMPLICIT)
 
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
         _refuse_host(inputs, f"numpy.{ufunc.__name__}")
         if out is not None:
             _refuse_host(out, f"numpy.{ufunc.__name__}")
             kwargs["out"] = tuple(_host(o) for o in out)
-        result = getattr(ufunc, method)(*(_host(a) for a in inputs), **kwargs)
+        result = getattr(ufunc, method)(*_unwrap(inputs), **_unwrap(kwargs))
         if out is not None:
             return out[0] if len(out) == 1 else out
         return _wrap(result)
@@ -222,22 +331,56 @@ class DeviceArray(np.ndarray):
     def __array_function__(self, func, types, args, kwargs):
         _refuse_host(args, f"numpy.{func.__name__}")
         _refuse_host(tuple(kwargs.values()), f"numpy.{func.__name__}")
-        return _wrap(func(*_unwrap(args), **_unwrap(kwargs)))
+        return _wrap_like(func(*_unwrap(args), **_unwrap(kwargs)), args)
 
     def __array_namespace__(self, api_version=None):
         return xp
 
+    # ---- attributes -------------------------------------------------------- #
+    @property
+    def shape(self):
+        return self._a.shape
+
+    @shape.setter
+    def shape(self, value):
+        self._a.shape = value
+
+    dtype = property(lambda self: self._a.dtype)
+    ndim = property(lambda self: self._a.ndim)
+    size = property(lambda self: self._a.size)
+    nbytes = property(lambda self: self._a.nbytes)
+    itemsize = property(lambda self: self._a.itemsize)
+    strides = property(lambda self: self._a.strides)
+    flags = property(lambda self: _Flags(self._a))
+    T = property(lambda self: DeviceArray(self._a.T))
+    mT = property(lambda self: DeviceArray(self._a.mT))
+    real = property(lambda self: DeviceArray(self._a.real))
+    imag = property(lambda self: DeviceArray(self._a.imag))
+
+    @property
+    def device(self):
+        return DEVICE
+
+    def __len__(self):
+        return len(self._a)
+
+    def __iter__(self):
+        if self._a.ndim == 0:
+            msg = "iteration over a 0-d array"
+            raise TypeError(msg)
+        return (self[i] for i in range(len(self._a)))
+
     def __getitem__(self, key):
-        return _wrap(np.ndarray.__getitem__(_host(self), _index_key(key)))
+        return _wrap(self._a[_index_key(key)])
 
     def __setitem__(self, key, value):
-        np.ndarray.__setitem__(_host(self), _index_key(key), _host(value))
+        self._a[_index_key(key)] = _host(value)  # host values are uploaded, as cupy does
 
-    # Reading a value back waits for the device.
+    # ---- reading a value back waits for the device ----------------------- #
     def _read_back(convert, what):  # a method factory used in the class body
         def method(self):
             _sync(what)
-            return convert(_host(self))
+            return convert(self._a)
 
         return method
 
@@ -251,39 +394,75 @@ class DeviceArray(np.ndarray):
         msg = "a device array cannot be used as a Python integer (cupy arrays have no __index__)"
         raise TypeError(msg)
 
+    def __format__(self, spec):
+        if self._a.ndim == 0:
+            _sync("format()")
+            return format(self._a.item(), spec)
+        return format(str(self), spec)
+
+    def __repr__(self):  # cupy reads the values back; a debugging aid here, not counted
+        return repr(self._a).replace("array(", "device_array(", 1)
+
+    def __str__(self):
+        return str(self._a)
+
     def item(self, *args):
         _sync(".item()")
-        return _host(self).item(*args)
+        return self._a.item(*args)
 
     def tolist(self):
         _sync(".tolist()")
-        return _host(self).tolist()
+        return self._a.tolist()
 
-    def get(self, stream=None):
+    def get(self, stream=None, order="C", out=None):
         """A host copy (``cupy.ndarray.get``)."""
         _sync(".get()")
-        return np.array(_host(self), copy=True)
+        if out is not None:
+            np.copyto(out, self._a)
+            return out
+        return np.array(self._a, copy=True, order=order)
 
     def set(self, arr, stream=None):
         """Copy host ``arr`` in (``cupy.ndarray.set``)."""
+        if isinstance(arr, DeviceArray):
+            msg = "set() takes a host array (a numpy.ndarray)"
+            raise TypeError(msg)
         if stream is not None:
             stream._log("copy")
-        np.copyto(_host(self), arr)
+        np.copyto(self._a, arr)
 
-    # Methods numpy answers with host scalars.
-    def argmax(self, *args, **kwargs):
-        return _wrap(_host(self).argmax(*args, **kwargs))
+    def view(self, dtype=None):
+        return DeviceArray(self._a.view() if dtype is None else self._a.view(dtype))
 
-    def argmin(self, *args, **kwargs):
-        return _wrap(_host(self).argmin(*args, **kwargs))
+    def astype(self, dtype, order="K", casting=None, subok=None, copy=True):
+        return _wrap_like(self._a.astype(dtype, order=order, copy=copy), (self,))
 
-    def nonzero(self):
-        _sync(".nonzero()")
-        return _wrap(_host(self).nonzero())
+    __hash__ = None
 
-    @property
-    def device(self):
-        return DEVICE
+
+_BINARY = {
+    "add": operator.add, "sub": operator.sub, "mul": operator.mul, "truediv": operator.truediv,
+    "floordiv": operator.floordiv, "mod": operator.mod, "pow": operator.pow, "matmul": operator.matmul,
+    "and": operator.and_, "or": operator.or_, "xor": operator.xor, "lshift": operator.lshift,
+    "rshift": operator.rshift,
+}
+for _name, _op in _BINARY.items():
+    setattr(DeviceArray, f"__{_name}__", _binary(_op, f"__{_name}__"))
+    setattr(DeviceArray, f"__r{_name}__", _binary(_op, f"__r{_name}__", reflected=True))
+    setattr(DeviceArray, f"__i{_name}__", _inplace(getattr(operator, f"i{_name}"), f"__i{_name}__"))
+for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
+    setattr(DeviceArray, f"__{_name}__", _binary(getattr(operator, _name), f"__{_name}__"))
+for _name, _op in {"neg": operator.neg, "pos": operator.pos, "abs": operator.abs, "invert": operator.invert}.items():
+    setattr(DeviceArray, f"__{_name}__", _unary(_op, f"__{_name}__"))
+# The cupy.ndarray methods nbgpu may call (tests/test_cupy_api.py checks each exists in cupy).
+for _name in (
+    "all", "any", "argmax", "argmin", "argsort", "clip", "conj", "copy", "cumprod", "cumsum", "diagonal", "dot",
+    "fill", "flatten", "max", "mean", "min", "prod", "ravel", "repeat", "reshape", "round", "sort", "squeeze",
+    "std", "sum", "swapaxes", "take", "trace", "transpose", "var",
+):
+    setattr(DeviceArray, _name, _method(_name))
+DeviceArray.nonzero = _method("nonzero", syncs=True)
+del _name, _op
 
 
 def owns(x):
@@ -304,12 +483,13 @@ def _device_function(fn, name, *, uploads=False, syncs=False):
             _refuse_host(tuple(kwargs.values()), name)
         if syncs:
             _sync(f"{name}()")
-        if uploads and args and not isinstance(args[0], DeviceArray):
+        on_host = uploads and args and not _has_device(args[0])
+        if on_host:
             _upload()
         result = fn(*_unwrap(args), **_unwrap(kwargs))
-        if uploads and isinstance(result, np.ndarray) and not isinstance(result, DeviceArray):
-            result = np.array(result, copy=True)  # an upload copies
-        return _wrap(result)
+        if on_host and isinstance(result, np.ndarray):
+            return DeviceArray(np.array(result, copy=True))  # an upload copies
+        return _wrap_like(result, args)
 
     call.__name__ = name
     call.__doc__ = f"``{name}`` on the emulated device."
@@ -319,8 +499,18 @@ def _device_function(fn, name, *, uploads=False, syncs=False):
 # --------------------------------------------------------------------------- #
 # The Array API namespace of device arrays (array_api_compat.cupy's role)
 # --------------------------------------------------------------------------- #
-_SYNCING_FUNCTIONS = {"nonzero", "unique_values", "unique_counts", "unique_inverse", "unique_all"}
-_UPLOADING_FUNCTIONS = {"asarray", "from_dlpack"}
+# Functions whose result size depends on the values: cupy reads a count back.
+_SYNCING_FUNCTIONS = {"nonzero", "flatnonzero", "argwhere", "unique", "compress", "extract"}
+_UPLOADING_FUNCTIONS = {"asarray", "array", "from_dlpack"}
+# What array_api_compat.cupy binds to cupy with get_xp (array_api_compat/cupy/_aliases.py):
+# the generic implementations, run here on the emulated library (vecdot,
+# isdtype and unstack: cupy 14 has its own, as numpy does).
+_GENERIC = (
+    "arange", "empty", "empty_like", "eye", "full", "full_like", "linspace", "ones", "ones_like", "zeros",
+    "zeros_like", "unique_all", "unique_counts", "unique_inverse", "unique_values", "std", "var",
+    "cumulative_sum", "cumulative_prod", "clip", "permute_dims", "reshape", "argsort", "sort", "nonzero",
+    "matmul", "matrix_transpose", "tensordot", "sign", "finfo", "iinfo",
+)
 
 
 class _Info:
@@ -346,20 +536,25 @@ class _Info:
 
 
 class _Namespace:
-    """An Array API namespace whose functions make device arrays."""
+    """A namespace whose functions make device arrays: ``base``'s functions
+    wrapped, ``own`` names first."""
 
-    def __init__(self, base, name):
+    def __init__(self, base, name, own=None):
         object.__setattr__(self, "_base", base)
+        object.__setattr__(self, "_own", dict(own or {}))
         object.__setattr__(self, "__name__", name)
 
     def __getattr__(self, name):
-        value = getattr(self._base, name)
-        if isinstance(value, types.ModuleType):
-            value = _Namespace(value, f"{self.__name__}.{name}")
-        elif callable(value) and not isinstance(value, type):
-            value = _device_function(
-                value, name, uploads=name in _UPLOADING_FUNCTIONS, syncs=name in _SYNCING_FUNCTIONS
-            )
+        if name in self._own:
+            value = self._own[name]
+        else:
+            value = getattr(self._base, name)
+            if isinstance(value, types.ModuleType):
+                value = _Namespace(value, f"{self.__name__}.{name}")
+            elif callable(value) and not isinstance(value, type):
+                value = _device_function(
+                    value, name, uploads=name in _UPLOADING_FUNCTIONS, syncs=name in _SYNCING_FUNCTIONS
+                )
         object.__setattr__(self, name, value)
         return value
 
@@ -370,8 +565,26 @@ class _Namespace:
         return f"<namespace {self.__name__}>"
 
 
+def _asarray(a, dtype=None, order=None, *, blocking=None):
+    """``cupy.asarray``: a device array as it is (cast), host data uploaded."""
+    if isinstance(a, DeviceArray):
+        return a.astype(dtype, copy=False) if dtype is not None else a
+    if _has_device(a):  # a sequence of device arrays: stacked on the device
+        return _wrap(np.asarray(_unwrap(a), dtype=dtype, order=order))
+    _upload()
+    return DeviceArray(np.array(a, dtype=dtype, order=order or "K", copy=True))
+
+
+#: The whole of cupy as array_api_compat's generic functions reach it (numpy's
+#: functions on device arrays); nbgpu itself sees only :data:`cupy` below.
+_full_cupy = _Namespace(np, "cupy", {"asarray": _asarray})
+
 #: The Array API namespace of :class:`DeviceArray` (what array_api_compat.cupy is to cupy).
-xp = _Namespace(_compat_numpy, "nbgpu._array.emulated_device.xp")
+xp = _Namespace(
+    _compat_numpy,
+    "emulated_device.xp",
+    {name: get_xp(_full_cupy)(getattr(_compat_aliases, name)) for name in _GENERIC},
+)
 
 
 # --------------------------------------------------------------------------- #
@@ -433,6 +646,7 @@ class _CompressedMatrix:
             raise ValueError(msg)
         self._m = host
         self._flags = flags
+        self._views = {}
 
     def _from_arrays(self, data, indices, indptr, *, shape):
         for a in (data, indices, indptr):
@@ -470,19 +684,24 @@ class _CompressedMatrix:
 
     def _new(self, host, flags=None):
         out = type(self).__new__(_FORMATS[host.format])
-        out._m, out._flags = host, dict(flags or {})
+        out._m, out._flags, out._views = host, dict(flags or {}), {}
         return out
 
     # ---- stored arrays (device views; assigning takes device arrays) ---- #
     def _array(name):
         def get(self):
-            return getattr(self._m, name).view(DeviceArray)
+            host = getattr(self._m, name)
+            view = self._views.get(name)
+            if view is None or view._a is not host:  # one wrapper per stored array: ``X.data is X.data``
+                view = self._views[name] = DeviceArray(host)
+            return view
 
         def put(self, value):
             if not isinstance(value, DeviceArray):
                 msg = f"{name} of a device sparse matrix must be a device array; got {type(value).__name__}"
                 raise TypeError(msg)
-            setattr(self._m, name, _host(value))
+            setattr(self._m, name, value._a)
+            self._views[name] = value
 
         return property(get, put)
 
@@ -594,16 +813,21 @@ class _CompressedMatrix:
         return self._m.copy()
 
     def toarray(self, order=None):
-        return self._m.toarray(order=order).view(DeviceArray)
+        return DeviceArray(self._m.toarray(order=order))
 
     def max(self, axis=None, out=None, *, explicit=False):
         if axis is None:
             _sync("max()")
             return _wrap(self._m.max())
-        # A per-axis maximum sums duplicates and compresses its result.
-        self.sum_duplicates()
-        _sync("max(axis) (compress)")
-        return self._new(sp.csr_matrix(self._m.max(axis=axis)), {})
+        # cupyx 14.2 (_minmax_mixin._min_or_max_axis): CSC for axis 0, CSR for
+        # 1, duplicates summed there (its canonical flag read), then the
+        # result's values and indices compressed to the nonzero ones: two
+        # reads of a count (cupy.compress). The result is COO there.
+        axis = axis + 2 if axis < 0 else axis
+        mat = self.tocsc() if axis == 0 else self.tocsr()
+        mat.sum_duplicates()
+        _sync("max(axis) (cupy.compress of the result)", times=2)
+        return self._new(sp.csr_matrix(mat._m.max(axis=axis)), {})
 
     # ---- indexing: slices of rows or columns -------------------------------- #
     def __getitem__(self, key):
@@ -622,7 +846,7 @@ class _CompressedMatrix:
                 flags = {}
         if isinstance(rows, DeviceArray) or isinstance(cols, DeviceArray):
             rows, cols = _host(rows), _host(cols)
-        elif _is_host_array(rows) or _is_host_array(cols):
+        elif isinstance(rows, np.ndarray) or isinstance(cols, np.ndarray):
             msg = "Unsupported type numpy.ndarray as a sparse index (a host array on the device)"
             raise TypeError(msg)
         out = out[rows, :] if self.format == "csr" else out[:, cols]
@@ -638,10 +862,10 @@ class _CompressedMatrix:
             msg = f"unsupported operand type for @ with a device sparse matrix: {type(other).__name__}"
             raise TypeError(msg)
         self.sum_duplicates()
-        if other.ndim == 2 and not other.flags.f_contiguous:
+        if other.ndim == 2 and not other._a.flags.f_contiguous:
             _fortran_copy(other.nbytes)  # cupyx: cupy.asfortranarray(other)
         result = self._m @ _host(other)
-        return np.asfortranarray(result).view(DeviceArray) if result.ndim == 2 else _wrap(result)
+        return DeviceArray(np.asfortranarray(result)) if result.ndim == 2 else _wrap(result)
 
     def __repr__(self):
         return f"<{self.shape[0]}x{self.shape[1]} emulated device {self.format.upper()} matrix, {self.nnz} stored>"
@@ -787,7 +1011,7 @@ def _pointer_get_attributes(ptr):
 # The library: the names nbgpu may use, as cupy and cupyx spell them
 # --------------------------------------------------------------------------- #
 def _module(name, **attributes):
-    mod = types.ModuleType(name, f"The emulated ``{name.rsplit('.', 1)[-1]}`` (see nbgpu._array.emulated_device).")
+    mod = types.ModuleType(name, f"The emulated ``{name.rsplit('.', 1)[-1]}`` (see tests/emulated_device.py).")
     for key, value in attributes.items():
         setattr(mod, key, value)
     return mod
@@ -799,15 +1023,8 @@ def _asnumpy(a, stream=None):
     return np.asarray(a)
 
 
-def _asarray(a, dtype=None, order=None):
-    if isinstance(a, DeviceArray):
-        return a.astype(dtype, copy=False) if dtype is not None else a
-    _upload()
-    return np.array(a, dtype=dtype, order=order or "K", copy=True).view(DeviceArray)
-
-
 def _empty(shape, dtype=float, order="C"):
-    return np.empty(shape, dtype=dtype, order=order).view(DeviceArray)
+    return DeviceArray(np.empty(shape, dtype=dtype, order=order))
 
 
 def _scatter(ufunc, name):
@@ -816,7 +1033,7 @@ def _scatter(ufunc, name):
             msg = f"{name}: the target must be a device array; got {type(a).__name__}"
             raise TypeError(msg)
         _refuse_host((slices, value), name)
-        ufunc.at(_host(a), _unwrap(slices), _host(value))
+        ufunc.at(a._a, _unwrap(slices), _host(value))
 
     scatter.__name__ = name
     return scatter
@@ -863,3 +1080,6 @@ cupyx = _module(
 
 #: What :func:`namespace.device_library` returns for arrays of this module.
 LIBRARY = types.SimpleNamespace(cupy=cupy, cupyx=cupyx, xp=xp, emulated=True)
+
+# The one hook: the array layer serves LIBRARY for this module's arrays.
+_namespace.register_device_library(sys.modules[__name__])

@@ -247,7 +247,8 @@ def test_a_signal_while_modules_load_ends_cleanly(data, signum, status, line):
         (["--loss-matrix", "0,1;1"], "argument --loss-matrix: expected a square matrix of numbers"),
         (["--loss-matrix", "costs.csv"], "argument --loss-matrix: expected a square matrix of numbers, as a CSV file or as rows 'c11,c12;c21,c22'; got 'costs.csv' (no such file)"),
         (["--missing", "drop"], "argument --missing: invalid choice: 'drop'"),
-        (["--var-smoothing", "1e-3"], "--var-smoothing does not apply to MultinomialNB"),
+        (["--var-smoothing", "1e-3"], "--var-smoothing does not apply to --model auto"),
+        (["--var-smoothing", "1e-3", "--model", "multinomial"], "--var-smoothing does not apply to MultinomialNB"),
         (["--alpha", "-1"], "alpha"),
         (["--classes", "a,,b"], "--classes: expected comma-separated labels"),
         (["--bogus"], "unrecognized arguments: --bogus"),
@@ -448,7 +449,7 @@ def test_a_model_larger_than_memory_is_refused_before_it_is_built(tmp_path, run)
     classes = int(memory // (2**31 * 32)) + 2  # enough classes that the model exceeds this machine's memory
     rows = [f"{c} 1:1\n" for c in range(classes - 1)] + [f"{classes - 1} 2147483646:1\n"]
     (tmp_path / "stray.svm").write_text("".join(rows))
-    status, _, err = run("train", tmp_path / "stray.svm", "-o", tmp_path / "m.nbgpu", "--zero-based", "yes")
+    status, _, err = run("train", tmp_path / "stray.svm", "-o", tmp_path / "m.nbgpu", "--zero-based", "yes", "--model", "multinomial")
     line = one_line(err, status, 1, f"a MultinomialNB of {classes} classes and 2147483647 features needs about")
     assert "--n-features bounds it" in line and str(tmp_path / "stray.svm") in line
 

@@ -86,7 +86,7 @@ def _csv(path, X, y):
 def test_train_reads_the_file_once(tmp_path, counts, run, reads):
     X, y = counts
     _csv(tmp_path / "d.csv", X, y)
-    status, _, err = run("train", tmp_path / "d.csv", "-o", tmp_path / "m.nbgpu", "--chunk-mb", "0.002")
+    status, _, err = run("train", tmp_path / "d.csv", "-o", tmp_path / "m.nbgpu", "--chunk-mb", "0.002", "--model", "multinomial")
     assert status == 0, err
     assert reads == [str(tmp_path / "d.csv")]
     assert "one pass" in err

@@ -173,3 +173,21 @@ def test_a_json_line_with_a_long_token(tmp_path, capsys):
     counts = np.asarray(model.feature_count_)
     assert counts[list(model.classes_).index("a"), column] == 1
 
+
+
+@pytest.mark.parametrize(("signalled", "status", "line"), [("Terminated", 143, "nbgpu: terminated"),
+                                                         ("KeyboardInterrupt", 130, "nbgpu: interrupted")])
+def test_a_signal_behind_another_error_ends_as_the_signal(monkeypatch, capsys, tmp_path, signalled, status, line):
+    """A signal during an import can surface as that import's own error
+    ("initialization failed"): the command ends as the signal, not as an error."""
+    from nbgpu._app import cli, signals
+
+    def interrupted(args):
+        try:
+            raise getattr(signals, signalled, None) or KeyboardInterrupt
+        except BaseException as exc:
+            raise ImportError("initialization failed") from exc
+
+    monkeypatch.setattr(cli, "cmd_info", interrupted)
+    assert main(["info", str(tmp_path / "m.nbgpu")]) == status
+    assert capsys.readouterr().err.strip().splitlines() == [line]

@@ -36,7 +36,7 @@ def rare_classes(tmp_path):
     features = [f"f{i}" for i in range(8)]
     _csv(tmp_path / "train.csv", X_train, y_train, [*features, "label"])
     _csv(tmp_path / "test.csv", X_test, y_test, [*features, "label"])
-    assert main(["train", str(tmp_path / "train.csv"), "-o", str(tmp_path / "m.nbgpu"), "-q"]) == 0
+    assert main(["train", str(tmp_path / "train.csv"), "-o", str(tmp_path / "m.nbgpu"), "-q", "--model", "multinomial"]) == 0
     reference = nbgpu.MultinomialNB().fit(X_train.astype(float), y_train)
     return tmp_path, X_test.astype(float), y_test, reference
 

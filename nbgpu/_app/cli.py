@@ -57,7 +57,7 @@ from .readers import (
     open_reader,
     typed_labels,
 )
-from .signals import Terminated, report_signal, terminate_like_interrupt
+from .signals import Terminated, report_signal, signal_behind, terminate_like_interrupt
 
 MODELS = {
     "gaussian": "GaussianNB",
@@ -75,6 +75,36 @@ def to_numpy(a):
     from .._array.namespace import to_numpy as convert
 
     return convert(a)
+
+
+def _model_name(args):
+    """--model, or what it is when not given: auto, unless --alpha is given
+    (then multinomial, as before auto was the default: no search)."""
+    if args.model is not None:
+        return args.model
+    return "multinomial" if hasattr(args, "alpha") else "auto"
+
+
+def _given(args):
+    from .options import PARAMETERS
+
+    return {name: getattr(args, name) for name in PARAMETERS if hasattr(args, name)}
+
+
+def _fallback_estimator(args, why):
+    """GaussianNB for --model auto on data that are not counts, with the
+    parameter flags given (a flag it does not take is a UsageError)."""
+    import nbgpu
+
+    takes = nbgpu.GaussianNB().get_params()
+    wrong = [name for name in _given(args) if name not in takes]
+    if wrong:
+        from .options import flag
+
+        raise UsageError(f"{why}: the data are not counts, so --model auto would train GaussianNB, which does not "
+                         f"take {', '.join(flag(n) for n in wrong)}; name the model with --model", "nbgpu train")
+    args.model = "gaussian"
+    return _estimator(args)
 
 
 def _estimator(args):
@@ -293,7 +323,19 @@ def cmd_train(args):
     from .._interop.model_files import save
     from .training import train
 
-    model = _estimator(args)
+    args.model = _model_name(args)
+    state = None
+    if args.model == "auto":
+        import nbgpu
+
+        from .model_choice import searched_parameters, state_class
+
+        # The fold models only gather statistics, the same for every candidate.
+        model, state = nbgpu.MultinomialNB(), state_class(*searched_parameters(_given(args)))
+        if chunks is None:
+            chunks = parsed_chunks(reader, labels=True)
+    else:
+        model = _estimator(args)
     like = _device(args.device)
     start = time.perf_counter()
     bar = progress(f"training on {Path(args.data).name}", total=_size(args.data), quiet=args.quiet, unit="B")
@@ -316,13 +358,23 @@ def cmd_train(args):
         bar = progress(f"second pass over {Path(args.data).name}", total=_size(args.data), quiet=args.quiet, unit="B")
         return open_reader(args.data, fmt, vectorizer=vectorizer, n_features=None, **options)
 
-    trained = train(model, reader, chunks=chunks, classes=classes, n_features=args.n_features,
-                    to_device=_to_device(like), progress=report, open_again=again)
+    common = dict(classes=classes, n_features=args.n_features, to_device=_to_device(like), progress=report,
+                  open_again=again)
+    try:
+        trained = train(model, reader, chunks=chunks, state=state, **common)
+    except _not_counts() as exc:
+        trained = _train_not_counts(args, exc, reader, chunks, report, again, common)
     seconds = time.perf_counter() - start
     settings = dict(reader.settings)
     if trained.zero_based is not None:
         settings["zero_based"] = bool(trained.zero_based)
     metadata = {"reader": settings, "trained_on": {"file": Path(args.data).name, "rows": trained.rows}}
+    if trained.search is not None:
+        metadata["model_search"] = trained.search.record()
+        _say(args, f"nbgpu train: --model auto: accuracy by {len(trained.search.rows_scored)}-fold cross-validation "
+                   f"on {sum(trained.search.rows_scored):,} held-out rows (mean ± std over the folds; * chosen):\n"
+                   f"{trained.search.table()}")
+        _say(args, f"nbgpu train: chose {trained.search.summary()}")
     bar.set_description(f"saving {args.output}")
     save(trained.model, args.output, vectorizer=_sklearn_vectorizer(vectorizer), metadata=metadata)
     bar.close()
@@ -332,6 +384,34 @@ def cmd_train(args):
                f"{fitted.n_features_in_} features in {seconds:.2f} s "
                f"({trained.rows / max(seconds, 1e-9):,.0f} rows/s, {passes}) -> {args.output}")
     return 0
+
+
+def _not_counts():
+    from .model_choice import NotCounts
+
+    return NotCounts
+
+
+def _train_not_counts(args, exc, reader, chunks, report, again, common):
+    """--model auto on data that are not counts: GaussianNB, from the chunk
+    that showed it when nothing was fitted before, else in a second pass."""
+    import itertools
+
+    from .readers import is_regular_file
+    from .training import train
+
+    model = _fallback_estimator(args, exc)
+    if exc.chunk is not None:
+        _say(args, f"nbgpu train: {exc}: the data are not counts; --model auto trains GaussianNB")
+        return train(model, reader, chunks=itertools.chain([exc.chunk], chunks), **common)
+    if not is_regular_file(reader.path):
+        raise ValueError(f"{exc}: the data are not counts, and {reader.path} cannot be read again for GaussianNB "
+                         "(not a regular file): give --model gaussian")
+    if hasattr(chunks, "close"):
+        chunks.close()
+    report(None, 0, f"{exc}: the data are not counts; --model auto trains GaussianNB (a second pass)")
+    trained = train(model, again(), **common)
+    return trained._replace(passes=trained.passes + 1)
 
 
 # --------------------------------------------------------------------------- #
@@ -524,6 +604,10 @@ def cmd_info(args):
             elif key == "file_bytes":
                 if value is not None:
                     print(f"file size: {_bytes_text(value, binary=False)}")
+            elif key == "model_search" and args.model_file is not None:
+                from .model_choice import record_text
+
+                print(f"{key}: {record_text(value)}")
             else:
                 print(f"{key}: {value}")
     return 0
@@ -583,7 +667,10 @@ def build_parser():
                        description="Fit a model on a data file, reading it once in chunks, and save it.")
     p.add_argument("data", help="training data file (a FIFO or /dev/stdin too, except .npz)")
     p.add_argument("-o", "--output", required=True, help="model file to write ('-': standard output)")
-    p.add_argument("--model", choices=tuple(MODELS), default="multinomial", help="naive Bayes model (default %(default)s)")
+    p.add_argument("--model", choices=("auto", *MODELS),
+                   help="naive Bayes model (default auto, or multinomial when --alpha is given): auto chooses "
+                        "MultinomialNB or ComplementNB (with or without --norm) and --alpha by 5-fold "
+                        "cross-validation in the same pass, or GaussianNB when a feature is negative")
     p.add_argument("--classes", help="comma-separated class labels (default: the labels found in the file)")
     p.add_argument("--n-features", type=feature_count,
                    help="svmlight: number of features (default: the largest index found, +1 if zero-based)")
@@ -673,6 +760,9 @@ def _run(argv):
         _error_line(prog, exc)
         return USAGE_STATUS
     except Exception as exc:  # one line, no traceback (NBGPU_DEBUG=1 shows it)
+        signalled = signal_behind(exc)
+        if signalled is not None:  # e.g. an import that SIGTERM interrupted fails as "initialization failed"
+            raise signalled from None
         if os.environ.get("NBGPU_DEBUG"):
             raise
         _error_line(prog, exc)

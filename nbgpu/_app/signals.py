@@ -45,3 +45,16 @@ def report_signal(exc):
     terminated = isinstance(exc, Terminated)
     print("nbgpu: terminated" if terminated else "nbgpu: interrupted", file=sys.stderr)
     return TERMINATED if terminated else INTERRUPTED
+
+
+def signal_behind(exc):
+    """The KeyboardInterrupt or :class:`Terminated` that caused ``exc`` (in its
+    chain of causes and contexts), or None: a signal that arrives while a
+    module loads can surface as that import's own error."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, (KeyboardInterrupt, Terminated)):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None

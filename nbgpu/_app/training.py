@@ -52,6 +52,7 @@ class Trained(NamedTuple):
     rows: int
     passes: int
     zero_based: object  # svmlight: the indexing base used; else None
+    search: object = None  # --model auto: the search's record (model_choice.Search)
 
 
 class _SecondPassNeeded(Exception):
@@ -160,6 +161,7 @@ class _OnePass:
             self.base = clone(estimator)
         self.kind = None if classes is None else classes.dtype.kind
         self.model, self.rows, self.seen = None, 0, _Seen(reader if classes is None else None)
+        self.search = None  # what result() chose, where it searches
 
     # ---- labels --------------------------------------------------------- #
     def _labels(self, raw):
@@ -196,6 +198,10 @@ class _OnePass:
         return self.reader.layout(chunk, zero_based=zero_based, n_features=width)
 
     # ---- one chunk ------------------------------------------------------ #
+    def _width(self):
+        """The width of the running model(s): None before the first."""
+        return None if self.model is None else self.model.n_features_in_
+
     def add(self, chunk):
         self._chunk = chunk
         self.seen.add(chunk)  # first: a chunk that needs a second pass is counted there
@@ -203,31 +209,33 @@ class _OnePass:
         if self.svmlight:
             X = self._svmlight_features(chunk)
         else:
-            width = self.n_features or (chunk.X.shape[1] if self.model is None else self.model.n_features_in_)
-            X = self.reader.layout(chunk, n_features=width)
-        X = self.to_device(X)
-        chunk_classes = self.classes if self.classes is not None else np.unique(y)
-        model = self.model
-        where = lines_where(self.reader.path, chunk.lines)
-        if model is not None and X.shape[1] == model.n_features_in_ and np.all(np.isin(chunk_classes, model.classes_)):
-            _fit(model, X, y, None, where)
-        else:
-            from sklearn.base import clone
-
-            n_classes = len(chunk_classes) if model is None else len(np.union1d(chunk_classes, model.classes_))
-            _check_size(self.estimator, n_classes, X.shape[1], self.reader.path)
-            part = _fit(clone(self.base), X, y, chunk_classes, where)
-            if model is None:
-                self.model = part
-            else:
-                try:
-                    self.model = model.merge(part)
-                except ValueError:
-                    new = np.setdiff1d(chunk_classes, model.classes_)
-                    why = (f"labels {new[:5].tolist()} appear" if new.size else
-                           f"feature indices beyond {model.n_features_in_} appear")
-                    raise _SecondPassNeeded(f"{why} after the first chunk") from None
+            X = self.reader.layout(chunk, n_features=self.n_features or self._width() or chunk.X.shape[1])
+        self._absorb(X, y, lines_where(self.reader.path, chunk.lines))
         self.rows += X.shape[0]
+
+    def _absorb(self, X, y, where):
+        """Add the rows ``X`` (laid out, on the host), labels ``y`` (typed)."""
+        self.model = self._grown(self.model, self.to_device(X), y, where)
+
+    def _grown(self, model, X, y, where):
+        """``model`` (None: no rows yet) with the rows ``X``, ``y`` added."""
+        chunk_classes = self.classes if self.classes is not None else np.unique(y)
+        if model is not None and X.shape[1] == model.n_features_in_ and np.all(np.isin(chunk_classes, model.classes_)):
+            return _fit(model, X, y, None, where)
+        from sklearn.base import clone
+
+        n_classes = len(chunk_classes) if model is None else len(np.union1d(chunk_classes, model.classes_))
+        _check_size(self.estimator, n_classes, X.shape[1], self.reader.path)
+        part = _fit(clone(self.base), X, y, chunk_classes, where)
+        if model is None:
+            return part
+        try:
+            return model.merge(part)
+        except ValueError:
+            new = np.setdiff1d(chunk_classes, model.classes_)
+            why = (f"labels {new[:5].tolist()} appear" if new.size else
+                   f"feature indices beyond {model.n_features_in_} appear")
+            raise _SecondPassNeeded(f"{why} after the first chunk") from None
 
     def result(self):
         if self.model is None:
@@ -269,16 +277,19 @@ def with_parameters(model, estimator):
 
 
 def train(estimator, reader, *, chunks=None, classes=None, n_features=None, to_device=lambda X: X, progress=None,
-          open_again=None):
+          open_again=None, state=None):
     """Fit ``estimator`` on the file of ``reader``; return a :class:`Trained`.
 
     ``chunks``: ``parsed_chunks(reader, labels=True)`` if already started.
+    ``state``: the class of the running state (default :class:`_OnePass`;
+    ``model_choice`` gives one that keeps a model per cross-validation fold).
 
     ``progress(nbytes, rows, note)`` is called after every chunk.
     ``open_again()`` gives a fresh reader of the same file for a second pass.
     """
     zero_based = getattr(reader, "zero_based", None)
-    state = _OnePass(estimator, reader, classes=classes, n_features=n_features, zero_based=zero_based,
+    make_state = state or _OnePass
+    state = make_state(estimator, reader, classes=classes, n_features=n_features, zero_based=zero_based,
                      to_device=to_device)
     report = progress or (lambda nbytes, rows, note=None: None)
     why = None
@@ -296,7 +307,8 @@ def train(estimator, reader, *, chunks=None, classes=None, n_features=None, to_d
                     raise ValueError(msg) from None
         report(chunk.nbytes, state.seen.rows, None)
     if why is None:
-        return Trained(state.result(), state.rows, 1, state.zero_based if state.svmlight else None)
+        model = state.result()
+        return Trained(model, state.rows, 1, state.zero_based if state.svmlight else None, state.search)
 
     # Second pass: classes, indexing base and width are known now.
     seen = state.seen
@@ -308,14 +320,12 @@ def train(estimator, reader, *, chunks=None, classes=None, n_features=None, to_d
         n_features = max(seen.width - (0 if zero_based else 1), 1)
     report(None, 0, f"a second pass is needed: {why}")
     again = open_again()
-    second = _OnePass(estimator, again, classes=classes if classes is not None else seen.classes(),
+    second = make_state(estimator, again, classes=classes if classes is not None else seen.classes(),
                       n_features=n_features, zero_based=zero_based, to_device=to_device)
     second.svmlight = state.svmlight
     for chunk in parsed_chunks(again, labels=True):
         if chunk.X is not None:
             second.add(chunk)
         report(chunk.nbytes, second.rows, None)
-    model = second.model
-    if model is None:
-        raise ValueError(f"{reader.path} holds no data rows")
-    return Trained(model, second.rows, 2, zero_based if state.svmlight else None)
+    model = second.result()
+    return Trained(model, second.rows, 2, zero_based if state.svmlight else None, second.search)

@@ -53,10 +53,11 @@ class SparseCounts:
     """k × d non-negative sums: a canonical float64 CSC array and the
     entries added since, folded in before any read (:attr:`csc`)."""
 
-    __slots__ = ("_csc", "_keys", "_values", "_logged", "_runs", "_bound")
+    __slots__ = ("_csc", "_keys", "_values", "_logged", "_runs", "_bound", "_totals")
 
     def __init__(self, csc):
         self._csc = csc
+        self._totals = {}  # row and column totals, made once per change
         self._keys = self._values = None
         self._logged = self._runs = 0
         # An upper bound of every sum (non-negative counts): the largest
@@ -104,6 +105,7 @@ class SparseCounts:
                 grown_keys[: self._logged] = self._keys[: self._logged]
                 grown_values[: self._logged] = self._values[: self._logged]
             self._keys, self._values = grown_keys, grown_values
+        self._totals = {}
         self._keys[self._logged : need] = keys
         self._values[self._logged : need] = values
         self._logged = need
@@ -129,9 +131,27 @@ class SparseCounts:
         if self._runs > 1:  # batches, each sorted: a merge sort finds the runs
             keys, values = summed_entries(keys, values, kind="stable")
         self._csc = _added_csc(self._csc, from_column_keys(keys, values, self._csc.shape))
+        self._totals = {}
         self._keys = self._values = None
         self._logged = self._runs = 0
         self._bound = float(self._csc.data.max()) if self._csc.nnz else 0.0
+
+    def totals(self, axis):
+        """``Σ_j`` per class ("rows") or ``Σ_c`` per feature ("columns"), one
+        pass over the stored values, kept until the sums change (read-only)."""
+        made = self._totals.get(axis)
+        if made is None:
+            csc = self.csc
+            if axis == "rows":
+                made = np.bincount(csc.indices, weights=csc.data, minlength=csc.shape[0])
+            else:
+                made = np.zeros(csc.shape[1])
+                stored = np.flatnonzero(np.diff(csc.indptr))
+                if stored.shape[0]:
+                    made[stored] = np.add.reduceat(csc.data, csc.indptr[stored])
+            made.flags.writeable = False
+            self._totals[axis] = made
+        return made
 
     def moved(self, xp, device):
         """The sums in namespace ``xp`` on ``device``: these on the host, a
@@ -233,20 +253,14 @@ def columns(a, cols):
 def row_totals(a, *, xp):
     """``Σ_j a_cj`` as a k × 1 array."""
     if is_sparse_counts(a):
-        csc = a.csc
-        return np.bincount(csc.indices, weights=csc.data, minlength=csc.shape[0]).reshape(-1, 1)
+        return a.totals("rows").reshape(-1, 1)
     return xp.sum(a, axis=1, keepdims=True)
 
 
 def column_totals(a, *, xp):
     """``Σ_c a_cj`` as a vector of d."""
-    if is_sparse_counts(a):  # one pass over the stored values, column by column
-        csc = a.csc
-        totals = np.zeros(csc.shape[1])
-        stored = np.flatnonzero(np.diff(csc.indptr))
-        if stored.shape[0]:
-            totals[stored] = np.add.reduceat(csc.data, csc.indptr[stored])
-        return totals
+    if is_sparse_counts(a):
+        return a.totals("columns")
     return xp.sum(a, axis=0)
 
 

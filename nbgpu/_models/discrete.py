@@ -468,10 +468,27 @@ class ComplementNB(_LinearCountNB):
         alpha_total = self._alpha_total(alpha, feature_count.shape[1], xp=xp)
         total = xp.sum(everything) + alpha_total - sparse_counts.row_totals(feature_count, xp=xp)
         context = {"everything": everything, "total": total}
-        if self.norm:  # Σ_j log θ~_cj: a pass over the logs (nothing kept)
+        if self.norm and sparse_counts.is_sparse_counts(feature_count):
+            context["norm"] = self._sparse_complement_log_sums(feature_count, alpha, everything, total)
+        elif self.norm:  # Σ_j log θ~_cj: a pass over the logs (nothing kept)
             make = lambda cols: self._complement_logs(feature_count, alpha, context, cols, xp=xp)  # noqa: E731
             context["norm"] = row_sums_by_columns(make, feature_count.shape, xp=xp)
         return context
+
+    @staticmethod
+    def _sparse_complement_log_sums(feature_count, alpha, everything, total):
+        """``Σ_j log θ~_cj`` (k × 1) of sparse sums, from their stored entries:
+        ``θ~_cj = (E_j + α_j − N_cj) / total_c`` is ``(E_j + α_j) / total_c``
+        wherever ``N_cj`` is not stored, so the sum is ``Σ_j log(E_j + α_j)
+        + Σ_{N_cj stored} [log(E_j + α_j − N_cj) − log(E_j + α_j)] − d log
+        total_c``: the stored entries and d, not k × d."""
+        csc = feature_count.csc
+        column = everything + alpha  # E_j + α_j
+        at = np.repeat(column, np.diff(csc.indptr))  # that of each stored N_cj
+        with np.errstate(divide="ignore"):  # log 0 = -inf, as the dense sums give it
+            shared = np.sum(np.log(column))
+            stored = np.bincount(csc.indices, weights=np.log(at - csc.data) - np.log(at), minlength=csc.shape[0])
+            return (shared + stored).reshape(-1, 1) - csc.shape[1] * np.log(total)
 
     def _complement_logs(self, feature_count, alpha, context, cols, *, xp):
         comp = columns_of(context["everything"], cols) + columns_of(alpha, cols) - sparse_counts.columns(feature_count, cols)

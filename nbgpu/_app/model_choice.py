@@ -1,0 +1,336 @@
+"""``nbgpu train --model auto``: the count model and its alpha chosen by
+cross-validation from the statistics, in the pass that trains.
+
+The rows of the file are dealt to ``FOLDS`` folds (row number mod
+``FOLDS``) and each fold gets a running model of its own (the machinery of
+``training._OnePass``: late classes, svmlight widths, a second pass where
+one is needed). MultinomialNB and ComplementNB have the same statistics
+(class counts and per-class feature sums), so every candidate, a family and
+an alpha, is made from the statistics of "every fold but f" without
+touching data and scored (accuracy) on rows of fold f. The rows are
+streamed: each fold keeps a uniform sample of at most ``SAMPLE_ROWS`` of its
+rows (bottom-k of random keys, a fixed seed) to be scored on. The model
+saved is the best candidate made from the statistics of all the folds: no
+refit, no second pass.
+
+Data that are not counts (a negative feature value) are for GaussianNB:
+:class:`NotCounts` says so and the command trains that instead.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .options import PARAMETERS, UsageError, flag
+from .training import PER_CLASS_PARAMETERS, _OnePass, _SecondPassNeeded
+
+FOLDS = 5
+ALPHAS = (0.01, 0.03, 0.1, 0.3, 1.0)
+SAMPLE_ROWS = 4000  # per fold: 5 x 4000 rows scored at most
+FAMILIES = ("MultinomialNB", "ComplementNB")
+SEED = 0
+
+
+class NotCounts(Exception):
+    """A negative feature value: the data are not counts.
+
+    ``chunk`` is the first chunk with data when nothing was fitted before it
+    (the caller can start again from it without reading the file again).
+    """
+
+    def __init__(self, message, chunk=None):
+        super().__init__(message)
+        self.chunk = chunk
+
+
+class Candidate(NamedTuple):
+    family: str  # "MultinomialNB" or "ComplementNB"
+    params: dict  # alpha (and norm), as searched
+
+    @property
+    def name(self):
+        return f"{self.family}({', '.join(f'{k}={v:g}' if k == 'alpha' else f'{k}={v}' for k, v in self.params.items())})"
+
+
+def searched_parameters(given):
+    """What --model auto searches and what it fixes, from the parameter flags
+    given (``{name: value}``): ``(candidates, fixed)``. A flag that neither
+    count model takes is a :class:`UsageError`; ``--norm`` keeps ComplementNB
+    only, with that norm; ``--alpha`` fixes alpha (the family is searched)."""
+    import nbgpu
+
+    takes = {family: getattr(nbgpu, family)().get_params() for family in FAMILIES}
+    shared = [p for p in PARAMETERS if all(p in params for params in takes.values())]
+    for name in given:
+        if not any(name in params for params in takes.values()):
+            usable = ", ".join(flag(p) for p in PARAMETERS if p in shared or p == "norm")
+            raise UsageError(f"{flag(name)} does not apply to --model auto, which chooses among MultinomialNB and "
+                             f"ComplementNB (their parameters: {usable}); name the model with --model",
+                             "nbgpu train")
+    alphas = (given["alpha"],) if "alpha" in given else ALPHAS
+    fixed = {k: v for k, v in given.items() if k in shared and k != "alpha"}
+    candidates = []
+    if "norm" not in given:
+        candidates += [Candidate("MultinomialNB", {"alpha": a}) for a in alphas]
+    norms = (given["norm"],) if "norm" in given else (False, True)
+    for norm in norms:
+        candidates += [Candidate("ComplementNB", {"alpha": a, **({"norm": True} if norm else {})}) for a in alphas]
+    for candidate in candidates:  # a bad value is a usage error now, before any reading
+        estimator(candidate, fixed)
+    return candidates, fixed
+
+
+def estimator(candidate, fixed, *, per_class=True):
+    """The unfitted estimator of ``candidate`` with the ``fixed`` parameters
+    (without those of one value per class unless ``per_class``)."""
+    import nbgpu
+
+    params = {**fixed, **candidate.params}
+    if not per_class:
+        params = {k: v for k, v in params.items() if k not in PER_CLASS_PARAMETERS}
+    model = getattr(nbgpu, candidate.family)(**params)
+    try:
+        model._validate_params()
+    except ValueError as exc:
+        raise UsageError(" ".join(str(exc).split()), "nbgpu train") from None
+    return model
+
+
+def made_from(model, fitted):
+    """``model`` (unfitted) made fitted with the statistics of ``fitted``:
+    nothing is computed until it scores (lazy), and then only the weights
+    of the features the rows use."""
+    from sklearn.base import clone
+
+    final = clone(model)
+    n_classes, n_features = len(fitted.classes_), fitted.n_features_in_
+    final._check_params_for_fit(n_classes, n_features)
+    final._loss_matrix(n_classes)
+    return final._become_fitted(fitted._stats, fitted.classes_, n_features=n_features, feature_names=None,
+                                score_dtype=fitted._fit_dtype_, lazy=True)
+
+
+def merged(models):
+    """The model fitted on the data of every model in ``models`` (Nones
+    skipped); None if there is none."""
+    present = [m for m in models if m is not None]
+    if not present:
+        return None
+    total = present[0]
+    for other in present[1:]:
+        total = total.merge(other)
+    return total
+
+
+def _padded(X, width):
+    """``X`` with zero columns added up to ``width`` (svmlight files widen as they are read)."""
+    if X.shape[1] == width:
+        return X
+    if hasattr(X, "indices"):
+        import scipy.sparse as sp
+
+        return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width))
+    return np.pad(X, ((0, 0), (0, width - X.shape[1])))
+
+
+def _stacked(parts):
+    if hasattr(parts[0], "indices"):
+        import scipy.sparse as sp
+
+        width = max(p.shape[1] for p in parts)
+        return sp.vstack([_padded(p, width) for p in parts], format="csr")
+    return np.concatenate(parts)
+
+
+class _Sample:
+    """A uniform sample of at most ``size`` rows of a stream (the rows of
+    least random key): what a fold is scored on."""
+
+    def __init__(self, size, rng):
+        self.size, self.rng = size, rng
+        self.X, self.y, self.keys = None, None, np.empty(0)
+
+    def add(self, X, y):
+        keys = self.rng.random(X.shape[0])
+        if self.keys.size == self.size:  # full: only rows of smaller keys than the largest kept enter
+            enter = keys < self.keys.max()
+            if not np.any(enter):
+                return
+            X, y, keys = X[enter], y[enter], keys[enter]
+        if self.X is not None:
+            X, y, keys = _stacked([self.X, X]), np.concatenate([self.y, y]), np.concatenate([self.keys, keys])
+        if keys.size > self.size:
+            keep = np.sort(np.argpartition(keys, self.size - 1)[: self.size])
+            X, y, keys = X[keep], y[keep], keys[keep]
+        self.X, self.y, self.keys = X, y, keys
+
+    @property
+    def rows(self):
+        return self.keys.size
+
+
+class Search(NamedTuple):
+    """What the search scored and chose (``record()``: the model file's metadata)."""
+
+    candidates: list
+    scores: np.ndarray  # candidates x folds, NaN where a fold could not be scored
+    rows_scored: list  # per fold
+    best: int
+    fixed: dict
+
+    def means(self):
+        scored = ~np.isnan(self.scores[0])
+        if not np.any(scored):
+            return np.full(len(self.candidates), np.nan), np.full(len(self.candidates), np.nan)
+        return np.mean(self.scores[:, scored], axis=1), np.std(self.scores[:, scored], axis=1)
+
+    def record(self):
+        mean, std = self.means()
+        return {
+            "method": f"{len(self.rows_scored)}-fold cross-validation (rows mod {len(self.rows_scored)}), accuracy",
+            "chosen": {"estimator": self.candidates[self.best].family, **self.candidates[self.best].params},
+            "rows_scored": int(sum(self.rows_scored)),
+            "candidates": [
+                {"estimator": c.family, **c.params, "mean": _number(m), "std": _number(s),
+                 "folds": [_number(v) for v in row]}
+                for c, m, s, row in zip(self.candidates, mean, std, self.scores)
+            ],
+        }
+
+    def summary(self):
+        """One line: what was chosen and how."""
+        mean, std = self.means()
+        best = self.candidates[self.best]
+        if np.isnan(mean[self.best]):
+            return f"{best.name} (too few rows to cross-validate: the default)"
+        return (f"{best.name}, accuracy {mean[self.best]:.4f} ± {std[self.best]:.4f} by {len(self.rows_scored)}-fold "
+                f"cross-validation on {sum(self.rows_scored):,} held-out rows, among {len(self.candidates)} candidates")
+
+    def table(self):
+        """The fold scores, a line per candidate, the best marked."""
+        mean, std = self.means()
+        width = max(len(c.name) for c in self.candidates)
+        lines = []
+        for i, (c, m, s) in enumerate(zip(self.candidates, mean, std)):
+            mark = "*" if i == self.best else " "
+            lines.append(f" {mark} {c.name:<{width}}  {m:.4f} ± {s:.4f}")
+        return "\n".join(lines)
+
+
+def _number(value):
+    return None if np.isnan(value) else round(float(value), 6)
+
+
+def best_index(scores):
+    """The candidate of the best mean accuracy over the folds scored; the
+    first of the list on a tie (the default, MultinomialNB alpha=1, when no
+    fold could be scored)."""
+    scored = ~np.isnan(scores[0])
+    if not np.any(scored):
+        return None
+    mean = np.mean(scores[:, scored], axis=1)
+    return int(np.flatnonzero(mean == mean.max())[0])
+
+
+def rests(folds):
+    """For every fold f, the model of the data of every other fold (None if
+    there is none): merges of prefixes and suffixes, 3k merges, not k²."""
+    k = len(folds)
+    before, after = [None] * (k + 1), [None] * (k + 1)
+    for f in range(k):
+        before[f + 1] = merged([before[f], folds[f]])
+        after[k - f - 1] = merged([folds[k - f - 1], after[k - f]])
+    return [merged([before[f], after[f + 1]]) for f in range(k)]
+
+
+def score_folds(candidates, fixed, folds, samples):
+    """``candidates x folds`` accuracies: each candidate made from the
+    statistics of every fold but f, scored on fold f's ``samples``
+    ``(X, y)`` (NaN where fold f has no rows or the others none)."""
+    scores = np.full((len(candidates), len(folds)), np.nan)
+    unfitted = [estimator(c, fixed, per_class=False) for c in candidates]
+    for f, ((X, y), rest) in enumerate(zip(samples, rests(folds))):
+        if rest is None or X is None or X.shape[0] == 0:
+            continue
+        X = _padded(X, rest.n_features_in_)
+        # Candidates share the fold's statistics, and what they derive from
+        # them alone (sparse sums keep their totals).
+        for i, model in enumerate(unfitted):
+            predicted = made_from(model, rest).predict(X)
+            scores[i, f] = float(np.mean(np.asarray(predicted) == np.asarray(y)))
+    return scores
+
+
+class FoldedPass(_OnePass):
+    """The running state of ``training.train`` with a model per fold; its
+    result is the best candidate on the statistics of all the folds.
+
+    Set ``candidates``, ``fixed`` and ``to_host`` (class attributes, see
+    :func:`state_class`)."""
+
+    candidates, fixed, sample_rows = None, None, SAMPLE_ROWS
+
+    def __init__(self, estimator, reader, **kwargs):
+        super().__init__(estimator, reader, **kwargs)
+        rng = np.random.default_rng(SEED)
+        self.folds = [None] * FOLDS
+        self.samples = [_Sample(self.sample_rows, rng) for _ in range(FOLDS)]
+        self.fitted_rows = 0
+
+    def _width(self):
+        widths = [m.n_features_in_ for m in self.folds if m is not None]
+        return max(widths) if widths else None
+
+    def _absorb(self, X, y, where):
+        values = X.data if hasattr(X, "indices") else X
+        if values.size and np.nanmin(values) < 0:
+            low = np.nanmin(values)
+            chunk = self._chunk if self.fitted_rows == 0 else None
+            raise NotCounts(f"{where} holds a negative feature value ({low:g})", chunk)
+        if any(m is not None and m.n_features_in_ != X.shape[1] for m in self.folds):
+            # The fold models must stay of one width to merge (training's rule for one model).
+            raise _SecondPassNeeded(f"feature indices beyond {self._width()} appear after the first chunk")
+        fold = (self.fitted_rows + np.arange(X.shape[0])) % FOLDS
+        y = np.asarray(y)
+        for f in range(FOLDS):
+            rows = np.flatnonzero(fold == f)
+            if rows.size == 0:
+                continue
+            part, labels = X[rows], y[rows]
+            self.folds[f] = self._grown(self.folds[f], self.to_device(part), labels, where)
+            self.samples[f].add(part, labels)
+        self.fitted_rows += X.shape[0]
+
+    def result(self):
+        total = merged(self.folds)
+        if total is None:
+            raise ValueError(f"{self.reader.path} holds no data rows")
+        samples = [(s.X, s.y) for s in self.samples]
+        scores = score_folds(self.candidates, self.fixed, self.folds, samples)
+        best = best_index(scores)
+        if best is None:  # too few rows for any fold to be scored
+            best = self.candidates.index(min(self.candidates, key=lambda c: abs(c.params["alpha"] - 1.0)))
+        self.search = Search(self.candidates, scores, [s.rows for s in self.samples], best, self.fixed)
+        return made_from(estimator(self.candidates[best], self.fixed), total)
+
+
+def state_class(candidates, fixed):
+    """The ``state`` argument of ``training.train`` for this search."""
+    return type("FoldedPass", (FoldedPass,), {"candidates": candidates, "fixed": fixed})
+
+
+def record_text(record):
+    """``nbgpu info``'s line of a model file's search record (free-form JSON
+    from a file: shown as it is unless it has the expected shape)."""
+    try:
+        chosen = dict(record["chosen"])
+        family = chosen.pop("estimator")
+        best = next(c for c in record["candidates"]
+                    if c.get("estimator") == family and all(c.get(k) == v for k, v in chosen.items()))
+        name = Candidate(family, chosen).name
+        return (f"{name} chosen by {record['method']} on {record['rows_scored']:,} held-out rows among "
+                f"{len(record['candidates'])} candidates (mean {best['mean']:.4f} ± {best['std']:.4f})")
+    except (KeyError, TypeError, ValueError, AttributeError, StopIteration):
+        return str(record)

@@ -166,13 +166,13 @@ def _values_min(X):
     vxp = get_namespace(values)
     if not values.size:
         return 0.0
-    low = vxp.min(values)
-    if bool(vxp.isnan(low)):
+    low = float(vxp.min(values))  # one read back
+    if math.isnan(low):
         # NaN (a missing value where allowed) must not hide a negative value;
         # only then is the second, masked pass paid for.
         big = vxp.asarray(math.inf, dtype=values.dtype, device=values.device)
-        low = vxp.min(vxp.where(vxp.isnan(values), big, values))
-    return float(low)
+        low = float(vxp.min(vxp.where(vxp.isnan(values), big, values)))
+    return low
 
 
 def check_non_negative(X, *, estimator, name="X", what="counts or frequencies"):

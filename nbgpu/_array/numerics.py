@@ -42,9 +42,10 @@ def log_ratio(num, den, *, xp, overwrite_num=False):
     tiny = xp.finfo(num.dtype).smallest_normal
     if _host_matrix(num, xp):
         return _log_ratio_by_columns(num, safe_log(den, xp=xp), tiny, overwrite_num)
-    if float(xp.min(num)) < tiny:  # a zero count (alpha=0): a read-only pass decides
-        num = xp.maximum(num, xp.asarray(tiny, dtype=num.dtype, device=num.device))
-        overwrite_num = True
+    # Zero counts (alpha=0) floored at tiny: always, a pass on the device
+    # costs less than reading back whether one is needed.
+    num = xp.maximum(num, xp.asarray(tiny, dtype=num.dtype, device=num.device))
+    overwrite_num = True
     out = log_in_place(num, xp=xp) if overwrite_num else xp.log(num)
     out -= safe_log(den, xp=xp)
     return out

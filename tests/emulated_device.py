@@ -1070,6 +1070,7 @@ cupy = _module(
 cupyx = _module(
     "cupyx",
     scatter_add=_scatter(np.add, "scatter_add"),
+    scatter_max=_scatter(np.maximum, "scatter_max"),
     empty_pinned=empty_pinned,
     scipy=_module(
         "cupyx.scipy",

@@ -180,11 +180,16 @@ def sparse_column_max(X, rows=None):
     if sp.issparse(X) and X.format == "csc" and not X.has_canonical_format:
         X = X.copy()  # scipy's max sorts a CSC matrix in place (not the caller's)
     lib = sparse_lib(X)
-    if rows is not None and _on_device(X):
-        # The stored values of the other rows set to zero (no diagonal product).
-        row = stored_rows(X) if X.format == "csr" else X.indices
-        X = sparse_with_values(X, lib.where(rows[row], X.data, lib.zeros(1, dtype=X.dtype)))
-    elif rows is not None:
+    if _on_device(X):
+        # One scatter of the stored values (cupyx's max(axis=0) sums
+        # duplicates and compresses: three syncs); the values are >= 0
+        # (category codes), so implicit zeros are the starting value.
+        row, column = (stored_rows(X), X.indices) if X.format == "csr" else (X.indices, stored_rows(X))
+        values = X.data if rows is None else lib.where(rows[row], X.data, lib.zeros(1, dtype=X.dtype))
+        top = lib.zeros(X.shape[1], dtype=X.dtype)
+        _library(X).cupyx.scatter_max(top, column, values)
+        return top
+    if rows is not None:
         X = sp.diags(rows.astype(X.dtype)) @ X
     return lib.asarray(X.max(axis=0).toarray()).reshape(-1)
 

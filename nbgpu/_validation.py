@@ -222,11 +222,18 @@ def plainly_non_negative(X):
 
 def check_categories(X, *, estimator, name="X"):
     """Raise unless ``X`` holds non-negative whole numbers (category codes)."""
-    check_non_negative(X, estimator=estimator, name=name, what="category codes")
     values = sparse_values(X) if is_sparse(X) else X
     vxp = get_namespace(values)
-    # floor(v) < v exactly where v has a fractional part; NaN (missing) compares False.
-    if values.size and bool(vxp.any(vxp.floor(values) < values)):
+    if not values.size or vxp.isdtype(values.dtype, ("integral", "bool")):
+        check_non_negative(X, estimator=estimator, name=name, what="category codes")
+        return
+    # The smallest value and whether any has a fraction (floor(v) < v; NaN,
+    # a missing value, compares False), read back together: one sync.
+    facts = vxp.stack([vxp.min(values), vxp.astype(vxp.any(vxp.floor(values) < values), values.dtype)])
+    low, fractional = to_numpy(facts).tolist()
+    if not low >= 0:  # a negative value, or NaN hiding one: the full check says which
+        check_non_negative(X, estimator=estimator, name=name, what="category codes")
+    if fractional:
         msg = (
             f"`{name}` passed to {type(estimator).__name__} must hold category "
             "codes 0, 1, 2, ... (whole numbers); it holds non-integer values. "

@@ -38,17 +38,12 @@ PREDICT_BUDGET = 3
 CALLS = ("fit", "partial_fit", "predict", "predict_proba")
 BUDGET = {"fit": FIT_BUDGET, "partial_fit": FIT_BUDGET, "predict": PREDICT_BUDGET, "predict_proba": PREDICT_BUDGET}
 _GET = "sparse.py:291 to_numpy(X.indptr) of the row blocks (1 sync)"
-_X = "_validation.py checks of X (2 syncs)"
 _GAUSS = "gaussian.py:214/226 bool()/float() and scoring.py:109 bool()"
 # (model, format, call) over budget today: the measured count and where the
 # synchronisations are (xfails whose count is asserted, so a change shows).
 OVER_BUDGET = {
     ("GaussianNB", "csr", "predict"): (4, f"{_GET}, {_GAUSS}"),
     ("GaussianNB", "csc", "predict"): (4, f"{_GET}, {_GAUSS}"),
-    ("CategoricalNB", "csr", "predict"): (4, f"{_X}, _validation.py:229 bool(), {_GET}"),
-    ("CategoricalNB", "csr", "predict_proba"): (4, f"{_X}, _validation.py:229 bool(), {_GET}"),
-    ("CategoricalNB", "csc", "predict"): (4, f"{_X}, _validation.py:229 bool(), {_GET}"),
-    ("CategoricalNB", "csc", "predict_proba"): (4, f"{_X}, _validation.py:229 bool(), {_GET}"),
 }
 
 

@@ -1075,7 +1075,11 @@ cupyx = _module(
     scipy=_module(
         "cupyx.scipy",
         sparse=_module("cupyx.scipy.sparse", csr_matrix=csr_matrix, csc_matrix=csc_matrix, issparse=issparse),
-        special=_module("cupyx.scipy.special", gammaln=_device_function(scipy.special.gammaln, "gammaln")),
+        special=_module(
+            "cupyx.scipy.special",
+            gammaln=_device_function(scipy.special.gammaln, "gammaln"),
+            chdtrc=_device_function(scipy.special.chdtrc, "chdtrc"),
+        ),
     ),
 )
 

@@ -288,3 +288,16 @@ def test_a_device_batch_is_never_scored_by_the_host_columns_path():
     assert not model._few_columns(_device(X[:1].toarray(), "csr"))
     got = model.predict_proba(_device(X[:5].toarray(), "csr"))
     np.testing.assert_allclose(to_numpy(got), host.predict_proba(X[:5]), rtol=1e-12)
+
+
+def test_chi2_p_values_stay_on_the_device():
+    """chi² p-values by cupyx.scipy.special.chdtrc where the statistic is: no
+    read back and no upload (scipy's chdtrc on the host gives the same)."""
+    from scipy.special import chdtrc
+
+    X, y = random_data("MultinomialNB", n=120, d=7, seed=4)
+    model = nbgpu.MultinomialNB().fit(_device(X, "dense"), emu.cupy.asarray(y))
+    with emu.count_syncs() as log:
+        statistic, pvalues = model.chi2_scores()
+    assert log.total == 0 and sum(log.uploads.values()) == 0, log
+    np.testing.assert_allclose(to_numpy(pvalues), chdtrc(len(np.unique(y)) - 1, to_numpy(statistic)), rtol=1e-12)

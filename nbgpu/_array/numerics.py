@@ -178,6 +178,19 @@ def lgamma(a, *, xp):
     return xp.asarray(host, device=a.device)
 
 
+def chi2_survival(df, x, *, xp):
+    """``P(χ²_df > x)`` elementwise (float64 ``x``), same namespace and device:
+    scipy's ``chdtrc`` on the host, cupyx's on a device, through the host
+    for other namespaces."""
+    if uses_device_library(xp):
+        return device_library(xp).cupyx.scipy.special.chdtrc(df, x)
+    from scipy.special import chdtrc
+
+    if on_host(xp):
+        return xp.asarray(chdtrc(df, x))
+    return xp.asarray(chdtrc(df, np.asarray(to_numpy(x), dtype=np.float64)), device=x.device)
+
+
 def contiguous(a, *, xp):
     """``a`` laid out row-major where the library lets us say so.
 

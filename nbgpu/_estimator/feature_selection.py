@@ -15,12 +15,9 @@ reuses its statistics and reads no data at all.
 
 from __future__ import annotations
 
-import numpy as np
-from scipy import special
-
 from .._array.class_sums import class_sums, class_totals
-from .._array.namespace import accumulation_dtype, to_namespace, to_numpy
-from .._array.numerics import float_warnings_off
+from .._array.namespace import accumulation_dtype
+from .._array.numerics import chi2_survival, float_warnings_off
 from .._validation import (
     check_non_negative,
     check_sample_weight,
@@ -59,10 +56,7 @@ def chi2_from_counts(class_count, feature_count, *, xp):
     with float_warnings_off():
         diff = observed - expected
         statistic = xp.sum(diff * diff / expected, axis=0)
-    # The survival function of the chi-squared law is scipy's (host) code; the
-    # d values go to the host and back.
-    host = np.asarray(to_numpy(statistic), dtype=np.float64)
-    pvalues = to_namespace(special.chdtrc(k - 1, host), xp, statistic.device)
+    pvalues = chi2_survival(k - 1, statistic, xp=xp)  # on the device where the statistic is
     return statistic, xp.astype(pvalues, statistic.dtype)
 
 

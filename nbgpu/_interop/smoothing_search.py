@@ -18,6 +18,7 @@ import numbers
 import time
 import warnings
 from collections import defaultdict
+from types import SimpleNamespace
 
 import numpy as np
 from scipy.stats import rankdata
@@ -25,7 +26,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clo
 from sklearn.exceptions import FitFailedWarning
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import ParameterGrid, check_cv
-from sklearn.utils.validation import _get_feature_names
+from sklearn.pipeline import Pipeline
+from sklearn.utils.validation import _get_feature_names, _num_samples
 
 from .._array import sparse_counts
 from .._array.namespace import (
@@ -104,6 +106,10 @@ _DIFFERENCE = {
     PoissonNB: _count_difference,
     GaussianNB: _gaussian_difference,
 }
+
+
+class _FoldFailed(Exception):
+    """A fold whose Pipeline steps could not be fitted: every grid point there fails."""
 
 
 def _score_weights(sample_weight, index):
@@ -201,16 +207,29 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
     (ShuffleSplit, repeated folds) gets each training fold's statistics
     from one pass over its rows.
 
+    A :class:`sklearn.pipeline.Pipeline` ending in such a model (a text
+    vectorizer, then MultinomialNB) is searched over that last step's
+    parameters (``"nb__alpha"``): on each fold the earlier steps (a clone)
+    are fitted once on the training rows (``fit_transform``) and transform
+    the test rows, the model's statistics are accumulated once from the
+    transformed training rows, and every grid point is finalized from them;
+    ``best_estimator_`` is the whole Pipeline refitted on all rows, as
+    GridSearchCV refits it.
+
     Parameters
     ----------
-    estimator : nbgpu estimator
+    estimator : nbgpu estimator or Pipeline
         The model whose parameters are searched (a MultinomialNB,
         ComplementNB, BernoulliNB, CategoricalNB, PoissonNB, GaussianNB,
-        NormalBayesClassifier or KernelDensityNB).
+        NormalBayesClassifier or KernelDensityNB), or a Pipeline whose last
+        step is one.
     param_grid : dict or list of dicts
         As for GridSearchCV; only parameters that act in finalization may be
         searched (others, such as ``binarize``, raise a ValueError that
-        points to GridSearchCV).
+        points to GridSearchCV). For a Pipeline, only its last step's, by
+        their Pipeline names (``"<step>__alpha"``): a parameter of an
+        earlier step (``"tfidf__min_df"``) is a ValueError, not one fit per
+        grid point, since the earlier steps are fitted once per fold.
     scoring : str, callable, list, tuple or dict, default=None
         As for GridSearchCV: None is the estimator's ``score`` (accuracy);
         several metrics need ``refit`` to name one (or be False).
@@ -234,9 +253,10 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
         metric), train scores when asked, and ``mean_fit_time``,
         ``std_fit_time``, ``mean_score_time``, ``std_score_time``. A fit time
         is the grid point's finalization plus its share of the fold's
-        accumulation.
+        accumulation (and, for a Pipeline, of fitting its earlier steps).
     best_estimator_ : estimator
-        The refitted best model (with ``refit``).
+        The refitted best model (with ``refit``); the whole refitted
+        Pipeline for a Pipeline.
     best_score_ : float
     best_params_ : dict
     best_index_ : int
@@ -247,6 +267,8 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
     classes_ : array of shape (n_classes,)
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
+        For a Pipeline, those of ``best_estimator_`` where it has them (as
+        GridSearchCV's).
 
     See Also
     --------
@@ -275,36 +297,64 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
         self.return_train_score = return_train_score
 
     # ---- checks -------------------------------------------------------- #
-    def _candidates(self):
+    def _model(self):
+        """``(the nbgpu model, the prefix of its parameters in the grid)``: the
+        estimator itself, or a Pipeline's last step (``"<step>__"``)."""
         est = self.estimator
-        if not isinstance(est, _BaseNB) or type(est) not in FINALIZE_PARAMETERS:
+        if isinstance(est, Pipeline):
+            if not est.steps:
+                msg = "`estimator` is a Pipeline with no step."
+                raise ValueError(msg)
+            name, model = est.steps[-1]
+            prefix, what = f"{name}__", f"the Pipeline's last step {name!r}"
+        else:
+            model, prefix, what = est, "", "`estimator`"
+        if not isinstance(model, _BaseNB) or type(model) not in FINALIZE_PARAMETERS:
             known = sorted(c.__name__ for c in FINALIZE_PARAMETERS)
-            msg = f"`estimator` must be one of nbgpu's models {known}; got {type(est).__name__}."
+            ending = "" if prefix else " or a Pipeline ending in one"
+            msg = f"{what} must be one of nbgpu's models {known}{ending}; got {type(model).__name__}."
             raise TypeError(msg)
-        allowed = FINALIZE_PARAMETERS[type(est)]
+        return model, prefix
+
+    def _candidates(self):
+        """``(grid points as given, grid points as the model's own parameters)``."""
+        model, prefix = self._model()
+        allowed = FINALIZE_PARAMETERS[type(model)]
         try:
             candidates = list(ParameterGrid(self.param_grid))
         except (TypeError, ValueError) as exc:
             msg = f"`param_grid` is not a valid grid: {exc}"
             raise type(exc)(msg) from exc
         names = sorted({name for params in candidates for name in params})
-        unknown = [n for n in names if n not in est.get_params(deep=False)]
+        if prefix:
+            # The earlier steps are fitted once per fold, with their own
+            # parameters: a grid over them would need one fit per point.
+            outside = [n for n in names if not n.startswith(prefix)]
+            if outside:
+                msg = (
+                    f"`param_grid` names {outside}, which are not parameters of the Pipeline's last step "
+                    f"{prefix[:-2]!r}; SmoothingSearchCV fits the earlier steps once per fold and searches only "
+                    f"{[prefix + n for n in sorted(allowed)]}. Use sklearn.model_selection.GridSearchCV to "
+                    "search the other steps."
+                )
+                raise ValueError(msg)
+        unknown = [n for n in names if n[len(prefix):] not in model.get_params(deep=False)]
         if unknown:
-            msg = f"`param_grid` names {unknown}, which are not parameters of {type(est).__name__}."
+            msg = f"`param_grid` names {unknown}, which are not parameters of {type(model).__name__}."
             raise ValueError(msg)
-        changing = [n for n in names if n not in allowed]
+        changing = [n for n in names if n[len(prefix):] not in allowed]
         if changing:
             msg = (
-                f"`param_grid` names {changing}, which change what {type(est).__name__} accumulates "
+                f"`param_grid` names {changing}, which change what {type(model).__name__} accumulates "
                 f"from the data, so the statistics cannot be shared between grid points; "
-                f"SmoothingSearchCV searches {sorted(allowed)}. Use "
+                f"SmoothingSearchCV searches {[prefix + n for n in sorted(allowed)]}. Use "
                 "sklearn.model_selection.GridSearchCV for the others."
             )
             raise ValueError(msg)
         if not candidates:
             msg = "`param_grid` defines no grid point."
             raise ValueError(msg)
-        return candidates
+        return candidates, [{n[len(prefix):]: v for n, v in params.items()} for params in candidates]
 
     def _scorers(self):
         """(dict name -> scorer, multimetric, refit metric name or None)."""
@@ -362,33 +412,13 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
         seconds = (time.perf_counter() - t0) / len(splits)
         return train, total, [seconds] * len(splits)
 
-    def fit(self, X, y, *, groups=None, sample_weight=None):
-        """Search the grid on ``X``, ``y`` and refit the best model.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        groups : array-like of shape (n_samples,), default=None
-            Group labels for a group splitter (GroupKFold, ...).
-        sample_weight : array-like of shape (n_samples,), default=None
-            Weights of the rows in fitting (not in scoring), as
-            ``GridSearchCV.fit(X, y, sample_weight=...)`` passes them to the
-            estimator's ``fit``.
-
-        Returns
-        -------
-        self : object
-        """
-        candidates = self._candidates()
-        scorers, multimetric, refit_metric = self._scorers()
-        if self.error_score != "raise" and not isinstance(self.error_score, numbers.Real):
-            msg = f"`error_score` must be 'raise' or a number; got {self.error_score!r}."
-            raise ValueError(msg)
-        est = self.estimator
+    def _model_folds(self, X, y, sample_weight, splits):
+        """One namespace per split of an nbgpu model's search: the training
+        statistics (from ``_fold_statistics``), and the rows to score on."""
+        model, _ = self._model()
         feature_names = _get_feature_names(X)
         given = X
-        X, xp, device = check_X(X, estimator=est, allow_nan=est._ignore_missing)
+        X, xp, device = check_X(X, estimator=model, allow_nan=model._ignore_missing)
         # Scored on the validated array (canonical sparse, no second check), but
         # on the DataFrame itself where the model checks its column names.
         X_given = given if feature_names is not None else X
@@ -398,79 +428,200 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
             sample_weight = check_sample_weight(
                 sample_weight, n_samples, xp=xp, device=device, dtype=accumulation_dtype(xp, device)
             )
-        weighted_scorers = _scorers_taking_weights(scorers, self) if sample_weight is not None else set()
         y_host = _host_labels(y)
         classes = unique_labels(y)
-        cv = check_cv(self.cv, y_host, classifier=True)
-        splits = [(np.asarray(tr), np.asarray(te)) for tr, te in cv.split(X, y_host, groups)]
-        if not splits:
-            msg = "`cv` produced no split."
-            raise ValueError(msg)
-
+        splits = splits(X, y_host)
         # A training fold without some class: GridSearchCV's model there knows
         # only the classes it saw, so this fold is accumulated with those alone.
         train_classes = [np.unique(y_host[train]) for train, _ in splits]
         full = [c.shape[0] == _host_labels(classes).shape[0] for c in train_classes]
-        train_stats, total, accum_seconds = self._fold_statistics(
-            X, y, sample_weight, splits, classes
-        )
+        train_stats, total, accum_seconds = self._fold_statistics(X, y, sample_weight, splits, classes)
         for i, (train, _) in enumerate(splits):
             if not full[i]:
                 w = None if sample_weight is None else take_rows(sample_weight, train)
                 fold_classes = unique_labels(take_rows(y, train))
                 t0 = time.perf_counter()
-                train_stats[i] = clone(est)._fit_batch(take_rows(X, train), take_rows(y, train), fold_classes, w,
-                                                       reset=True, commit=False)
+                train_stats[i] = clone(model)._fit_batch(take_rows(X, train), take_rows(y, train), fold_classes, w,
+                                                         reset=True, commit=False)
                 accum_seconds[i] += time.perf_counter() - t0
         score_dtype = "float32" if str(X.dtype).endswith("float32") else "float64"
 
-        n_cand, n_splits = len(candidates), len(splits)
+        def rows(index):
+            part = take_rows(X_given, index)
+            return part, part, take_rows(y, index), y_host[index], _score_weights(sample_weight, index)
+
+        def folds():
+            for s, (train, test) in enumerate(splits):
+                yield SimpleNamespace(
+                    stats=train_stats[s], classes=classes if full[s] else unique_labels(take_rows(y, train)),
+                    n_features=n_features, feature_names=feature_names, score_dtype=score_dtype,
+                    seconds=accum_seconds[s], error=None, pipeline=None, test=rows(test),
+                    train=rows(train) if self.return_train_score else None,
+                )
+
+        def refit(params):
+            stats = total
+            if stats is None:
+                stats = clone(model)._fit_batch(X, y, classes, sample_weight, reset=True, commit=False)
+            return clone(model).set_params(**params)._become_fitted(
+                stats, classes, n_features=n_features, feature_names=feature_names, score_dtype=score_dtype
+            )
+
+        return folds(), len(splits), refit, classes, n_features, feature_names
+
+    def _pipeline_folds(self, X, y, splits):
+        """One namespace per split of a Pipeline's search: its earlier steps
+        fitted once on the training rows (a clone, as GridSearchCV's fit of
+        the whole Pipeline fits them), the model's statistics accumulated
+        once from the transformed training rows, and the transformed rows to
+        score on. Folds are made one at a time: one fold's matrices at once."""
+        pipeline = self.estimator
+        model, _ = self._model()
+        n_samples = _num_samples(X)
+        y = check_y(y, n_samples)
+        y_host = _host_labels(y)
+        classes = unique_labels(y)
+        splits = splits(X, y_host)
+
+        def fold(train, test):
+            t0 = time.perf_counter()
+            head = clone(pipeline)[:-1] if len(pipeline.steps) > 1 else None
+            X_train, y_train = take_rows(X, train), take_rows(y, train)
+            Xt_train = X_train if head is None else head.fit_transform(X_train, y_train)
+            feature_names = _get_feature_names(Xt_train)
+            checked, _, _ = check_X(Xt_train, estimator=model, allow_nan=model._ignore_missing)
+            fold_classes = unique_labels(y_train)
+            stats = clone(model)._fit_batch(checked, y_train, fold_classes, None, reset=True, commit=False)
+            seconds = time.perf_counter() - t0
+            X_test = take_rows(X, test)
+            Xt_test = X_test if head is None else head.transform(X_test)
+            return SimpleNamespace(
+                stats=stats, classes=fold_classes, n_features=checked.shape[1], feature_names=feature_names,
+                score_dtype="float32" if str(checked.dtype).endswith("float32") else "float64",
+                seconds=seconds, error=None, pipeline=head,
+                test=(Xt_test, X_test, take_rows(y, test), y_host[test], {}),
+                train=(Xt_train, X_train, y_train, y_host[train], {}) if self.return_train_score else None,
+            )
+
+        def folds():
+            for train, test in splits:
+                try:
+                    yield fold(train, test)
+                except Exception as exc:
+                    if self.error_score == "raise":
+                        raise
+                    yield SimpleNamespace(error=f"{type(exc).__name__}: {exc}", seconds=0.0)
+
+        def refit(params):  # as GridSearchCV refits: the whole Pipeline on all rows
+            return clone(pipeline).set_params(**params).fit(X, y)
+
+        return folds(), len(splits), refit, classes, None, None
+
+    def fit(self, X, y, *, groups=None, sample_weight=None):
+        """Search the grid on ``X``, ``y`` and refit the best model.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Or, for a Pipeline, whatever its first step takes (documents for
+            a text vectorizer).
+        y : array-like of shape (n_samples,)
+        groups : array-like of shape (n_samples,), default=None
+            Group labels for a group splitter (GroupKFold, ...).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows in fitting (not in scoring), as
+            ``GridSearchCV.fit(X, y, sample_weight=...)`` passes them to the
+            estimator's ``fit``. Not with a Pipeline (whose ``fit`` takes
+            ``<step>__sample_weight``).
+
+        Returns
+        -------
+        self : object
+        """
+        candidates, model_candidates = self._candidates()
+        scorers, multimetric, refit_metric = self._scorers()
+        if self.error_score != "raise" and not isinstance(self.error_score, numbers.Real):
+            msg = f"`error_score` must be 'raise' or a number; got {self.error_score!r}."
+            raise ValueError(msg)
+        model, _ = self._model()
+        is_pipeline = isinstance(self.estimator, Pipeline)
+        if is_pipeline and sample_weight is not None:
+            msg = (
+                "`sample_weight` cannot be given with a Pipeline `estimator` (Pipeline.fit, as GridSearchCV "
+                "calls it, does not take it either); fit the model on weighted rows without a Pipeline."
+            )
+            raise ValueError(msg)
+        weighted_scorers = _scorers_taking_weights(scorers, self) if sample_weight is not None else set()
+
+        def splits(X_checked, y_host):
+            cv = check_cv(self.cv, y_host, classifier=True)
+            out = [(np.asarray(tr), np.asarray(te)) for tr, te in cv.split(X_checked, y_host, groups)]
+            if not out:
+                msg = "`cv` produced no split."
+                raise ValueError(msg)
+            return out
+
+        if is_pipeline:
+            folds, n_splits, refit, classes, n_features, feature_names = self._pipeline_folds(X, y, splits)
+        else:
+            folds, n_splits, refit, classes, n_features, feature_names = self._model_folds(
+                X, y, sample_weight, splits
+            )
+
+        n_cand = len(candidates)
         fit_time = np.zeros((n_cand, n_splits))
         score_time = np.zeros((n_cand, n_splits))
         test_scores = defaultdict(lambda: np.zeros((n_cand, n_splits)))
         train_scores = defaultdict(lambda: np.zeros((n_cand, n_splits)))
         failures = []
         metric_scorers = {name for name, sc in scorers.items() if _is_metric_scorer(sc)}
+        # The model scored on the transformed rows gives what the fitted
+        # Pipeline gives on the raw ones, for the metrics and for its own
+        # ``score`` (the last step's); another callable gets the Pipeline.
+        on_model = metric_scorers | ({"score"} if self.scoring is None else set())  # None: the estimator's own score
 
-        def score_all(model, X_part, y_part, y_host, weights):
+        def score_all(model, fold, part):
+            X_model, X_raw, y_part, y_host, weights = part
             # scikit-learn's metrics get host labels and the model's host
             # predictions, each computed once for all the metrics of these rows.
             host = _HostResponses(model) if metric_scorers else None
-            return {
-                name: float(sc(host, X_part, y_host, **(weights if name in weighted_scorers else {})))
-                if name in metric_scorers
-                else float(sc(model, X_part, y_part, **(weights if name in weighted_scorers else {})))
-                for name, sc in scorers.items()
-            }
+            whole = model
+            if fold.pipeline is not None and set(scorers) - on_model:
+                whole = Pipeline([*fold.pipeline.steps, (self.estimator.steps[-1][0], model)])
+            out = {}
+            for name, sc in scorers.items():
+                kw = weights if name in weighted_scorers else {}
+                if name in metric_scorers:
+                    out[name] = float(sc(host, X_model, y_host, **kw))
+                elif name in on_model:
+                    out[name] = float(sc(model, X_model, y_part, **kw))
+                else:
+                    out[name] = float(sc(whole, X_raw if fold.pipeline is not None else X_model, y_part, **kw))
+            return out
 
-        for s, (train, test) in enumerate(splits):
-            X_test, y_test = take_rows(X_given, test), take_rows(y, test)
-            y_test_host = y_host[test]
-            test_kw = _score_weights(sample_weight, test)
-            if self.return_train_score:
-                X_train, y_train = take_rows(X_given, train), take_rows(y, train)
-                y_train_host = y_host[train]
-                train_kw = _score_weights(sample_weight, train)
-            fold_classes = classes if full[s] else unique_labels(take_rows(y, train))
-            for c, params in enumerate(candidates):
+        for s, fold in enumerate(folds):
+            for c, params in enumerate(model_candidates):
                 t0 = time.perf_counter()
                 try:
-                    model = clone(est).set_params(**params)._become_fitted(
-                        train_stats[s], fold_classes, n_features=n_features, feature_names=feature_names,
-                        score_dtype=score_dtype,
+                    if fold.error is not None:
+                        raise _FoldFailed(fold.error)
+                    fitted = clone(model).set_params(**params)._become_fitted(
+                        fold.stats, fold.classes, n_features=fold.n_features, feature_names=fold.feature_names,
+                        score_dtype=fold.score_dtype,
                     )
                     t1 = time.perf_counter()
-                    scores = score_all(model, X_test, y_test, y_test_host, test_kw)
+                    scores = score_all(fitted, fold, fold.test)
                     if self.return_train_score:
-                        train_part = score_all(model, X_train, y_train, y_train_host, train_kw)
+                        train_part = score_all(fitted, fold, fold.train)
                 except Exception as exc:
                     if self.error_score == "raise":
                         raise
-                    failures.append(f"{params}: {type(exc).__name__}: {exc}")
+                    what = str(exc) if isinstance(exc, _FoldFailed) else f"{type(exc).__name__}: {exc}"
+                    failures.append(f"{candidates[c]}: {what}")
                     t1 = time.perf_counter()
                     scores = dict.fromkeys(scorers, float(self.error_score))
                     train_part = scores
-                fit_time[c, s] = t1 - t0 + accum_seconds[s] / n_cand
+                fit_time[c, s] = t1 - t0 + fold.seconds / n_cand
                 score_time[c, s] = time.perf_counter() - t1
                 for name, value in scores.items():
                     test_scores[name][c, s] = value
@@ -492,12 +643,13 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
         self.scorer_ = scorers if multimetric else scorers["score"]
         self.n_splits_ = n_splits
         self.classes_ = classes
-        self.n_features_in_ = n_features
-        self.__dict__.pop("feature_names_in_", None)
+        for name in ("n_features_in_", "feature_names_in_", "best_index_", "best_params_", "best_score_",
+                     "best_estimator_", "refit_time_"):
+            self.__dict__.pop(name, None)
+        if n_features is not None:
+            self.n_features_in_ = n_features
         if feature_names is not None:
             self.feature_names_in_ = feature_names
-        for name in ("best_index_", "best_params_", "best_score_", "best_estimator_", "refit_time_"):
-            self.__dict__.pop(name, None)
         if self.refit is False:
             return self
         if callable(self.refit):
@@ -508,12 +660,12 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
             self.best_score_ = float(self.cv_results_[f"mean_test_{metric}"][self.best_index_])
         self.best_params_ = candidates[self.best_index_]
         t0 = time.perf_counter()
-        if total is None:
-            total = clone(est)._fit_batch(X, y, classes, sample_weight, reset=True, commit=False)
-        self.best_estimator_ = clone(est).set_params(**self.best_params_)._become_fitted(
-            total, classes, n_features=n_features, feature_names=feature_names, score_dtype=score_dtype
-        )
+        self.best_estimator_ = refit(model_candidates[self.best_index_] if not is_pipeline else self.best_params_)
         self.refit_time_ = time.perf_counter() - t0
+        if is_pipeline:  # as GridSearchCV reads them from its best_estimator_
+            for name in ("n_features_in_", "feature_names_in_"):
+                if hasattr(self.best_estimator_, name):
+                    setattr(self, name, getattr(self.best_estimator_, name))
         return self
 
     # ---- the best model ------------------------------------------------ #

@@ -202,3 +202,24 @@ def test_sparse_reference_path_matches_dense():
     """The scikit-learn sparse path and ours agree on the Zipf corpus (CSC too)."""
     X, y = dataset("zipf", "MultinomialNB")
     check_parity("MultinomialNB", sp.csc_matrix(X), y)
+
+
+def test_score_is_scikit_learns_accuracy():
+    """score is accuracy_score of predict (without its label analysis), with
+    string labels, weights, and its refusals."""
+    from sklearn.metrics import accuracy_score
+
+    rng = np.random.default_rng(5)
+    X = rng.poisson(2.0, (200, 6))
+    y = np.array(["spam", "ham", "eggs"])[rng.integers(0, 3, 200)]
+    w = rng.random(200)
+    import nbgpu
+
+    model = nbgpu.MultinomialNB().fit(X[:100], y[:100])
+    pred = model.predict(X[100:])
+    assert model.score(X[100:], y[100:]) == accuracy_score(y[100:], pred)
+    assert model.score(X[100:], list(y[100:]), sample_weight=w[100:]) == accuracy_score(y[100:], pred, sample_weight=w[100:])
+    with pytest.raises(ValueError, match="Mix of label input types"):
+        model.score(X[100:], np.arange(100))
+    with pytest.raises(ValueError, match="one label per row"):
+        model.score(X[100:], y[:50])

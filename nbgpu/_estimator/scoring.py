@@ -291,13 +291,22 @@ class _ScoringMixin:
         -------
         score : float
         """
-        from sklearn.metrics import accuracy_score
-
         adapter = adapter_for(X)
         if adapter is not None:
             return adapter.score(self, X, y, sample_weight)
         y, sample_weight = computed(y, sample_weight)
         pred = to_numpy(self.predict(X))
         y = to_numpy(y) if is_array(y) else np.asarray(y)
-        sw = None if sample_weight is None else (to_numpy(sample_weight) if is_array(sample_weight) else sample_weight)
-        return float(accuracy_score(y, pred, sample_weight=sw))
+        # scikit-learn's accuracy_score, less its label analysis (np.unique of
+        # every string label, most of a cross-validated search's scoring).
+        if y.ndim != 1 or y.shape[0] != pred.shape[0]:
+            msg = f"`y` must hold one label per row of X ({pred.shape[0]}); got an array of shape {y.shape}."
+            raise ValueError(msg)
+        if (y.dtype.kind in "biuf") != (pred.dtype.kind in "biuf"):
+            msg = f"Mix of label input types (string and number): `y` holds {y.dtype} labels, the classes are {pred.dtype}."
+            raise ValueError(msg)
+        correct = y == pred
+        if sample_weight is None:
+            return float(np.mean(correct))
+        sw = to_numpy(sample_weight) if is_array(sample_weight) else np.asarray(sample_weight, dtype=np.float64)
+        return float(np.average(correct, weights=sw))

@@ -163,7 +163,39 @@ def _reader_options(args, stored=None):
     zero_based = getattr(args, "zero_based", "auto")
     options["zero_based"] = {"yes": True, "no": False}.get(zero_based, stored.get("zero_based"))
     options["label_column"] = getattr(args, "label_column", None) or stored.get("label_column")
+    # Text: the keys and the column given again, else those the model was trained with.
+    for name in ("text_key", "label_key", "text_column"):
+        given = getattr(args, name, None)
+        options[name] = given if given is not None else stored.get(name)
     return options
+
+
+def _check_options_of_data(args):
+    """:func:`_check_format_options` before any file is read, where the
+    format is known (else opening the data says what is wrong with it)."""
+    from .readers import detect_format
+
+    try:
+        fmt = detect_format(args.data, args.format)
+    except ValueError:
+        return
+    _check_format_options(args, fmt)
+
+
+def _check_format_options(args, fmt):
+    """Options that do not apply to a format are a UsageError (--label-column
+    on JSON lines would otherwise be silently ignored)."""
+    prog = f"nbgpu {args.command}"
+    if fmt == "jsonl" and getattr(args, "label_column", None) is not None:
+        raise UsageError(f"--label-column is for CSV; {args.data} is JSON lines: --label-key names the key "
+                         "of the label (default 'label')", prog)
+    for name in ("text_key", "label_key"):
+        if fmt != "jsonl" and getattr(args, name, None) is not None:
+            hint = "; --text-column names the text column of a CSV file" if fmt == "csv" else ""
+            raise UsageError(f"--{name.replace('_', '-')} is for JSON lines; {args.data} is {fmt}{hint}", prog)
+    if fmt != "csv" and getattr(args, "text_column", None) is not None:
+        hint = "; --text-key names the key of the text" if fmt == "jsonl" else ""
+        raise UsageError(f"--text-column is for CSV; {args.data} is {fmt}{hint}", prog)
 
 
 def _stored_reader_settings(header, where):
@@ -176,9 +208,17 @@ def _stored_reader_settings(header, where):
     zero_based, column = reader.get("zero_based"), reader.get("label_column")
     if zero_based is not None and not isinstance(zero_based, bool):
         raise ValueError(f"{where}: inconsistent model file (reader setting zero_based={zero_based!r})")
-    if column is not None and not isinstance(column, str):
-        raise ValueError(f"{where}: inconsistent model file (reader setting label_column={column!r})")
-    return {"zero_based": zero_based, "label_column": column}
+    settings = {"zero_based": zero_based}
+    for name in ("label_column", "text_column", "text_key", "label_key"):
+        value = reader.get(name)
+        if value is not None and not (isinstance(value, str) and len(value) <= _MAX_NAME):
+            raise ValueError(f"{where}: inconsistent model file (reader setting {name}={value!r:.80})")
+        settings[name] = value
+    return settings
+
+
+# The longest column name or JSON key a model file may name (its header is data from elsewhere).
+_MAX_NAME = 1000
 
 
 def _not_a_model_file(exc, path):
@@ -207,9 +247,10 @@ def _reading(args, header, vectorizer, n_features, *, labels, only_apart=False):
     features whose file has ``header``; the chunks are being parsed from
     here on. ``vectorizer``: the HashingVectorizer parameters (or None).
     With ``only_apart``, None unless they are parsed in a child process."""
-    from .readers import parsed_chunks, parses_apart
+    from .readers import detect_format, parsed_chunks, parses_apart
 
     stored = _stored_reader_settings(header, args.model_file)
+    _check_format_options(args, detect_format(args.data, args.format))
     reader = open_reader(args.data, args.format, vectorizer=vectorizer, n_features=n_features,
                          **_reader_options(args, stored))
     if only_apart and not parses_apart(reader):
@@ -281,12 +322,14 @@ def _size(path):
 # train
 # --------------------------------------------------------------------------- #
 def _vectorizer_params(args, fmt):
-    """The HashingVectorizer parameters of the text options (a dict; None unless JSON lines)."""
-    if fmt != "jsonl":
+    """The HashingVectorizer parameters of the text options (a dict; None
+    unless JSON lines or CSV with --text-column)."""
+    if fmt != "jsonl" and not (fmt == "csv" and args.text_column is not None):
         return None
     return {
         **TEXT_DEFAULTS, "n_features": args.hash_features, "ngram_range": tuple(args.ngram_range),
         "lowercase": not args.no_lowercase, "stop_words": args.stop_words, "binary": args.binary_counts,
+        "analyzer": args.analyzer,
     }
 
 
@@ -313,6 +356,7 @@ def cmd_train(args):
 
     classes = _classes(args)
     fmt = detect_format(args.data, args.format)
+    _check_format_options(args, fmt)
     check_output(args.output, inputs=[args.data], what="-o")
     _check_standard_output(args.output)
     vectorizer = _vectorizer_params(args, fmt)
@@ -426,6 +470,7 @@ def _csv_row(fields):
 
 def cmd_predict(args):
     output = args.output or STDOUT
+    _check_options_of_data(args)
     check_output(output, inputs=[args.model_file, args.data], what="-o")
     _check_standard_output(output)
     reading = _early_reading(args, labels=False)
@@ -458,6 +503,7 @@ def _label_order(name):
 
 def cmd_evaluate(args):
     output = args.output or STDOUT
+    _check_options_of_data(args)
     if args.confusion_png:
         if os.path.abspath(args.confusion_png) == os.path.abspath(output):
             raise UsageError("--confusion-png and -o name the same file", "nbgpu evaluate")
@@ -655,12 +701,22 @@ def build_parser():
     common.add_argument("--quiet", "-q", action="store_true", help="no progress bars or summaries")
     data = argparse.ArgumentParser(add_help=False)
     data.add_argument("--format", choices=("auto", *FORMATS), default="auto",
-                      help="input format (default: from the extension: .svm/.svmlight/.libsvm, .npz, .csv, .jsonl)")
+                      help="input format (default: from the extension: .svm/.svmlight/.libsvm, .npz, .csv, "
+                           "and JSON lines as .jsonl/.ndjson/.json; any but .npz may be gzip-compressed, "
+                           "e.g. .jsonl.gz, .csv.gz, and is decompressed as it is read)")
     data.add_argument("--chunk-mb", type=chunk_bytes, default=CHUNK_BYTES, metavar="MIB",
                       help=f"MiB of file read per chunk (bounds memory; default {CHUNK_BYTES / 2**20:g})")
     data.add_argument("--dtype", choices=("float32", "float64"), default="float64",
                       help="float type of the features (default %(default)s)")
-    data.add_argument("--label-column", help="CSV: name or index of the label column (default: 'label', else the last)")
+    data.add_argument("--label-column", help="CSV: name or index of the label column (default: 'label', else the last); "
+                                             "for JSON lines use --label-key")
+    data.add_argument("--text-column", metavar="NAME|INDEX",
+                      help="CSV: hash this column's text as JSON lines' text is (the text options of 'train'), "
+                           "instead of reading numeric features (default at predict/evaluate: the model's)")
+    data.add_argument("--text-key", metavar="NAME",
+                      help="JSON lines: the key of the text (default 'text', or the model's at predict/evaluate)")
+    data.add_argument("--label-key", metavar="NAME",
+                      help="JSON lines: the key of the label (default 'label', or the model's at predict/evaluate)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("train", parents=[common, data], help="fit a model on a data file and save it",
@@ -678,10 +734,14 @@ def build_parser():
                    help="svmlight: whether feature indices start at 0 (auto: scikit-learn's rule, "
                         "zero-based if an index 0 appears anywhere in the file)")
     add_parameter_flags(p)
-    text = p.add_argument_group("text (JSON lines)")
+    text = p.add_argument_group("text (JSON lines, CSV with --text-column; stored in the model for predict/evaluate)")
     text.add_argument("--hash-features", type=feature_count, default=TEXT_DEFAULTS["n_features"],
                       help="HashingVectorizer n_features (default %(default)s)")
-    text.add_argument("--ngram-range", type=ngram_range, default=[1, 1], metavar="MIN,MAX", help="word n-grams (default 1,1)")
+    text.add_argument("--ngram-range", type=ngram_range, default=[1, 1], metavar="MIN,MAX",
+                      help="n-grams of words, or of characters with --analyzer char/char_wb (default 1,1)")
+    text.add_argument("--analyzer", choices=("word", "char", "char_wb"), default="word",
+                      help="word n-grams, character n-grams, or character n-grams inside word boundaries "
+                           "(default %(default)s)")
     text.add_argument("--no-lowercase", action="store_true", help="keep case")
     text.add_argument("--stop-words", choices=("english",), help="drop English stop words")
     text.add_argument("--binary-counts", action="store_true", help="count presence (0/1) instead of occurrences")

@@ -14,11 +14,16 @@ file. Formats:
   archive cannot be streamed), chunked by rows;
 - CSV: dense features and a label column (header row optional; an empty
   field is a missing value, NaN);
-- JSON lines ``{"text": ..., "label": ...}``: vectorised chunk by chunk
-  (``nbgpu.text.HashingVectorizer``, scikit-learn's matrix computed faster).
+- CSV with a text column (``text_column``): that column's text hashed as
+  JSON lines' is, a label column, the other columns left out;
+- JSON lines ``{"text": ..., "label": ...}`` (other keys: ``text_key``,
+  ``label_key``): vectorised chunk by chunk (``nbgpu.text.HashingVectorizer``,
+  scikit-learn's matrix computed faster).
 
 Blocks are read with plain ``read`` calls, so a FIFO or ``/dev/stdin``
-works as well as a file (everything but ``.npz``).
+works as well as a file (everything but ``.npz``). A gzip-compressed file
+(named ``*.gz``, or a regular file that starts with gzip's magic bytes) is
+decompressed as it is read, chunk by chunk (standard library ``gzip``).
 
 Errors are ValueErrors whose message names the file (and the line where
 there is one), for the command line to print as one line.
@@ -27,10 +32,12 @@ there is one), for the command line to print as one line.
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import json
 import os
 import stat
+import zlib
 from pathlib import Path
 from typing import NamedTuple
 
@@ -39,8 +46,11 @@ import numpy as np
 FORMATS = ("svmlight", "npz", "csv", "jsonl")
 _SUFFIXES = {
     ".svm": "svmlight", ".svmlight": "svmlight", ".libsvm": "svmlight",
-    ".npz": "npz", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl",
+    ".npz": "npz", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl",
 }
+GZIP_MAGIC = b"\x1f\x8b"
+# JSON lines: the keys of a record read by default.
+TEXT_KEY, LABEL_KEY = "text", "label"
 CHUNK_BYTES = 64 * 2**20
 # Text vectorizer defaults for naive Bayes: raw counts, no sign flipping.
 TEXT_DEFAULTS = {"n_features": 2**20, "alternate_sign": False, "norm": None}
@@ -158,12 +168,31 @@ def read_blocks(path, chunk_bytes, *, min_lines=1):
     A line longer than ``chunk_bytes`` is one block. The first block holds at
     least ``min_lines`` lines (a CSV header needs the row after it). Works on
     anything ``open`` can read sequentially (files, FIFOs, /dev/stdin).
+
+    A gzip file (:func:`is_gzip`) is decompressed as it is read, at most
+    ``chunk_bytes`` of text at a time; a block's ``nbytes`` is then the
+    compressed bytes read for it (what progress counts against the size).
     """
     first, pending = 1, b""
     want = min_lines
-    with open(path, "rb") as f:
+    with open(path, "rb") as raw:
+        compressed = is_gzip(path, raw)
+        f = gzip.GzipFile(fileobj=raw, mode="rb") if compressed else raw
+        counted = 0  # compressed bytes accounted for by the blocks so far
+
+        def nbytes(block):
+            nonlocal counted
+            if not compressed:
+                return len(block)
+            try:
+                now = raw.tell()
+            except OSError:  # a pipe
+                return len(block)
+            part, counted = now - counted, now
+            return part
+
         while True:
-            data = f.read(chunk_bytes)
+            data = _gzip_read(path, f, chunk_bytes) if compressed else f.read(chunk_bytes)
             if not data:
                 break
             data = pending + data
@@ -173,10 +202,37 @@ def read_blocks(path, chunk_bytes, *, min_lines=1):
                 continue
             block, pending = data[:cut], data[cut:]
             want = 1
-            yield Block(block, first, len(block))
+            yield Block(block, first, nbytes(block))
             first += block.count(b"\n")
-    if pending:
-        yield Block(pending, first, len(pending))
+        if pending:
+            yield Block(pending, first, nbytes(pending))
+
+
+def is_gzip(path, f=None):
+    """Whether ``path`` is read as gzip data: named ``*.gz``, or a regular
+    file that starts with gzip's magic bytes (``f``: the file, opened, at its start)."""
+    if Path(path).suffix.lower() == ".gz":
+        return True
+    if not is_regular_file(path):
+        return False  # a pipe cannot be peeked at
+    if f is not None:
+        start = f.read(2)
+        f.seek(0)
+        return start == GZIP_MAGIC
+    try:
+        with open(path, "rb") as g:
+            return g.read(2) == GZIP_MAGIC
+    except OSError:
+        return False
+
+
+def _gzip_read(path, f, size):
+    try:
+        return f.read(size)
+    except EOFError:
+        raise ValueError(f"{path}: the gzip data end early (a truncated file?)") from None
+    except (gzip.BadGzipFile, zlib.error) as exc:
+        raise ValueError(f"{path}: not valid gzip data ({exc})") from None
 
 
 def _decoded(path, block):
@@ -186,6 +242,14 @@ def _decoded(path, block):
         line = block.first + block.data.count(b"\n", 0, exc.start)
         msg = f"{path} line {line}: not valid UTF-8 text (byte {block.data[exc.start]:#04x})"
         raise ValueError(msg) from None
+
+
+def _is_index(text):
+    try:
+        int(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _is_number(text):
@@ -393,21 +457,37 @@ class CsvReader(_FixedWidth):
 
     The label column is ``--label-column`` (a name or an index), else the
     column named ``label``, else the last one (:attr:`label_note` says so).
+
+    With ``text_column`` (a name or an index) the features are that column's
+    text hashed by the HashingVectorizer of ``vectorizer`` (a dict of its
+    parameters), as JSON lines' are; the other columns but the label are
+    left out, and the label column is optional (a file of the text column
+    alone has no labels). The first row is then a header if it holds the
+    name of the text or label column (or by the numbers, as without).
     """
 
     format = "csv"
 
-    def __init__(self, path, *, chunk_bytes=CHUNK_BYTES, dtype=np.float64, label_column=None, n_features=None, **_):
+    def __init__(self, path, *, chunk_bytes=CHUNK_BYTES, dtype=np.float64, label_column=None, n_features=None,
+                 text_column=None, vectorizer=None, **_):
         self.path, self.chunk_bytes, self.dtype = path, int(chunk_bytes), dtype
         self.label_column = label_column
         self.n_features = n_features  # a model's: the label column is then optional
         self.names = None  # column names (from the header or 0, 1, ...) once the first block is read
         self.has_header = None
         self.label_note = None
+        self.text_column = text_column
+        self._transform = None if text_column is None else _text_transform(vectorizer)
 
     @property
     def settings(self):
-        return {"format": self.format, "label_column": self.label_column}
+        settings = {"format": self.format, "label_column": self.label_column}
+        if self.text_column is not None:
+            settings["text_column"] = self.text_column
+        return settings
+
+    def _width_source(self):
+        return f"{self.path} has" if self.text_column is None else "the vectorizer makes"
 
     def blocks(self):
         return read_blocks(self.path, self.chunk_bytes, min_lines=2)
@@ -427,13 +507,53 @@ class CsvReader(_FixedWidth):
             has_header = any(_is_number(b) and not a for a, b in zip(numeric, rows[1]))
         else:
             has_header = not any(numeric)
+        if self.text_column is not None:  # text fields are not numbers: the column names tell (not indices)
+            named = [c for c in (self.text_column, self.label_column) if c is not None and not _is_index(c)]
+            has_header = has_header or any(c in first for c in named)
         self.has_header = has_header
         self.names = list(first) if has_header else [str(i) for i in range(len(first))]
+
+    def _column_index(self, column, what):
+        """Index of ``column`` (a name of the header, or an index)."""
+        names, n_columns = self.names, len(self.names)
+        if self.has_header and column in names:
+            return names.index(column)
+        try:
+            index = int(column)
+        except ValueError:
+            index = None
+        if index is None or not -n_columns <= index < n_columns:
+            shown = [str(n)[:40] for n in names[:20]]
+            msg = f"{self.path}: no {what} column {str(column)[:80]!r} (columns: {shown})"
+            raise ValueError(msg)
+        return index % n_columns
+
+    def _text_label_index(self, text):
+        """The label column of a file read with a text column (None: none)."""
+        names, n_columns = self.names, len(self.names)
+        if self.label_column is not None:
+            index = self._column_index(self.label_column, "label")
+            if index == text:
+                raise ValueError(f"{self.path}: the label column is the text column ({self.label_column!r})")
+            return index
+        if n_columns == 1:
+            return None
+        if self.has_header and "label" in names and names.index("label") != text:
+            return names.index("label")
+        index = n_columns - 1 if text != n_columns - 1 else n_columns - 2
+        shown = f"'{names[index]}'" if self.has_header else str(index)
+        self.label_note = (
+            f"{self.path}: no column named 'label'; column {shown} is taken as "
+            "the label (--label-column chooses another)"
+        )
+        return index
 
     def label_index(self):
         """Index of the label column, or None when the file has only features."""
         names, n_features = self.names, self.n_features
         n_columns = len(names)
+        if self.text_column is not None:
+            return self._text_label_index(self._column_index(self.text_column, "text"))
         if n_features is not None and n_columns == n_features:
             return None
         if n_features is not None and n_columns != n_features + 1:
@@ -454,16 +574,7 @@ class CsvReader(_FixedWidth):
                 "the label (--label-column chooses another)"
             )
             return n_columns - 1
-        if self.has_header and column in names:
-            return names.index(column)
-        try:
-            index = int(column)
-        except ValueError:
-            index = None
-        if index is None or not -n_columns <= index < n_columns:
-            msg = f"{self.path}: no label column {column!r} (columns: {names[:20]})"
-            raise ValueError(msg)
-        return index % n_columns
+        return self._column_index(column, "label")
 
     def parse(self, block, *, labels=True):
         rows, numbers = self._rows(_decoded(self.path, block), block.first)
@@ -480,8 +591,12 @@ class CsvReader(_FixedWidth):
                 raise ValueError(msg)
         label = self.label_index()
         if labels and label is None:
+            if self.text_column is not None:
+                raise ValueError(f"{self.path} has no label column (only the text column)")
             raise ValueError(f"{self.path} has no label column (it has exactly {self.n_features} columns)")
         table = np.array(rows, dtype=str).reshape(len(rows), width)
+        if self.text_column is not None:
+            return self._text_chunk(block, table, label, numbers, labels)
         features = table if label is None else np.delete(table, label, axis=1)
         features = np.where(features == "", "nan", features)  # an empty field is a missing value
         try:
@@ -489,12 +604,25 @@ class CsvReader(_FixedWidth):
         except ValueError:
             bad = next(i for i, row in enumerate(features) if not all(map(_is_number, row)))
             value = next(v for v in features[bad] if not _is_number(v))
-            msg = f"{self.path} line {numbers[bad]}: feature values must be numbers; got {str(value)!r}"
+            msg = (f"{self.path} line {numbers[bad]}: feature values must be numbers; got {str(value)[:80]!r} "
+                   "(a column of text? --text-column NAME|INDEX hashes it as text)")
             raise ValueError(msg) from None
         y = None if label is None else table[:, label]
         if y is not None and labels and np.any(y == ""):
             msg = f"{self.path} line {numbers[int(np.argmax(y == ''))]}: the label is empty"
             raise ValueError(msg)
+        return Chunk(X, y, _line_range(block), block.nbytes)
+
+    def _text_chunk(self, block, table, label, numbers, labels):
+        text = self._column_index(self.text_column, "text")
+        y = None if label is None else table[:, label]
+        if y is not None and labels and np.any(y == ""):
+            msg = f"{self.path} line {numbers[int(np.argmax(y == ''))]}: the label is empty"
+            raise ValueError(msg)
+        try:
+            X = self._transform(table[:, text].tolist())
+        except ValueError as exc:  # UnicodeEncodeError included
+            raise ValueError(f"{lines_where(self.path, _line_range(block))}: {exc}") from None
         return Chunk(X, y, _line_range(block), block.nbytes)
 
 
@@ -503,7 +631,8 @@ class CsvReader(_FixedWidth):
 # --------------------------------------------------------------------------- #
 class JsonlReader(_FixedWidth):
     """JSON lines ``{"text": ..., "label": ...}`` vectorised by a HashingVectorizer
-    (``vectorizer``: a dict of its parameters).
+    (``vectorizer``: a dict of its parameters); ``text_key`` and ``label_key``
+    name other keys (None: "text" and "label").
 
     Labels are read as text (a number ``3`` and a string ``"3"`` are the same
     label), then typed as every label of the command line is.
@@ -513,11 +642,13 @@ class JsonlReader(_FixedWidth):
     # Its parse changes no state of the reader: a forked child may run it.
     parses_in_child = True
 
-    def __init__(self, path, *, vectorizer, chunk_bytes=CHUNK_BYTES, **_):
+    def __init__(self, path, *, vectorizer, chunk_bytes=CHUNK_BYTES, text_key=None, label_key=None, **_):
         self.path, self.chunk_bytes = path, int(chunk_bytes)
+        self.text_key = TEXT_KEY if text_key is None else text_key
+        self.label_key = LABEL_KEY if label_key is None else label_key
         self._transform = _text_transform(vectorizer)
 
-    settings = property(lambda self: {"format": self.format})
+    settings = property(lambda self: {"format": self.format, "text_key": self.text_key, "label_key": self.label_key})
 
     def _width_source(self):
         return "the vectorizer makes"
@@ -535,20 +666,36 @@ class JsonlReader(_FixedWidth):
             try:
                 record = json.loads(line)
             except (json.JSONDecodeError, RecursionError) as exc:
+                if line.lstrip().startswith("["):
+                    raise ValueError(self._array_error(number)) from None
                 raise ValueError(f"{self.path} line {number}: not valid JSON ({exc})") from None
             except ValueError:  # Python's bound on the digits of an int it converts
                 msg = f"{self.path} line {number}: a number with more digits than Python converts (sys.get_int_max_str_digits)"
                 raise ValueError(msg) from None
-            if not isinstance(record, dict) or not isinstance(record.get("text"), str):
-                raise ValueError(f'{self.path} line {number}: expected an object with a string "text"')
-            label = record.get("label")
+            text_key, label_key = self.text_key, self.label_key
+            if isinstance(record, list):
+                raise ValueError(self._array_error(number))
+            if not isinstance(record, dict):
+                msg = f"{self.path} line {number}: expected a JSON object with a string {_shown(text_key)}; got {_json_kind(record)}"
+                raise ValueError(msg)
+            if not isinstance(record.get(text_key), str):
+                if text_key in record:
+                    msg = (f"{self.path} line {number}: {_shown(text_key)} must be a string; "
+                           f"got {_json_kind(record[text_key])}")
+                else:
+                    msg = (f"{self.path} line {number}: expected an object with a string {_shown(text_key)}; "
+                           f"its keys are {_keys_text(record)} (--text-key and --label-key name the keys to read)")
+                raise ValueError(msg)
+            label = record.get(label_key)
             if label is None and labels:
-                raise ValueError(f'{self.path} line {number}: no "label"')
+                msg = (f"{self.path} line {number}: no {_shown(label_key)}; the object's keys are "
+                       f"{_keys_text(record)} (--label-key names the key of the label)")
+                raise ValueError(msg)
             if label is not None and (not isinstance(label, (str, int, float)) or label == ""):
-                raise ValueError(f'{self.path} line {number}: "label" must be a non-empty string or a number')
+                raise ValueError(f"{self.path} line {number}: {_shown(label_key)} must be a non-empty string or a number")
             if isinstance(label, float) and not np.isfinite(label):
-                raise ValueError(f'{self.path} line {number}: "label" is NaN or infinite')
-            texts.append(record["text"])
+                raise ValueError(f"{self.path} line {number}: {_shown(label_key)} is NaN or infinite")
+            texts.append(record[text_key])
             found.append(label)
         y = None if not found or any(v is None for v in found) else np.array([_label_text(v) for v in found])
         try:
@@ -556,6 +703,28 @@ class JsonlReader(_FixedWidth):
         except ValueError as exc:  # UnicodeEncodeError included
             raise ValueError(f"{lines_where(self.path, _line_range(block))}: {exc}") from None
         return Chunk(X, y, _line_range(block), block.nbytes)
+
+
+    def _array_error(self, number):
+        return (f"{self.path} line {number}: a JSON array, where JSON lines are expected (one object per line: "
+                "jq -c '.[]' converts an array)")
+
+
+def _shown(key, most=40):
+    """A JSON key as an error message shows it: quoted, at most ``most`` characters."""
+    text = json.dumps(key, ensure_ascii=True)
+    return text if len(text) <= most else text[: most - 4] + '..."'
+
+
+def _keys_text(record, most=10):
+    keys = [_shown(k) for k in list(record)[:most]]
+    more = f", ... ({len(record)} keys)" if len(record) > most else ""
+    return "[" + ", ".join(keys) + more + "]" if keys else "none (an empty object)"
+
+
+def _json_kind(value):
+    names = {dict: "an object", list: "an array", str: "a string", bool: "true or false", type(None): "null"}
+    return names.get(type(value), "a number")
 
 
 def _text_transform(params):
@@ -608,11 +777,14 @@ def detect_format(path, given="auto"):
     """The format named by ``given``, or told by the file's extension."""
     if given != "auto":
         return given
-    fmt = _SUFFIXES.get(Path(path).suffix.lower())
+    name = Path(path)
+    if name.suffix.lower() == ".gz":  # data.csv.gz: the format of data.csv
+        name = Path(name.stem)
+    fmt = _SUFFIXES.get(name.suffix.lower())
     if fmt is None:
         msg = (
             f"cannot tell the format of {path} from its extension; name it "
-            f"(--format {{{','.join(FORMATS)}}}) or use one of {sorted(_SUFFIXES)}"
+            f"(--format {{{','.join(FORMATS)}}}) or use one of {sorted(_SUFFIXES)} (each also gzip-compressed, + .gz)"
         )
         raise ValueError(msg)
     return fmt
@@ -627,8 +799,9 @@ def is_regular_file(path):
 
 
 def open_reader(path, fmt="auto", *, vectorizer=None, **options):
-    """A reader for ``path``; ``options`` are chunk_bytes, dtype, zero_based, label_column.
-    ``vectorizer`` (JSON lines only): the HashingVectorizer's parameters, a dict.
+    """A reader for ``path``; ``options`` are chunk_bytes, dtype, zero_based,
+    label_column, text_column (CSV), text_key, label_key (JSON lines).
+    ``vectorizer`` (JSON lines, CSV with a text column): the HashingVectorizer's parameters, a dict.
 
     Raises ValueError if the file cannot be opened or its format is unknown.
 
@@ -653,12 +826,22 @@ def open_reader(path, fmt="auto", *, vectorizer=None, **options):
     fmt = detect_format(path, fmt)
     if fmt == "npz" and not stat.S_ISREG(mode):
         raise ValueError(f"{path}: an .npz archive must be a regular file (a zip archive cannot be streamed)")
+    if fmt == "npz" and is_gzip(path):
+        raise ValueError(f"{path}: an .npz archive cannot be read gzip-compressed (it is a zip archive, compressed already)")
     if fmt == "jsonl":
         if vectorizer is None:
             raise ValueError(f"{path} is JSON-lines text, but the model was not trained on text")
         return JsonlReader(path, vectorizer=vectorizer, **options)
+    if fmt == "csv" and (vectorizer is not None or options.get("text_column") is not None):
+        if vectorizer is None:
+            raise ValueError(f"{path}: a text column (--text-column), but the model was not trained on text")
+        if options.get("text_column") is None:
+            msg = (f"the model was trained on JSON-lines text or a CSV column of text; {path} is CSV: "
+                   "--text-column names its column of text")
+            raise ValueError(msg)
+        return CsvReader(path, vectorizer=vectorizer, **options)
     if vectorizer is not None:
-        raise ValueError(f"the model was trained on JSON-lines text; {path} is {fmt}")
+        raise ValueError(f"the model was trained on JSON-lines text or a CSV column of text; {path} is {fmt}")
     reader = {"svmlight": SvmlightReader, "npz": NpzReader, "csv": CsvReader}[fmt]
     return reader(path, **options)
 

@@ -90,10 +90,29 @@ def test_real_text_rows_use_the_corpus_and_say_so(elsewhere, tmp_path, capsys):
     assert "(real text)" in captured.out
 
 
-def test_real_text_rows_are_skipped_without_a_corpus(elsewhere, tmp_path, capsys):
-    assert bench.main([*QUICK, "--data", "real", "--out", str(tmp_path / "r"), "--png", "none"]) == 0
-    assert "real text: skipped, no corpus found; build one with" in capsys.readouterr().err
+def test_real_text_rows_use_the_standard_library_without_a_corpus(elsewhere, tmp_path, capsys):
+    """No corpus built (a fresh install): the real-text rows run on the
+    docstrings of this Python's standard library, read from its sources."""
+    assert bench.main([*QUICK, "--data", "real", "--inputs", "counts64", "--out", str(tmp_path / "r"), "--png", "none"]) == 0
+    captured = capsys.readouterr()
+    assert "real text: docstrings of this Python's standard library" in captured.err
+    (path,) = (tmp_path / "r").glob("*.json")
+    results = json.loads(path.read_text())
+    assert set(results["data"]) == {"python-stdlib counts64"}
+    ours = [r for r in results["rows"] if r["backend"] == "nbgpu-cpu"]
+    assert ours and all(r["same_predictions"] for r in ours)
     assert bench.main([*QUICK, "--corpus", str(tmp_path / "nothing-here")]) == 2
+
+
+def test_the_standard_library_corpus():
+    from nbgpu._app.bench_corpus import stdlib_corpus
+
+    texts, labels = stdlib_corpus(limit=500)
+    assert len(texts) == len(labels) == 500 and len(set(texts)) == 500
+    assert all(isinstance(t, str) and len(t) >= 40 for t in texts)
+    assert len(np.unique(labels)) >= 10
+    again, _ = stdlib_corpus(limit=500)
+    assert again == texts  # the same corpus on every run
 
 
 @pytest.mark.parametrize("library", ["sklearn", "nbgpu-cpu"])

@@ -379,8 +379,12 @@ def _run_synthetic(results, size, models, backends, repeats, log):
 
 
 def _run_real(results, size, models, backends, repeats, corpus, inputs, log):
-    name = os.path.basename(str(corpus)).removesuffix(".jsonl")
-    texts, labels = bench_corpus.read_corpus(corpus, limit=REAL_DOCS[size])
+    if corpus == bench_corpus.STDLIB_CORPUS:
+        name = corpus
+        texts, labels = bench_corpus.stdlib_corpus(limit=REAL_DOCS[size])
+    else:
+        name = os.path.basename(str(corpus)).removesuffix(".jsonl")
+        texts, labels = bench_corpus.read_corpus(corpus, limit=REAL_DOCS[size])
     train, y_train, validation, y_validation = bench_corpus.split(texts, labels)
     for kind in inputs or bench_corpus.INPUT_KINDS:
         X_train, X_validation = bench_corpus.vectorize(kind, train, validation)
@@ -558,12 +562,18 @@ def run(args: argparse.Namespace) -> int:
         if corpus is None and args.corpus is not None:
             print(f"--corpus {args.corpus}: no {bench_corpus.DEFAULT_CORPUS}.jsonl there", file=sys.stderr)
             return 2
+        if corpus is None:  # none built: the one every installation has
+            corpus = bench_corpus.STDLIB_CORPUS
     log = (lambda *a: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     results = _new_results(args.size, backends, args.repeats)
     for line in describe_run(results, backends, folder):
         log(line)
     if "real" in args.data:
-        log(f"real text: {corpus}" if corpus else f"real text: skipped, no corpus found; {bench_corpus.how_to_build()}")
+        if corpus == bench_corpus.STDLIB_CORPUS:
+            log("real text: docstrings of this Python's standard library, read from its sources (a larger corpus: "
+                f"{bench_corpus.how_to_build()})")
+        else:
+            log(f"real text: {corpus}")
     results = run_benchmarks(size=args.size, models=args.models, backends=backends, repeats=args.repeats,
                              data=args.data, corpus=corpus, inputs=args.inputs, log=log)
     print(format_table(results))

@@ -3,7 +3,9 @@
 The corpora are JSON lines ``{"text": ..., "label": ...}`` built offline by
 ``benchmarks/corpora.py`` (in the repository, not in the package) into
 ``$NBGPU_CORPORA`` or ``benchmarks/.corpora``. Documents come in a fixed
-shuffled order, so the first ``limit`` of them are a fair sample.
+shuffled order, so the first ``limit`` of them are a fair sample. Where
+none is built, :func:`stdlib_corpus` makes one on every installation: the
+docstrings of the running Python's standard library, read from its sources.
 
 Each input kind is what a scikit-learn vectorizer hands a classifier, as
 it comes: TF-IDF in float64 or float32 (unsorted column indices), integer
@@ -12,15 +14,20 @@ counts, and, for comparison, the float64 TF-IDF matrix with sorted indices.
 
 from __future__ import annotations
 
+import ast
 import json
-
 import os
+import sysconfig
 from pathlib import Path
 
 import numpy as np
 
 
 DEFAULT_CORPUS = "pydoc-en"
+# The corpus every installation has (stdlib_corpus).
+STDLIB_CORPUS = "python-stdlib"
+# Parts of the standard library folder that are not its documented modules.
+_NOT_STDLIB = frozenset({"site-packages", "dist-packages", "test", "tests", "idlelib", "lib2to3", "turtledemo"})
 # Where benchmarks/corpora.py puts the corpora (its --out and $NBGPU_CORPORA).
 CORPORA_ENV = "NBGPU_CORPORA"
 REPOSITORY_CORPORA = Path("benchmarks") / ".corpora"
@@ -56,6 +63,40 @@ def how_to_build(name=DEFAULT_CORPUS):
         f"build one with `python benchmarks/corpora.py build {name}` in a checkout of the repository "
         f"(or point --corpus or ${CORPORA_ENV} at a folder holding {name}.jsonl)"
     )
+
+
+def stdlib_corpus(*, limit=None, minimum=40):
+    """``(texts, labels)``: the docstrings of this Python's standard library
+    (modules, classes, functions of at least 40 characters and 5 words),
+    labelled by top-level module, those with fewer than ``minimum``
+    documents pooled as "other"; identical texts kept once, in a fixed
+    shuffled order (the first ``limit`` if given).
+
+    Read from the sources with ``ast``: nothing is imported, run or
+    downloaded, so every installation builds the same corpus for its Python.
+    """
+    root = Path(sysconfig.get_paths()["stdlib"])
+    seen, docs = set(), []
+    for path in sorted(root.rglob("*.py")):
+        parts = path.relative_to(root).parts
+        if _NOT_STDLIB.intersection(parts) or any(p.startswith("test") for p in parts):
+            continue
+        try:
+            tree = ast.parse(path.read_bytes(), filename=str(path))
+        except (SyntaxError, ValueError):
+            continue
+        label = parts[0].removesuffix(".py")
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                text = ast.get_docstring(node)
+                if text and len(text) >= 40 and len(text.split()) >= 5 and text not in seen:
+                    seen.add(text)
+                    docs.append((text, label))
+    labels = np.asarray([label for _, label in docs])
+    names, counts = np.unique(labels, return_counts=True)
+    labels = np.where(np.isin(labels, names[counts < minimum]), "other", labels)
+    order = np.random.default_rng(0).permutation(len(docs))[:limit]
+    return [docs[i][0] for i in order], labels[order]
 
 
 def read_corpus(path, *, limit=None):

@@ -26,6 +26,10 @@ and print how they ended, per mutation::
 
     python ci/fuzz/model_file_target.py --survey 20000
     python ci/fuzz/model_file_target.py --replay 1234     # one case, with its traceback
+
+Format-2 files (statistics stored sparse) have a campaign of their own,
+``ci/fuzz/sparse_model_file_target.py``; long tokens in the hashing
+vectorizer, ``ci/fuzz/text_hashing_target.py``.
 """
 
 from __future__ import annotations

@@ -16,15 +16,22 @@ import io
 import os
 import sys
 
-from ._app.signals import Terminated, report_signal, terminate_like_interrupt
+from ._app.signals import Terminated, report_signal, signal_behind, terminate_like_interrupt
 
 
 def main(argv=None):
     """Run the ``nbgpu`` command; return its exit status."""
     try:
         with terminate_like_interrupt():
-            from ._app.cli import main as run  # numpy, scipy: loaded under the handlers
-
+            try:
+                from ._app.cli import main as run  # numpy, scipy: loaded under the handlers
+            except Exception as exc:
+                # A signal during a C extension's initialisation can surface as
+                # that import's error (numpy's "PyCapsule_Import could not import").
+                signalled = signal_behind(exc)
+                if signalled is not None:
+                    raise signalled from None
+                raise
             return run(argv)
     except (KeyboardInterrupt, Terminated) as exc:
         return report_signal(exc)

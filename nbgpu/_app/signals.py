@@ -23,21 +23,35 @@ class Terminated(BaseException):
     ``except Exception`` blocks do not swallow it)."""
 
 
+# The signals received within terminate_like_interrupt (the exception each raised).
+_RECEIVED = []
+
+
 def _raise_terminated(signum, frame):
+    _RECEIVED.append(Terminated)
     raise Terminated
+
+
+def _raise_interrupted(signum, frame):
+    _RECEIVED.append(KeyboardInterrupt)
+    raise KeyboardInterrupt
 
 
 @contextlib.contextmanager
 def terminate_like_interrupt():
-    """Within the block, SIGTERM raises :class:`Terminated` (main thread only)."""
+    """Within the block, SIGTERM raises :class:`Terminated` and SIGINT
+    KeyboardInterrupt, each recorded (main thread only)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    _RECEIVED.clear()
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    previous_int = signal.signal(signal.SIGINT, _raise_interrupted)
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, previous_int)
 
 
 def report_signal(exc):
@@ -57,4 +71,6 @@ def signal_behind(exc):
             return exc
         seen.add(id(exc))
         exc = exc.__cause__ or exc.__context__
-    return None
+    # A C extension may report the failed initialisation without the
+    # exception the signal raised: the handlers recorded it.
+    return _RECEIVED[-1]() if _RECEIVED else None

@@ -205,7 +205,7 @@ def _stored_reader_settings(header, where):
     reader = metadata.get("reader", {}) if isinstance(metadata, dict) else None
     if not isinstance(reader, dict):
         raise ValueError(f"{where}: inconsistent model file (its metadata is not a JSON object of reader settings)")
-    zero_based, column = reader.get("zero_based"), reader.get("label_column")
+    zero_based = reader.get("zero_based")
     if zero_based is not None and not isinstance(zero_based, bool):
         raise ValueError(f"{where}: inconsistent model file (reader setting zero_based={zero_based!r})")
     settings = {"zero_based": zero_based}

@@ -38,6 +38,10 @@
 #   NBGPU_GPU_MAXFAIL      failed tests after which a test stage stops (default 1)
 #   NBGPU_GPU_TEST_BACKENDS  backends of the tests stage (default: cupy,torch_cuda;
 #                          the CPU backends, device_emulated included, are CI's)
+#   NBGPU_GPU_WORKERS      pytest-xdist workers of the test stages (default on a GPU
+#                          machine with pytest-xdist: cores - 2, which ran the tests
+#                          stage in 250 s on 16 cores; 0: one process)
+#   NBGPU_GPU_WHEELS       the folder of extra wheels (default: .whl)
 #   NBGPU_GPU_DRY_RUN      set to 1 to run this script on a CPU machine: the same
 #                          stages with device_emulated standing in for cupy (no
 #                          GPU probe, CPU benchmark backends at small sizes, no
@@ -65,9 +69,10 @@ if [ "$dry" = "1" ]; then
     trap 'rm -rf "$site"' EXIT
     echo "ci/gpu.sh: dry run on the CPU: device_emulated stands in for cupy; no GPU probe"
 fi
-if compgen -G ".whl/*.whl" > /dev/null; then
-    "$py" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$site" .whl/*.whl \
-        || fail 2 "the wheels of .whl/ did not install into $site (see pip's message above); remake them with \`bash ci/gpu_wheels.sh\`"
+wheels="${NBGPU_GPU_WHEELS:-.whl}"
+if compgen -G "$wheels/*.whl" > /dev/null; then
+    "$py" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$site" "$wheels"/*.whl \
+        || fail 2 "the wheels of $wheels/ did not install into $site (see pip's message above); remake them with \`bash ci/gpu_wheels.sh\`"
     export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
 fi
 export PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}"
@@ -75,7 +80,7 @@ export PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}"
 # nbgpu and its dependencies from this checkout and the image: a missing one
 # stops here in one line, not as a ModuleNotFoundError in every test.
 carried="no .whl/ folder was carried"
-compgen -G ".whl/*.whl" > /dev/null && carried="the wheels of .whl/ do not hold it"
+compgen -G "$wheels/*.whl" > /dev/null && carried="the wheels of $wheels/ do not hold it"
 NBGPU_CARRIED="$carried" "$py" - <<'PY' || exit 2
 import os, sys
 try:
@@ -136,6 +141,13 @@ run() {
 # (tests/conftest.py records them for the report header; this covers benchmarks).
 export PYTHONWARNINGS="${PYTHONWARNINGS:-default::UserWarning:cupy._environment}"
 pytest=("$py" -m pytest -q -p no:cacheprovider --maxfail="$maxfail")
+# (pytest-benchmark warns that xdist disables it, an error under the suite's filter: off in workers.)
+workers="${NBGPU_GPU_WORKERS:-}"
+if [ -z "$workers" ] && [ "$dry" != "1" ] && "$py" -c "import xdist" 2>/dev/null; then
+    workers=$(( $(nproc) > 3 ? $(nproc) - 2 : 1 ))
+fi
+tests_pytest=("${pytest[@]}")
+[ -n "$workers" ] && [ "$workers" != "0" ] && tests_pytest+=(-n "$workers" -p no:benchmark)
 # 0. The GPU checks: the calls the CPU stand-in claims cupy makes, every model
 #    on cupy against numpy, streaming, Dask, synchronisations per call. (A dry
 #    run collects them and skips them, saying so, and runs the stand-in's
@@ -146,11 +158,11 @@ if stage checks; then
     else
         checks=(-m gpu tests/test_gpu.py)
     fi
-    NBGPU_TEST_BACKENDS="${gpu_backends%%,*}" run checks "$out/gpu-checks-$stamp.log" "${pytest[@]}" "${checks[@]}"
+    NBGPU_TEST_BACKENDS="${gpu_backends%%,*}" run checks "$out/gpu-checks-$stamp.log" "${tests_pytest[@]}" "${checks[@]}"
 fi
 # 1. The unit tests on the GPU backends (a requested backend that cannot run fails the run).
 if stage tests; then
-    NBGPU_TEST_BACKENDS="$gpu_backends" run tests "$out/gpu-tests-$stamp.log" "${pytest[@]}" tests/
+    NBGPU_TEST_BACKENDS="$gpu_backends" run tests "$out/gpu-tests-$stamp.log" "${tests_pytest[@]}" tests/
 fi
 
 # 2. pytest-benchmark: every model x op x size, cupy against scikit-learn and numpy.

@@ -56,6 +56,7 @@ import os
 import sys
 import threading
 import types
+import warnings
 import weakref
 
 import array_api_compat.numpy as _compat_numpy
@@ -1027,13 +1028,33 @@ def _empty(shape, dtype=float, order="C"):
     return DeviceArray(np.empty(shape, dtype=dtype, order=order))
 
 
-def _scatter(ufunc, name):
-    def scatter(a, slices, value):
+class _Ufunc:
+    """A cupy ufunc: callable elementwise, and ``at`` (cupy's scatter, atomic)."""
+
+    def __init__(self, ufunc):
+        self._ufunc = ufunc
+        self.__name__ = ufunc.__name__
+        self._call = _device_function(ufunc, ufunc.__name__)
+
+    def __call__(self, *args, **kwargs):
+        return self._call(*args, **kwargs)
+
+    def at(self, a, indices, b=None):
+        name = f"{self.__name__}.at"
         if not isinstance(a, DeviceArray):
             msg = f"{name}: the target must be a device array; got {type(a).__name__}"
             raise TypeError(msg)
-        _refuse_host((slices, value), name)
-        ufunc.at(a._a, _unwrap(slices), _host(value))
+        _refuse_host((indices, b), name)
+        self._ufunc.at(a._a, _unwrap(indices), _host(b))
+
+
+def _deprecated_scatter(ufunc, name, replacement):
+    """cupyx's ``scatter_*``: cupy 14 warns on every call (the suite makes it an error)."""
+
+    def scatter(a, slices, value):
+        warnings.warn(f"`ndarray.{name}` is deprecated. Please use `cupy.{replacement}.at` instead.",
+                      DeprecationWarning, stacklevel=2)
+        ufunc.at(a, slices, value)
 
     scatter.__name__ = name
     return scatter
@@ -1041,7 +1062,7 @@ def _scatter(ufunc, name):
 
 _NUMPY_FUNCTIONS = (
     "arange", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "concatenate", "stack",
-    "cumsum", "diff", "where", "searchsorted", "minimum", "maximum", "take", "any", "all", "min", "max",
+    "cumsum", "diff", "where", "searchsorted", "minimum", "take", "any", "all", "min", "max",
     "isnan", "isfinite", "log", "exp",
 )
 
@@ -1063,14 +1084,16 @@ cupy = _module(
     ascontiguousarray=_device_function(np.ascontiguousarray, "ascontiguousarray"),
     asfortranarray=_device_function(np.asfortranarray, "asfortranarray"),
     empty=_empty,
+    add=_Ufunc(np.add),
+    maximum=_Ufunc(np.maximum),
     bool_=np.bool_, int32=np.int32, int64=np.int64, float32=np.float32, float64=np.float64,
     **{name: _device_function(getattr(np, name), name) for name in _NUMPY_FUNCTIONS},
 )
 
 cupyx = _module(
     "cupyx",
-    scatter_add=_scatter(np.add, "scatter_add"),
-    scatter_max=_scatter(np.maximum, "scatter_max"),
+    scatter_add=_deprecated_scatter(cupy.add, "scatter_add", "add"),
+    scatter_max=_deprecated_scatter(cupy.maximum, "scatter_max", "maximum"),
     empty_pinned=empty_pinned,
     scipy=_module(
         "cupyx.scipy",

@@ -68,7 +68,8 @@ def test_the_gpu_script_stops_in_one_line_when_nbgpu_cannot_be_imported(tmp_path
     shadow.mkdir(parents=True)
     (shadow / "__init__.py").write_text(
         "raise ModuleNotFoundError(\"No module named 'array_api_compat'\", name='array_api_compat')\n")
-    result = _gpu_script(tmp_path, also=[shadow.parent], NBGPU_GPU_STAGES="checks")
+    result = _gpu_script(tmp_path, also=[shadow.parent], NBGPU_GPU_STAGES="checks",
+                         NBGPU_GPU_WHEELS=str(tmp_path / "no-wheels"))
     assert result.returncode == 2
     (line,) = result.stderr.splitlines()
     assert line.startswith("ci/gpu.sh: `import nbgpu` failed: No module named 'array_api_compat'"), line

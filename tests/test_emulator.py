@@ -94,6 +94,18 @@ def test_sparse_max_along_an_axis_synchronises(fmt):
     assert log.total == 3, log
 
 
+def test_scatters_are_ufunc_at_and_cupyxs_warn_as_in_cupy_14():
+    out = emu.cupy.zeros(4)
+    emu.cupy.add.at(out, emu.cupy.asarray([1, 1, 3]), emu.cupy.asarray([0.5, 0.25, 2.0]))
+    emu.cupy.maximum.at(out, emu.cupy.asarray([0, 3]), emu.cupy.asarray([1.0, 1.5]))
+    np.testing.assert_array_equal(out.get(), [1.0, 0.75, 0.0, 2.0])
+    with pytest.raises(TypeError, match="device array"):
+        emu.cupy.add.at(np.zeros(4), emu.cupy.asarray([1]), emu.cupy.asarray([1.0]))
+    for name, replacement in (("scatter_add", "add"), ("scatter_max", "maximum")):
+        with pytest.warns(DeprecationWarning, match=f"cupy.{replacement}.at"):
+            getattr(emu.cupyx, name)(out, emu.cupy.asarray([0]), emu.cupy.asarray([1.0]))
+
+
 def test_the_registration_hook_is_the_only_link():
     assert device_library(emu.xp) is emu.LIBRARY
     package = Path(nbgpu.__file__).parent

@@ -80,11 +80,15 @@ def test_matrices_built_without_synchronising(gpu):
     assert out.flags.f_contiguous
 
 
-def test_scatter_add_and_searchsorted(gpu):
-    cp, cupyx, _ = gpu
+def test_scatter_add_max_and_searchsorted(gpu):
+    # cupy.add.at / maximum.at (cupyx.scatter_* warn since cupy 14).
+    cp, _, _ = gpu
     out = cp.zeros(10, dtype=cp.float64)
-    cupyx.scatter_add(out, cp.asarray([1, 1, 9], dtype=cp.int32), cp.asarray([0.5, 0.25, 2.0]))
+    cp.add.at(out, cp.asarray([1, 1, 9], dtype=cp.int32), cp.asarray([0.5, 0.25, 2.0]))
     assert cp.asnumpy(out)[[1, 9]].tolist() == [0.75, 2.0]
+    top = cp.zeros(4, dtype=cp.float32)
+    cp.maximum.at(top, cp.asarray([2, 2, 0], dtype=cp.int32), cp.asarray([3.0, 5.0, 1.0], dtype=cp.float32))
+    assert cp.asnumpy(top).tolist() == [1.0, 0.0, 5.0, 0.0]
     indptr = cp.asarray([0, 2, 2, 5], dtype=cp.int32)
     rows = cp.searchsorted(indptr[1:], cp.arange(5, dtype=cp.int32), side="right")
     assert cp.asnumpy(rows).tolist() == [0, 0, 2, 2, 2]

@@ -99,3 +99,16 @@ def test_synchronisations_are_counted_without_cupys_deprecated_guard(monkeypatch
     assert sum(counts.values()) == 2 and calls == ["declared"] * 2, (counts, calls)
     assert syncdetect._declare_synchronize is original
     assert "allow_synchronize(" not in Path(test_gpu.__file__).read_text(encoding="utf-8")
+
+
+def test_moving_a_host_array_works_in_a_fresh_interpreter():
+    # bench_gpu's first call on the GPU machine: to_namespace compared with
+    # array_api_compat.numpy, a submodule nothing had imported yet there.
+    pytest.importorskip("array_api_strict")
+    code = ("import numpy as np, array_api_strict as xp\n"
+            "from nbgpu._array.namespace import to_namespace\n"
+            "print(type(to_namespace(np.ones(2), xp, xp.Device('CPU_DEVICE'))).__module__)\n")
+    result = subprocess.run([sys.executable, "-c", code], env=subprocess_env(), capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.startswith("array_api_strict"), result.stdout

@@ -134,6 +134,35 @@ def test_stopping_early_leaves_no_child():
     assert source._pid is None and not _child_alive(pid)
 
 
+# The kernel may hand a process's SIGINT to any thread that does not block
+# it (seen on the GPU machine: a CUDA driver thread); a read or a wait of the
+# main thread is then not interrupted, only its Python handler is pending.
+_SIGNAL_ELSEWHERE = """
+import signal, sys, threading, time
+from nbgpu._app.parse_process import ParseProcess
+from nbgpu._interop.streaming import _Prefetcher
+def forever(index, item):
+    time.sleep(3600)
+source = ParseProcess(iter([1]), forever) if sys.argv[1] == "child" else _Prefetcher(iter([1]), forever, 1)
+def elsewhere():
+    time.sleep(0.5)
+    signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+threading.Thread(target=elsewhere, daemon=True).start()
+try:
+    for _ in source:
+        pass
+except KeyboardInterrupt:
+    print("interrupted")
+"""
+
+
+@pytest.mark.parametrize("where", ["child", "thread"])
+def test_a_signal_given_to_another_thread_still_ends_the_wait(where):
+    result = subprocess.run([sys.executable, "-c", _SIGNAL_ELSEWHERE, where], capture_output=True, text=True,
+                            env=subprocess_env(), timeout=60, check=False)
+    assert result.stdout.strip() == "interrupted", result.stderr[-2000:]
+
+
 def _cli(*args, env=None, **kwargs):
     return subprocess.run([sys.executable, "-m", "nbgpu", *map(str, args)], capture_output=True, text=True,
                           env=subprocess_env(**(env or {})), timeout=300, check=False, **kwargs)

@@ -99,6 +99,26 @@ def test_scores_do_not_depend_on_the_blocks(monkeypatch, name):
     np.testing.assert_array_equal(model.predict(X), np.asarray(model.classes_)[np.argmax(whole, axis=1)])
 
 
+@pytest.mark.parametrize("name", MODELS)
+def test_wide_sparse_rows_are_blocked_by_their_stored_values(monkeypatch, name):
+    # 2**17 columns, 8 stored values a row: sized by the width, a block held
+    # about 2 rows (CategoricalNB/GaussianNB: 1,000 blocks here, minutes at 50k rows).
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(3)
+    n, d = 2000, 2**17
+    X = sp.random(n, d, density=8 / d, format="csr", random_state=rng, dtype=np.float64)
+    X.data = np.ceil(X.data * 3)
+    y = rng.integers(0, 3, n)
+    model = ours(name).fit(X, y)
+    calls = []
+    score = type(model)._joint_log_likelihood
+    monkeypatch.setattr(type(model), "_joint_log_likelihood", lambda self, Xb, **kw: calls.append(Xb.shape[0]) or
+                        score(self, Xb, **kw))
+    model.predict_joint_log_proba(X)
+    assert len(calls) <= 16, f"{len(calls)} row blocks for {n} rows of {X.nnz // n} stored values"
+
+
 # --------------------------------------------------------------------------- #
 # The thread pool
 # --------------------------------------------------------------------------- #

@@ -22,7 +22,9 @@ import atexit
 import ctypes
 import os
 import pickle
+import select
 import signal
+import struct
 import sys
 import threading
 
@@ -30,6 +32,10 @@ import threading
 _SWITCH = "NBGPU_PARSE_PROCESS"
 # Linux's prctl option: the signal a process gets when its parent dies.
 _PR_SET_PDEATHSIG = 1
+# Each message: its length, then its pickle.
+_HEADER = struct.Struct("<Q")
+# How long the command waits on the pipe before its signal handlers get a turn.
+_WAKE_SECONDS = 0.2
 
 
 def can_fork():
@@ -56,14 +62,15 @@ class ParseProcess:
             _child(items, produce, write_end)  # never returns
         os.close(write_end)
         self._pid = pid
-        self._pipe = os.fdopen(read_end, "rb")
+        self._fd = read_end
         atexit.register(self.stop)  # a command that ends early leaves no child behind
 
     def __iter__(self):
         try:
             while True:
                 try:
-                    kind, value = pickle.load(self._pipe)
+                    (size,) = _HEADER.unpack(_read_exactly(self._fd, _HEADER.size))
+                    kind, value = pickle.loads(_read_exactly(self._fd, size))
                 except (EOFError, pickle.UnpicklingError):  # the pipe closed, perhaps within a chunk
                     raise RuntimeError(self._why_it_ended()) from None
                 if kind == "error":
@@ -94,8 +101,35 @@ class ParseProcess:
                 pass
             os.waitpid(self._pid, 0)
             self._pid = None
-        self._pipe.close()
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
         atexit.unregister(self.stop)
+
+
+def _read_exactly(fd, size):
+    """``size`` bytes of the pipe ``fd`` (EOFError if it ends first).
+
+    Waits in slices of ``_WAKE_SECONDS``: a signal the kernel gave another
+    thread (a CUDA driver's, a pool's) interrupts no read of this one, but
+    its Python handler runs here between two waits, so Ctrl-C ends a command
+    that waits for a child stuck on a file that never ends."""
+    buf = bytearray(size)
+    view, got = memoryview(buf), 0
+    while got < size:
+        if not select.select([fd], [], [], _WAKE_SECONDS)[0]:
+            continue
+        n = os.readv(fd, [view[got:]])
+        if n == 0:
+            raise EOFError
+        got += n
+    return buf
+
+
+def _write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def _end_with_parent(parent):
@@ -118,19 +152,26 @@ def _child(items, produce, write_end):
         # (which gets the Ctrl-C too) reports it.
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        with os.fdopen(write_end, "wb") as out:
-            try:
-                for index, item in enumerate(items):
-                    pickle.dump(("ok", produce(index, item)), out, protocol=pickle.HIGHEST_PROTOCOL)
-                message = ("done", None)
-            except Exception as exc:  # noqa: BLE001 (handed to the command, which reports it)
-                message = ("error", _portable(exc))
-            pickle.dump(message, out, protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            for index, item in enumerate(items):
+                _send(write_end, ("ok", produce(index, item)))
+            message = ("done", None)
+        except Exception as exc:  # noqa: BLE001 (handed to the command, which reports it)
+            message = ("error", _portable(exc))
+        _send(write_end, message)
         status = 0
     except BaseException:  # noqa: BLE001, S110 (the command went away, a broken pipe: nothing to tell)
         pass
     finally:
         os._exit(status)
+
+
+def _send(fd, message):
+    """One message, whole (its length, then its pickle): the command reads
+    a chunk as soon as it is parsed, not when a buffer fills."""
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    _write_all(fd, _HEADER.pack(len(data)))
+    _write_all(fd, data)
 
 
 def _portable(exc):

@@ -259,7 +259,7 @@ def _device_sparse_class_sums(X, codes, weights, n_classes, *, power, dtype):
     temporaries; the row (CSR) or column (CSC) of each comes from a search
     in ``indptr`` on the device, so no block reads anything back to the host
     (no synchronisation at all, however many blocks). One pass of
-    ``cupyx.scatter_add`` (atomic adds, one per stored value) whatever the
+    ``cupy.add.at`` (atomic adds, one per stored value) whatever the
     number of classes: a product with the one-hot ``Y`` would do ``k``
     multiply-adds per stored value.
     """
@@ -281,7 +281,7 @@ def _device_sparse_class_sums(X, codes, weights, n_classes, *, power, dtype):
         keys = columns.astype(key_dtype) * key_dtype(k)
         keys += codes[rows]
         values = _nonzero_values(X.data[lo:hi], power, None if weights is None else weights[rows], dtype)
-        lib.cupyx.scatter_add(out, keys, values)
+        lib.cupy.add.at(out, keys, values)
     return out.reshape(n_features, k).T
 
 
@@ -463,7 +463,7 @@ def _device_category_counts(X, codes, weights, offsets, n_classes, *, xp, dtype)
     """:func:`category_counts` of dense ``X`` on a device, as a histogram.
 
     The host's keys (``class * M + offsets[j] + X[i, j]``) scattered with
-    ``cupyx.scatter_add`` in row blocks: one pass over ``X``, nothing read
+    ``cupy.add.at`` in row blocks: one pass over ``X``, nothing read
     back to the host (no synchronisation), no one-hot matrix.
     """
     lib = device_library(xp)
@@ -484,7 +484,7 @@ def _device_category_counts(X, codes, weights, offsets, n_classes, *, xp, dtype)
             w = xp.ones(keys.shape, dtype=dtype, device=device)
         else:
             w = xp.broadcast_to(xp.reshape(weights[a:b], (-1, 1)), keys.shape)
-        lib.cupyx.scatter_add(out, xp.reshape(keys, (-1,)), xp.reshape(w, (-1,)))
+        lib.cupy.add.at(out, xp.reshape(keys, (-1,)), xp.reshape(w, (-1,)))
     return xp.reshape(out, (n_classes, n_columns))
 
 

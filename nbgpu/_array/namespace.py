@@ -13,6 +13,7 @@ import sys
 import types
 
 import array_api_compat
+import array_api_compat.numpy  # to_namespace compares with it (compat loads it lazily)
 import numpy as np
 import scipy.sparse as sp
 from array_api_compat import is_cupy_namespace, is_numpy_namespace, is_torch_namespace

@@ -187,7 +187,7 @@ def sparse_column_max(X, rows=None):
         row, column = (stored_rows(X), X.indices) if X.format == "csr" else (X.indices, stored_rows(X))
         values = X.data if rows is None else lib.where(rows[row], X.data, lib.zeros(1, dtype=X.dtype))
         top = lib.zeros(X.shape[1], dtype=X.dtype)
-        _library(X).cupyx.scatter_max(top, column, values)
+        _library(X).cupy.maximum.at(top, column, values)
         return top
     if rows is not None:
         X = sp.diags(rows.astype(X.dtype)) @ X

@@ -285,8 +285,12 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
         """``log P(x, c)`` (n × k) of a block of validated rows (up to a
         class-independent term, see ``base_measure.py``)."""
 
-    def _score_row_bytes(self, n_features, n_classes, *, xp):
-        """Bytes of temporaries per row while scoring (sizes the row blocks)."""
+    def _score_row_bytes(self, n_features, n_classes, *, xp, stored=None):
+        """Bytes of temporaries per row while scoring (sizes the row blocks).
+
+        ``stored``: for sparse ``X``, its mean stored values per row (None for
+        dense), what the temporaries of a sparse path scale with, not the width.
+        """
         return 8 * n_classes
 
     # ---- fitting ------------------------------------------------------ #

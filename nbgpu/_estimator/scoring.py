@@ -17,7 +17,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import _check_feature_names
 
 from .._array.blocks import map_row_blocks
-from .._array.namespace import get_namespace, is_array, on_host, result_dtype, to_namespace, to_numpy
+from .._array.namespace import get_namespace, is_array, is_sparse, on_host, result_dtype, to_namespace, to_numpy
 from .._array.numerics import best_scores_finite, float_warnings_off, log_posterior
 from .._array.sparse import row_slicer
 from .._validation import check_finite, check_n_features, check_X
@@ -103,7 +103,8 @@ class _ScoringMixin:
         # Lazy parameters are derived here, on all cores: in a row block's
         # worker their passes would run on that one thread.
         self._ready_to_score(X)
-        row_bytes = self._score_row_bytes(X.shape[1], self.classes_.shape[0], xp=xp)
+        stored = -(-X.nnz // max(X.shape[0], 1)) if is_sparse(X) else None
+        row_bytes = self._score_row_bytes(X.shape[1], self.classes_.shape[0], xp=xp, stored=stored)
         results = map_row_blocks(block, X.shape[0], row_bytes, xp=xp)
         flags = [finite for _, finite in results if finite is not True]
         if flags and not bool(xp.all(xp.stack(flags))):  # one synchronisation

@@ -82,7 +82,12 @@ class _Prefetcher:
         ended = False
         try:
             while True:
-                kind, value = self._queue.get()
+                try:
+                    # In slices: a signal the kernel gave another thread
+                    # interrupts no wait of this one; its handler runs here.
+                    kind, value = self._queue.get(timeout=0.2)
+                except queue.Empty:
+                    continue
                 ended = kind == "error" or value is _DONE  # the thread has returned
                 if kind == "error":
                     raise value

@@ -433,9 +433,9 @@ class CategoricalNB(_DiscreteNB):
         return self._split(self._feature_log_prob_)
 
     # ---- scoring ------------------------------------------------------- #
-    def _score_row_bytes(self, n_features, n_classes, *, xp):
+    def _score_row_bytes(self, n_features, n_classes, *, xp, stored=None):
         if has_sparse(xp):  # clipped codes, their int index and the one-hot's ones
-            return 12 * n_features + 8 * n_classes
+            return 12 * (n_features if stored is None else stored) + 8 * n_classes
         return 8 * n_features * (n_classes + 3)  # the gathered rows (n × d × k)
 
     def _joint_log_likelihood(self, X, *, xp, device, dtype):

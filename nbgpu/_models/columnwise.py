@@ -499,10 +499,12 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, _BaseComposition):
         }
 
     # ---- scoring ------------------------------------------------------- #
-    def _score_row_bytes(self, n_features, n_classes, *, xp):
+    def _score_row_bytes(self, n_features, n_classes, *, xp, stored=None):
         plan = self._plan()
         return 8 * n_classes * 3 + sum(
-            part._score_row_bytes(cols.shape[0], n_classes, xp=xp) for part, cols in zip(plan.parts, plan.columns)
+            part._score_row_bytes(cols.shape[0], n_classes, xp=xp,
+                                  stored=None if stored is None else min(stored, cols.shape[0]))
+            for part, cols in zip(plan.parts, plan.columns)
         )
 
     def _joint_log_likelihood(self, X, *, xp, device, dtype):

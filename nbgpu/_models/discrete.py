@@ -73,7 +73,7 @@ class _DiscreteNB(_BaseNB):
         fixed = self.class_prior
         return self._class_prior(class_count, xp=xp, fixed=fixed, name="class_prior", fit_prior=self.fit_prior)[1]
 
-    def _score_row_bytes(self, n_features, n_classes, *, xp):
+    def _score_row_bytes(self, n_features, n_classes, *, xp, stored=None):
         return 8 * n_classes
 
     def _joint_log_likelihood(self, X, *, xp, device, dtype):

@@ -255,9 +255,9 @@ class GaussianNB(_BaseNB):
         }
 
     # ---- scoring ------------------------------------------------------- #
-    def _score_row_bytes(self, n_features, n_classes, *, xp):
+    def _score_row_bytes(self, n_features, n_classes, *, xp, stored=None):
         per_feature = 3 if self._ignore_missing else 2  # + the missing-value indicator
-        return 8 * (per_feature * n_features + n_classes)
+        return 8 * (per_feature * (n_features if stored is None else stored) + n_classes)
 
     def _joint_log_likelihood(self, X, *, xp, device, dtype):
         shift, quad, lin, const, terms = self._fitted_arrays(

@@ -251,7 +251,7 @@ class KernelDensityNB(_BaseNB):
         }
 
     # ---- scoring ------------------------------------------------------- #
-    def _score_row_bytes(self, n_features, n_classes, *, xp):
+    def _score_row_bytes(self, n_features, n_classes, *, xp, stored=None):
         m = self._points_.shape[1]
         return 8 * (4 * n_classes * m + n_features + n_classes)
 

@@ -222,7 +222,7 @@ class NormalBayesClassifier(_BaseNB):
         raise ValueError(msg)
 
     # ---- scoring ------------------------------------------------------- #
-    def _score_row_bytes(self, n_features, n_classes, *, xp):
+    def _score_row_bytes(self, n_features, n_classes, *, xp, stored=None):
         return 8 * (2 * n_classes * n_features + n_features)
 
     def _joint_log_likelihood(self, X, *, xp, device, dtype):

@@ -210,7 +210,7 @@ class PoissonNB(_BaseMeasureMixin, _CountNB):
         (rate,) = self._fitted_arrays(("rate_",), xp=xp, device=device, dtype=dtype)
         return drop_missing(jll, miss, -rate.T, xp=xp)
 
-    def _score_row_bytes(self, n_features, n_classes, *, xp):
+    def _score_row_bytes(self, n_features, n_classes, *, xp, stored=None):
         # + the filled copy of X and the missing-value indicator
         return 8 * (n_classes + (2 * n_features if self._ignore_missing else 0))
 

@@ -6,6 +6,8 @@ them lives here; model code calls these and never a sparse library.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -285,17 +287,22 @@ def sparse_rows(X, start, stop):
 def row_slicer(X):
     """``f(start, stop)`` giving rows ``start:stop`` of ``X`` (dense or sparse).
 
-    A device matrix is sliced from one host copy of its ``indptr`` (one
-    synchronisation for all slices; cupyx's own row slice reads two values
-    back per slice, and a CSC matrix is turned into CSR once).
+    A device matrix is sliced from one host copy of its ``indptr``, read at
+    the first slice (one synchronisation for all slices, none when nothing
+    is sliced; cupyx's own row slice reads two values back per slice, and a
+    CSC matrix is turned into CSR once).
     """
     if not _on_device(X) or not hasattr(X, "format"):
         return lambda start, stop: X[start:stop, ...]
     canonical = X.has_canonical_format
     X = X.tocsr()
-    indptr = to_numpy(X.indptr)
+
+    @functools.cache
+    def host_indptr():
+        return to_numpy(X.indptr)
 
     def rows(start, stop):
+        indptr = host_indptr()
         lo, hi = int(indptr[start]), int(indptr[stop])
         return device_compressed(
             X, "csr", X.data[lo:hi], X.indices[lo:hi], X.indptr[start : stop + 1] - X.indptr.dtype.type(lo),

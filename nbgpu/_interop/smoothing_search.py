@@ -140,6 +140,15 @@ def _scorers_taking_weights(scorers, search):
     return taking
 
 
+def _complements(train, test, n):
+    """Whether the index arrays ``train`` and ``test`` split ``range(n)`` in two."""
+    if train.shape[0] + test.shape[0] != n:
+        return False
+    seen = np.zeros(n, dtype=bool)
+    seen[train] = True
+    return np.count_nonzero(seen) == train.shape[0] and not seen[test].any()
+
+
 def _host_labels(y):
     return to_numpy(y) if is_array(y) else np.asarray(y)
 
@@ -392,7 +401,7 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
         partition = (
             tests.shape[0] == n
             and np.array_equal(np.sort(tests), np.arange(n))
-            and all(np.union1d(train, test).shape[0] == n == train.shape[0] + test.shape[0] for train, test in splits)
+            and all(_complements(train, test, n) for train, test in splits)
         )
         t0 = time.perf_counter()
         if not partition:  # each training fold once, from its own rows
@@ -433,8 +442,9 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
         splits = splits(X, y_host)
         # A training fold without some class: GridSearchCV's model there knows
         # only the classes it saw, so this fold is accumulated with those alone.
-        train_classes = [np.unique(y_host[train]) for train, _ in splits]
-        full = [c.shape[0] == _host_labels(classes).shape[0] for c in train_classes]
+        _, codes = np.unique(y_host, return_inverse=True)
+        n_classes = _host_labels(classes).shape[0]
+        full = [np.count_nonzero(np.bincount(codes[train], minlength=n_classes)) == n_classes for train, _ in splits]
         train_stats, total, accum_seconds = self._fold_statistics(X, y, sample_weight, splits, classes)
         for i, (train, _) in enumerate(splits):
             if not full[i]:

@@ -47,6 +47,25 @@ OVER_BUDGET = {
 }
 
 
+@pytest.fixture(autouse=True)
+def _device_blocks_as_host_blocks(monkeypatch):
+    """The budgets these tests set are the device's own (not 16 times larger)."""
+    monkeypatch.setattr(blocks, "DEVICE_BLOCK_FACTOR", 1)
+
+
+def test_device_blocks_are_larger_than_host_blocks():
+    assert blocks.DEVICE_BLOCK_FACTOR == 1  # as this module sets it
+    blocks.DEVICE_BLOCK_FACTOR = 16
+    try:
+        host = blocks.row_blocks(10**9, 100, xp=np)
+        device = blocks.row_blocks(10**9, 100, xp=emu.xp)
+    finally:
+        blocks.DEVICE_BLOCK_FACTOR = 1
+    assert host[0] == (0, blocks.BLOCK_BYTES // 100)
+    assert device[0] == (0, 16 * blocks.BLOCK_BYTES // 100)
+    assert blocks.row_blocks(10**9, 100) == host  # no namespace: the host's
+
+
 def _device(X, fmt):
     if fmt == "dense":
         return emu.cupy.asarray(X)
@@ -106,6 +125,7 @@ def _measured():
     out = {}
     patch = pytest.MonkeyPatch()
     patch.setattr(blocks, "BLOCK_BYTES", 256)
+    patch.setattr(blocks, "DEVICE_BLOCK_FACTOR", 1)
     try:
         for name, fmt in _cases():
             X, y = random_data(DATA.get(name, name), n=300, d=6, seed=1)

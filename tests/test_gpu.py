@@ -225,6 +225,7 @@ def test_synchronisations_do_not_grow_with_row_blocks(gpu, monkeypatch, name, fm
     cp, _, csp = gpu
     X, y = random_data(DATA.get(name, name), n=2000, d=8, seed=8)
     totals = []
+    monkeypatch.setattr(blocks, "DEVICE_BLOCK_FACTOR", 1)  # the budgets below are the device's
     for budget in (blocks.BLOCK_BYTES, 16384, 4096):
         monkeypatch.setattr(blocks, "BLOCK_BYTES", budget)
         model = getattr(nbgpu, name)()

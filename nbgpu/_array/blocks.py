@@ -13,8 +13,14 @@ from .namespace import on_host
 from .threads import n_threads, parallel_map
 
 # Row or nonzero blocks are sized so their temporaries stay near this many
-# bytes (device blocks: large, to amortise kernel launches).
+# bytes.
 BLOCK_BYTES = 64 * 2**20
+
+# A device block is this many times larger: each costs tens of kernel
+# launches (microseconds each, whatever their size), and a 64 MiB block
+# moves in tens of microseconds on a current GPU, so smaller blocks are
+# bound by their launches (benchmarks/results/gpu-targets-*.json).
+DEVICE_BLOCK_FACTOR = 16
 
 # Host row blocks are sized to stay in cache (and small enough that BLAS
 # runs each product on one thread).
@@ -25,13 +31,18 @@ HOST_BLOCK_BYTES = 4 * 2**20
 PARALLEL_NNZ = 1 << 18
 
 
-def row_blocks(n_rows, bytes_per_row, budget=None, *, min_blocks=1):
+def block_bytes(xp=None):
+    """The block budget where ``xp`` computes (None: the host)."""
+    return BLOCK_BYTES if xp is None or on_host(xp) else BLOCK_BYTES * DEVICE_BLOCK_FACTOR
+
+
+def row_blocks(n_rows, bytes_per_row, budget=None, *, min_blocks=1, xp=None):
     """``[(start, stop), ...]`` row ranges whose temporaries fit ``budget`` bytes.
 
-    ``budget`` defaults to ``BLOCK_BYTES``; ``min_blocks`` cuts small inputs
-    finer (e.g. one block per thread at least).
+    ``budget`` defaults to :func:`block_bytes` of ``xp``; ``min_blocks``
+    cuts small inputs finer (e.g. one block per thread at least).
     """
-    budget = BLOCK_BYTES if budget is None else budget
+    budget = block_bytes(xp) if budget is None else budget
     step = max(1, int(budget // max(bytes_per_row, 1)))
     step = max(1, min(step, -(-n_rows // max(min_blocks, 1))))
     return [(start, min(start + step, n_rows)) for start in range(0, n_rows, step)]
@@ -42,10 +53,10 @@ def map_row_blocks(fn, n_rows, bytes_per_row, *, xp, host_budget=None):
 
     Host blocks hold about ``host_budget`` (default ``HOST_BLOCK_BYTES``) of
     temporaries and are mapped over the thread pool; device blocks about
-    ``BLOCK_BYTES``, one after the other (the device is already parallel).
+    :func:`block_bytes`, one after the other (the device is already parallel).
     """
     host = on_host(xp)
-    budget = (host_budget or HOST_BLOCK_BYTES) if host else BLOCK_BYTES
+    budget = (host_budget or HOST_BLOCK_BYTES) if host else block_bytes(xp)
     blocks = row_blocks(n_rows, bytes_per_row, budget)
     if not host:
         return [fn(a, b) for a, b in blocks]

@@ -55,7 +55,7 @@ def class_totals(codes, weights, n_classes, *, dtype, xp):
     if on_host(xp):  # one compiled pass, no n × k one-hot matrix
         return np.bincount(codes, weights=weights, minlength=n_classes).astype(dtype, copy=False)
     total = xp.zeros(n_classes, dtype=dtype, device=codes.device)
-    for start, stop in blocks.row_blocks(codes.shape[0], n_classes * 8):
+    for start, stop in blocks.row_blocks(codes.shape[0], n_classes * 8, xp=xp):
         w = None if weights is None else weights[start:stop]
         total = total + xp.sum(onehot(codes[start:stop], n_classes, dtype=dtype, xp=xp, weights=w), axis=0)
     return total
@@ -103,7 +103,7 @@ def _upcast_row_blocks(X, n_classes, *, xp, dtype, power):
     """``(start, stop, X[start:stop] ** power in dtype)`` per row block of
     dense ``X``: each block upcast on its own, so no full float64 copy of X."""
     n, d = X.shape
-    for start, stop in blocks.row_blocks(n, 8 * (d + n_classes)):
+    for start, stop in blocks.row_blocks(n, 8 * (d + n_classes), xp=xp):
         Xb = xp.astype(X[start:stop, ...], dtype, copy=False)
         yield start, stop, (Xb * Xb if power == 2 else Xb)
 
@@ -255,7 +255,7 @@ def sparse_class_sums(X, codes, weights, n_classes, *, power=1, dtype=None):
 def _device_sparse_class_sums(X, codes, weights, n_classes, *, power, dtype):
     """:func:`sparse_class_sums` on a device: a scatter-add into the bins.
 
-    Stored values are taken in blocks of about ``BLOCK_BYTES`` of
+    Stored values are taken in blocks of about ``blocks.block_bytes`` of
     temporaries; the row (CSR) or column (CSC) of each comes from a search
     in ``indptr`` on the device, so no block reads anything back to the host
     (no synchronisation at all, however many blocks). One pass of
@@ -272,7 +272,7 @@ def _device_sparse_class_sums(X, codes, weights, n_classes, *, power, dtype):
     is_csr = X.format == "csr"
     out = cp.zeros(n_features * k, dtype=dtype)
     # keys, major index, positions, values, gathered weights: ~32 bytes each
-    step = max(blocks.BLOCK_BYTES // 32, 1)
+    step = max(blocks.block_bytes(get_namespace(codes)) // 32, 1)
     for lo in range(0, X.nnz, step):
         hi = min(lo + step, X.nnz)
         major = stored_rows(X, lo, hi)
@@ -451,7 +451,7 @@ def category_counts(X, codes, weights, offsets, n_classes, *, xp, dtype):
     feature = np.repeat(np.arange(d, dtype=np.int64), np.diff(offsets))
     value = xp.asarray(np.arange(n_columns) - offsets[feature], dtype=X.dtype, device=device)
     feature = xp.asarray(feature, device=device)
-    for start, stop in blocks.row_blocks(n, 8 * (n_columns + n_classes)):
+    for start, stop in blocks.row_blocks(n, 8 * (n_columns + n_classes), xp=xp):
         w = None if weights is None else weights[start:stop]
         Y = onehot(codes[start:stop], n_classes, dtype=dtype, xp=xp, weights=w)
         oh = xp.astype(xp.take(X[start:stop, :], feature, axis=1) == value, dtype)
@@ -477,7 +477,7 @@ def _device_category_counts(X, codes, weights, offsets, n_classes, *, xp, dtype)
     last = xp.asarray(np.diff(offsets) - 1, dtype=X.dtype, device=device)
     class_start = xp.astype(codes, key_dtype) * key_dtype(n_columns)
     out = xp.zeros(n_classes * n_columns, dtype=dtype, device=device)
-    for a, b in blocks.row_blocks(n, d * (np.dtype(key_dtype).itemsize + 8)):
+    for a, b in blocks.row_blocks(n, d * (np.dtype(key_dtype).itemsize + 8), xp=xp):
         values = X[a:b, :] if weights is None else xp.minimum(X[a:b, :], last)
         keys = xp.astype(values, key_dtype) + start + xp.reshape(class_start[a:b], (-1, 1))
         if weights is None:

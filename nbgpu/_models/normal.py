@@ -148,7 +148,7 @@ class NormalBayesClassifier(_BaseNB):
     def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
         n, d = X.shape
         stats = None
-        for start, stop in row_blocks(n, 8 * (n_classes * d + 3 * d + n_classes)):
+        for start, stop in row_blocks(n, 8 * (n_classes * d + 3 * d + n_classes), xp=xp):
             wb = None if weights is None else weights[start:stop]
             block = dict(
                 zip(STATS, class_scatter(xp.astype(X[start:stop, :], dtype), codes[start:stop], wb, n_classes, xp=xp, dtype=dtype))

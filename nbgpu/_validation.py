@@ -12,8 +12,6 @@ import numbers
 import warnings
 
 import numpy as np
-from sklearn.exceptions import DataConversionWarning
-from sklearn.utils.multiclass import type_of_target
 
 from ._array.namespace import (
     get_device,
@@ -331,6 +329,8 @@ def check_y(y, n_samples):
     check_label_types(y, "y")
     shape = tuple(y.shape)
     if len(shape) == 2 and shape[1] == 1:
+        from sklearn.exceptions import DataConversionWarning  # scikit-learn's own warning, as its models give
+
         warnings.warn(
             "A column-vector y was passed when a 1d array was expected. Please "
             "change the shape of y to (n_samples,), for example using ravel().",
@@ -354,7 +354,7 @@ def check_y(y, n_samples):
             raise ValueError(msg)
         # A 1-D array of integers or strings is always binary or multiclass:
         # skip the scan for its type (a unique pass, slow on strings).
-        target = "multiclass" if y.dtype.kind in "iubUS" else type_of_target(y, input_name="y")
+        target = "multiclass" if y.dtype.kind in "iubUS" else _type_of_target(y)
         if target not in ("binary", "multiclass"):
             msg = (
                 f"Unknown label type: {target}. `y` must hold class labels "
@@ -649,3 +649,10 @@ def check_loss_matrix(loss, n_classes):
         msg = f"`loss_matrix` must hold non-negative costs; saw a minimum of {m.min():g}."
         raise ValueError(msg)
     return m
+
+
+def _type_of_target(y):
+    """scikit-learn's ``type_of_target`` (loaded only for labels that need it)."""
+    from sklearn.utils.multiclass import type_of_target
+
+    return type_of_target(y, input_name="y")

@@ -114,7 +114,7 @@ def _estimator(args):
     cls = getattr(nbgpu, MODELS[args.model])
     model = cls(**given_parameters(args, cls().get_params(), cls.__name__))
     try:
-        model._validate_params()
+        model._check_hyper_parameters()
     except ValueError as exc:
         raise UsageError(" ".join(str(exc).split()), "nbgpu train") from None
     return model
@@ -233,7 +233,7 @@ def _load_model(args):
     from .._interop.model_files import read_model_file
 
     try:
-        loaded = read_model_file(args.model_file)
+        loaded = read_model_file(args.model_file, core=True)  # no scikit-learn to load
     except ValueError as exc:
         raise _not_a_model_file(exc, args.model_file) from None
     like = _device(args.device)
@@ -294,7 +294,7 @@ def _scored_chunks(args, loaded, like, *, labels, reading=None):
     model = loaded.model
     classes = np.asarray(to_numpy(model.classes_))
     if reading is None:
-        vectorizer = None if loaded.vectorizer is None else loaded.vectorizer.get_params()
+        vectorizer = loaded.vectorizer  # its parameters (read with core=True)
         reading = _reading(args, loaded.header, vectorizer, int(model.n_features_in_), labels=labels)
     to_device = _to_device(like)
     bar = progress(f"scoring {Path(args.data).name}", total=_size(args.data), quiet=args.quiet, unit="B")
@@ -617,14 +617,14 @@ def cmd_info(args):
         from .._interop.model_files import read_model_info
 
         # The header and the labels only: the statistics are never read.
-        described = read_model_info(args.model_file)
+        described = read_model_info(args.model_file, core=True)
         header = described.header
         classes = np.asarray(described.classes)
         info = {
             "file": str(args.model_file),
             "estimator": header["estimator"],
             "parameters": {k: (np.asarray(v).tolist() if isinstance(v, np.ndarray) else v)
-                           for k, v in described.estimator.get_params(deep=False).items()},
+                           for k, v in described.estimator._params().items()},
             "n_classes": len(classes),
             # As the model's classes_ are: integers stay integers.
             "classes": classes.tolist(),

@@ -92,7 +92,7 @@ def estimator(candidate, fixed, *, per_class=True):
         params = {k: v for k, v in params.items() if k not in PER_CLASS_PARAMETERS}
     model = getattr(nbgpu, candidate.family)(**params)
     try:
-        model._validate_params()
+        model._check_hyper_parameters()
     except ValueError as exc:
         raise UsageError(" ".join(str(exc).split()), "nbgpu train") from None
     return model

@@ -266,7 +266,7 @@ def with_parameters(model, estimator):
     final = clone(estimator)
     if all(getattr(estimator, p, None) is None for p in PER_CLASS_PARAMETERS):
         return model
-    final._validate_params()
+    final._check_hyper_parameters()
     n_classes = len(model.classes_)
     final._check_params_for_fit(n_classes, model.n_features_in_)
     final._loss_matrix(n_classes)

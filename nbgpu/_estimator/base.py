@@ -22,9 +22,6 @@ import threading
 from numbers import Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import _check_feature_names, _get_feature_names
 
 from .._array.namespace import (
     accumulation_dtype,
@@ -53,7 +50,9 @@ from .._validation import (
     unique_labels,
 )
 from .adapters import adapter_for, computed
+from .feature_names import check_feature_names, feature_names_of
 from .merging import merge_models
+from .params import Interval, Options, param_names, validate_params
 from .scoring import _ScoringMixin
 from .sklearn_interchange import from_sklearn, to_sklearn
 from .statistics_checks import check_class_count, check_keys
@@ -61,9 +60,6 @@ from .statistics_checks import check_class_count, check_keys
 # What _become_fitted sets itself; everything else a fitted model has is derived.
 # Held while a model derives parameters from its statistics (see __getattr__).
 _DERIVING = threading.RLock()
-
-# Each estimator class's parameter names (scikit-learn inspects __init__ per call).
-_PARAM_NAMES: dict = {}
 
 _FIT_STATE = frozenset(
     {"classes_", "n_features_in_", "feature_names_in_", "_stats", "_fit_dtype_", "_fit_params_", "_derived_"}
@@ -80,8 +76,14 @@ def score_dtype_of(stats, name):
     return result_dtype(xp.float64, xp, get_device(like))
 
 
-class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
+class _BaseNB(_ScoringMixin, abc.ABC):
     """Base class: fitting protocol, scoring and the ``predict*`` family.
+
+    The core of every model, free of scikit-learn (the command line and
+    model files work on it without importing scikit-learn, 0.6 s a
+    command); the public estimators (``nbgpu/_models/estimators.py``) are
+    scikit-learn estimators made of a core class, ``ClassifierMixin`` and
+    ``BaseEstimator``.
 
     It also owns what every model shares whatever its likelihood:
     minimum-risk decisions (``loss_matrix``, read at predict time), the
@@ -93,11 +95,11 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
     model without it keeps the plain behaviour.
     """
 
-    # Subclasses merge these into their own constraints ({**_BaseNB._parameter_constraints, ...}).
-    _parameter_constraints: dict = {
+    # Subclasses merge these into their own constraints ({**_BaseNB._param_constraints, ...}).
+    _param_constraints: dict = {
         "loss_matrix": ["array-like", None],
         "prior_smoothing": [Interval(Real, 0, None, closed="left")],
-        "missing": [StrOptions({"error", "ignore"})],
+        "missing": [Options({"error", "ignore"})],
     }
 
     # False for a model whose scores are not joint log-likelihoods
@@ -364,13 +366,13 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
         without finalizing them or changing the estimator.
         """
         if reset or not self._params_unchanged():  # a continuing partial_fit: checked by the first call
-            self._validate_params()
+            self._check_hyper_parameters()
         # Column names are read before check_X turns a DataFrame into an array.
         feature_names = None  # a continuing partial_fit keeps those of its first call (below)
         if reset:
-            feature_names = _get_feature_names(X)
+            feature_names = feature_names_of(X)
         elif "feature_names_in_" in self.__dict__ or not (is_array(X) or is_sparse(X)):
-            _check_feature_names(self, X, reset=False)  # an array has no names: nothing to check
+            check_feature_names(self, X, reset=False)  # an array has no names: nothing to check
         X, xp, device = check_X(X, estimator=self, allow_nan=self._ignore_missing)
         n_samples, n_features = X.shape
         if not reset:
@@ -475,12 +477,19 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
         model.__dict__.update(self._fit_params_)
         return model
 
+    @classmethod
+    def _get_param_names(cls):
+        """The names of the parameters (of ``__init__``), sorted."""
+        return param_names(cls)
+
     def _params(self):
         """``get_params(deep=False)``, without inspecting ``__init__`` per call."""
-        names = _PARAM_NAMES.get(type(self))
-        if names is None:
-            names = _PARAM_NAMES[type(self)] = tuple(self._get_param_names())
-        return {name: getattr(self, name) for name in names}
+        return {name: getattr(self, name) for name in param_names(type(self))}
+
+    def _check_hyper_parameters(self):
+        """Raise InvalidParameterError (a ValueError and a TypeError) naming
+        the first parameter outside ``_param_constraints``."""
+        validate_params(self)
 
     def _params_unchanged(self):
         """Whether the parameters are those of the last fit (the same objects)."""
@@ -492,7 +501,8 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
     def __getstate__(self):
         # Derived parameters are not pickled: they are made again from the
         # statistics when first read (by models that can derive them lazily).
-        state = super().__getstate__()
+        inherited = getattr(super(), "__getstate__", None)  # BaseEstimator's adds the version
+        state = inherited() if inherited is not None else dict(self.__dict__)
         derived = state.get("_derived_")
         if derived and self._lazy_parameters:
             state = {name: value for name, value in state.items() if name not in derived}
@@ -561,7 +571,7 @@ class _BaseNB(_ScoringMixin, ClassifierMixin, BaseEstimator, abc.ABC):
             msg = "to_device needs `like` (an array) or `xp` (a namespace)."
             raise ValueError(msg)
 
-        params = self.get_params(deep=False)
+        params = self._params()
         for name, value in list(vars(self).items()):
             if name not in params and name != "_fit_params_":
                 self.__dict__[name] = to_namespace_tree(value, xp, device)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from sklearn.exceptions import NotFittedError
 
 
 class _PredictsWithInnerModel:
@@ -17,6 +16,8 @@ class _PredictsWithInnerModel:
                 f"This {type(self).__name__} instance is not fitted yet. Call 'fit' "
                 "with appropriate arguments before using this estimator."
             )
+            from sklearn.exceptions import NotFittedError  # the meta-estimators are scikit-learn's kind
+
             raise NotFittedError(msg)
         return model
 

@@ -11,7 +11,6 @@ never saw has zero statistics there.
 from __future__ import annotations
 
 import numpy as np
-from sklearn.base import BaseEstimator, clone
 
 from .._array.namespace import first_array, get_device, get_namespace, is_array, to_namespace, to_namespace_tree, to_numpy
 
@@ -22,7 +21,7 @@ def host_value(value):
 
 
 def _same_param(a, b):
-    if isinstance(a, BaseEstimator) or isinstance(b, BaseEstimator):  # nested parts
+    if hasattr(a, "get_params") or hasattr(b, "get_params"):  # nested parts (estimators)
         if type(a) is not type(b):
             return False
         pa, pb = a.get_params(deep=False), b.get_params(deep=False)
@@ -42,6 +41,8 @@ def merge_models(a, b):
         msg = f"`other` must be a {type(a).__name__} to merge with one; got {type(b).__name__}."
         raise TypeError(msg)
     b._check_is_fitted()
+    from sklearn.base import clone  # merge is a library call on the public estimators
+
     pa, pb = a.get_params(deep=False), b.get_params(deep=False)
     differ = [f"{k}={pa[k]!r} vs {pb[k]!r}" for k in pa if not _same_param(pa[k], pb[k])]
     if differ:

@@ -13,8 +13,6 @@ import functools
 import warnings
 
 import numpy as np
-from sklearn.exceptions import NotFittedError
-from sklearn.utils.validation import _check_feature_names
 
 from .._array.blocks import map_row_blocks
 from .._array.namespace import get_namespace, is_array, is_sparse, on_host, result_dtype, to_namespace, to_numpy
@@ -22,6 +20,7 @@ from .._array.numerics import best_scores_finite, float_warnings_off, log_poster
 from .._array.sparse import row_slicer
 from .._validation import check_finite, check_n_features, check_X
 from .adapters import adapter_for, computed
+from .feature_names import check_feature_names
 
 
 def blockwise_collections(method):
@@ -39,8 +38,15 @@ def blockwise_collections(method):
     return wrapper
 
 
+class NotFittedError(ValueError, AttributeError):
+    """A model used before it was fitted (the public estimators raise
+    scikit-learn's class of the same name, also a subclass of both)."""
+
+
 class _ScoringMixin:
     """The ``predict*`` family and ``score`` of every nbgpu estimator."""
+
+    _NotFittedError = NotFittedError
 
     # True where a NaN or infinity anywhere in a row of X always leaves every
     # class's score of that row non-finite: scoring then checks each row's
@@ -54,13 +60,13 @@ class _ScoringMixin:
                 f"This {type(self).__name__} instance is not fitted yet. Call 'fit' "
                 "with appropriate arguments before using this estimator."
             )
-            raise NotFittedError(msg)
+            raise self._NotFittedError(msg)
 
     def _validated_for_scoring(self, X, *, values=True):
         """``(X, xp, device)`` checked for scoring; ``values=False`` leaves the
         passes over the values (finiteness, ``_check_values``) to the caller."""
         self._check_is_fitted()
-        _check_feature_names(self, X, reset=False)  # before X becomes an array
+        check_feature_names(self, X, reset=False)  # before X becomes an array
         X, xp, device = check_X(X, estimator=self, allow_nan=self._ignore_missing, finite=values)
         check_n_features(self, X.shape[1], reset=False)
         if values:

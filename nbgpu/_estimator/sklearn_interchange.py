@@ -12,8 +12,6 @@ scikit-learn's attributes, so the result can go on with ``partial_fit``.
 from __future__ import annotations
 
 import numpy as np
-from sklearn.base import clone
-from sklearn.utils.validation import check_is_fitted
 
 from .._array.namespace import to_namespace_tree, to_numpy
 from .merging import host_value
@@ -37,6 +35,8 @@ def _counterpart(cls):
 def to_sklearn(est):
     """``est.to_sklearn()``: see :meth:`nbgpu._estimator.base._BaseNB.to_sklearn`."""
     sk_cls, attributes = _counterpart(type(est))
+    from sklearn.base import clone
+
     est._check_is_fitted()
     if getattr(est, "loss_matrix", None) is not None:
         msg = (
@@ -68,6 +68,8 @@ def from_sklearn(cls, estimator, **params):
     if not isinstance(estimator, sk_cls):
         msg = f"`estimator` must be a fitted {sk_cls.__module__}.{sk_cls.__name__}; got {type(estimator).__name__}."
         raise TypeError(msg)
+    from sklearn.utils.validation import check_is_fitted
+
     check_is_fitted(estimator)
     ours = cls().get_params()
     unknown = sorted(set(params) - set(ours))
@@ -76,7 +78,7 @@ def from_sklearn(cls, estimator, **params):
         raise TypeError(msg)
     shared = {k: v for k, v in estimator.get_params(deep=False).items() if k in ours}
     est = cls(**{**shared, **params})
-    est._validate_params()
+    est._check_hyper_parameters()
     classes = np.asarray(estimator.classes_).copy()
     n_features = int(estimator.n_features_in_)
     est._check_params_for_fit(classes.shape[0], n_features)

@@ -73,7 +73,7 @@ def dask_fit(estimator, X, y, sample_weight, classes, *, reset):
     """
     import dask
 
-    estimator._validate_params()
+    estimator._check_hyper_parameters()
     X = _rows_only(X)
     if not reset:
         check_n_features(estimator, X.shape[1], reset=False)

@@ -52,7 +52,7 @@ from .model_header import (
     parse_header,
     unflatten,
 )
-from .vectorizer_settings import vectorizer_from_settings, vectorizer_settings
+from .vectorizer_settings import check_settings, vectorizer_from_settings, vectorizer_settings
 
 __all__ = ["load", "save"]
 
@@ -94,14 +94,16 @@ class _Contents(NamedTuple):
 # --------------------------------------------------------------------------- #
 # The checks, shared by load and save
 # --------------------------------------------------------------------------- #
-def _contents(header, listed, resolve, *, statistics=True):
+def _contents(header, listed, resolve, *, statistics=True, core=False):
     """The checked contents of a model file; a ValueError or TypeError says what is wrong.
 
     ``resolve(kind, body)`` gives the arrays (read from a file, or those
     about to be written). With ``statistics=False`` neither the statistics
-    nor the feature names are looked at.
+    nor the feature names are looked at. ``core=True`` makes the model's
+    core class and gives the vectorizer as its checked parameters (a dict):
+    neither loads scikit-learn.
     """
-    model = estimator_from(header, resolve, where="header entry 'estimator'", at="params")
+    model = estimator_from(header, resolve, where="header entry 'estimator'", at="params", core=core)
     n_features, dtype = header["n_features_in"], header["dtype"]
     if not isinstance(n_features, int) or isinstance(n_features, bool) or n_features < 1:
         raise ValueError(f"n_features_in must be a positive integer; got {n_features!r}")
@@ -114,7 +116,11 @@ def _contents(header, listed, resolve, *, statistics=True):
         raise ValueError(f"classes must be a non-empty 1-D array; got shape {classes.shape}")
     if classes.shape[0] > 1 and not np.all(classes[1:] > classes[:-1]):
         raise ValueError("classes must be sorted and distinct")
-    vectorizer = vectorizer_from_settings(header.get("vectorizer"), n_features)
+    settings = header.get("vectorizer")
+    if core:
+        vectorizer = None if settings is None else check_settings(settings, n_features)
+    else:
+        vectorizer = vectorizer_from_settings(settings, n_features)
     if not statistics:
         return _Contents(model, classes, n_features, None, dtype, None, vectorizer)
     names = None
@@ -384,16 +390,18 @@ def _checked(where, read):
         raise ModelFileError(f"{where}: not enough memory to load it ({exc or 'MemoryError'})") from exc
 
 
-def read_model_file(path):
+def read_model_file(path, *, core=False):
     """Load a model file into a :class:`ModelFile` (model, vectorizer, header).
 
+    ``core=True`` (the command line): the model's core class and the
+    vectorizer's parameters, with no scikit-learn loaded (see ``_contents``).
     Raises ValueError with a one-line message naming the file for anything
     that is not a complete, consistent nbgpu model file.
     """
     where = str(path)
     with Archive(path) as archive:
         header, listed = header_of(archive, where)
-        contents = _checked(where, lambda: _contents(header, listed, _FileArrays(archive, listed, where)))
+        contents = _checked(where, lambda: _contents(header, listed, _FileArrays(archive, listed, where), core=core))
     try:
         model = _checked(where, lambda: _fitted(contents))
     except ModelFileError:
@@ -403,16 +411,18 @@ def read_model_file(path):
     return ModelFile(model, contents.vectorizer, header)
 
 
-def read_model_info(path):
+def read_model_info(path, *, core=False):
     """What the header of a model file says, and its labels (:class:`ModelInfo`).
 
     Reads the header, the labels and any array parameters, never the
     statistics, so it is cheap for any size of model; checks all it reads.
+    ``core`` as for :func:`read_model_file`.
     """
     where = str(path)
     with Archive(path) as archive:
         header, listed = header_of(archive, where)
-        contents = _checked(where, lambda: _contents(header, listed, _FileArrays(archive, listed, where), statistics=False))
+        contents = _checked(where, lambda: _contents(header, listed, _FileArrays(archive, listed, where),
+                                                     statistics=False, core=core))
     nbytes = arrays_of(header["stats"], listed, where, sparse=True)[1]
     return ModelInfo(contents.model, contents.classes, contents.n_features, nbytes, header)
 

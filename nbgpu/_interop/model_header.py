@@ -155,13 +155,14 @@ def digest(a):
     return hashlib.sha256(np.ascontiguousarray(a).view(np.uint8).reshape(-1).data).hexdigest()
 
 
-def estimator_class(name, where):
-    """nbgpu's estimator class called ``name``; a ValueError for any other name."""
-    # The models (and scikit-learn) load here, when an estimator is made or
-    # described: reading a header alone (read_header) needs neither.
-    from .._models import MODELS
+def estimator_class(name, where, *, core=False):
+    """nbgpu's estimator class called ``name`` (``core=True``: its core
+    class, which loads no scikit-learn); a ValueError for any other name."""
+    # The models load here, when an estimator is made or described: reading
+    # a header alone (read_header) needs none.
+    from .._models import model_class
 
-    cls = MODELS.get(name) if isinstance(name, str) else None
+    cls = model_class(name, core=core)
     if cls is None:
         msg = f"{where}: estimator {name!r} is not an nbgpu naive Bayes model"
         raise ValueError(msg)
@@ -175,11 +176,11 @@ def estimator_spec(model, key, arrays, *, where):
     their arrays go into ``arrays`` under ``key.*``.
     """
     name = type(model).__name__
-    if estimator_class(name, where) is not type(model):
+    if type(model) not in (estimator_class(name, where), estimator_class(name, where, core=True)):
         msg = f"{where}: {type(model).__module__}.{name} is not nbgpu's own {name}, so it cannot be saved."
         raise ValueError(msg)
     fitted = model._as_fitted() if hasattr(model, "_fit_params_") else model  # the parameters its statistics go with
-    return {"estimator": name, "params": flatten(fitted.get_params(deep=False), key, arrays)}
+    return {"estimator": name, "params": flatten(fitted._params(), key, arrays)}
 
 
 def make_header(spec, *, n_features, dtype, stats, vectorizer, metadata, arrays):
@@ -390,12 +391,12 @@ def unflatten(node, resolve, where):
     raise ValueError(msg)
 
 
-def estimator_from(spec, resolve, *, where, at):
+def estimator_from(spec, resolve, *, where, at, core=False):
     """The unfitted estimator ``spec`` describes: only nbgpu's classes, parameters checked.
 
     ``where`` starts the error messages; ``at`` is where the parameters are in the header.
     """
-    cls = estimator_class(spec["estimator"], where)
+    cls = estimator_class(spec["estimator"], where, core=core)
     params = unflatten(spec["params"], resolve, at)
     expected = set(cls._get_param_names())
     if not isinstance(params, dict) or set(params) != expected:
@@ -404,7 +405,7 @@ def estimator_from(spec, resolve, *, where, at):
         raise ValueError(msg)
     model = cls(**params)
     try:
-        model._validate_params()
+        model._check_hyper_parameters()
     except (TypeError, ValueError) as exc:
         msg = f"{where}: invalid parameters of {cls.__name__}: {exc}"
         raise ValueError(msg) from exc

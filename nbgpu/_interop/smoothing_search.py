@@ -41,7 +41,7 @@ from .._array.numerics import nonzero
 from .._array.rows import take_rows
 from .._estimator.base import _BaseNB
 from .._estimator.delegation import _PredictsWithInnerModel
-from .._models import (
+from .._models.estimators import (
     BernoulliNB,
     CategoricalNB,
     ComplementNB,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval
+from .._estimator.params import Interval
 
 from .._array.class_sums import (
     category_counts,
@@ -202,8 +202,8 @@ class CategoricalNB(_DiscreteNB):
     array([3])
     """
 
-    _parameter_constraints: dict = {
-        **_DiscreteNB._parameter_constraints,
+    _param_constraints: dict = {
+        **_DiscreteNB._param_constraints,
         "min_categories": [None, "array-like", Interval(Integral, 1, None, closed="left")],
         "alpha": [Interval(Real, 0, None, closed="left"), "array-like"],
     }

@@ -25,10 +25,11 @@ import numbers
 from typing import NamedTuple
 
 import numpy as np
-from sklearn.base import clone
+from sklearn.base import ClassifierMixin, clone
+from sklearn.exceptions import NotFittedError
 from sklearn.utils import Bunch, get_tags
 from sklearn.utils.metaestimators import _BaseComposition
-from sklearn.utils.validation import _get_feature_names, _num_features
+from sklearn.utils.validation import _num_features
 
 from .._array.class_sums import class_totals
 from .._array.namespace import (
@@ -44,6 +45,7 @@ from .._array.sparse import sparse_columns
 from .._estimator.base import _BaseNB
 from .._estimator.base_measure import _BaseMeasureMixin
 from .._estimator.docs import shared_parameters_doc
+from .._estimator.feature_names import feature_names_of
 from .._estimator.statistics_checks import check_keys
 from .._validation import check_finite
 
@@ -127,7 +129,7 @@ class _Plan(NamedTuple):
     feature_names: object  # of the whole (an array), or None
 
 
-class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, _BaseComposition):
+class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, ClassifierMixin, _BaseComposition):
     """Naive Bayes on mixed feature types: one nbgpu estimator per group of columns.
 
     Gaussian columns, count columns, binary and categorical columns in one
@@ -224,8 +226,9 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, _BaseComposition):
 
     _lazy_parameters = False  # finalize may refuse the data
 
-    _parameter_constraints: dict = {
-        **_BaseNB._parameter_constraints,
+    _NotFittedError = NotFittedError
+    _param_constraints: dict = {
+        **_BaseNB._param_constraints,
         "estimators": [list],
         "priors": ["array-like", None],
     }
@@ -319,7 +322,7 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, _BaseComposition):
             n_features = _num_features(X) or None  # of any array-like; check_X reports a bad one
         except TypeError:
             n_features = None
-        names = _get_feature_names(X) if reset else getattr(self, "feature_names_in_", None)
+        names = feature_names_of(X) if reset else getattr(self, "feature_names_in_", None)
         with self._fitting(n_features, names, reset=reset):
             return super()._fit_batch(X, y, classes, sample_weight, reset=reset, commit=commit, partial=partial)
 
@@ -369,7 +372,7 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, _BaseComposition):
         parts = []
         for i, (_, est, _) in enumerate(specs):
             part = clone(est)
-            part._validate_params()
+            part._check_hyper_parameters()
             if isinstance(part, ColumnwiseNB) and columns is not None:
                 cols = to_numpy(columns[i])
                 sub_names = None if feature_names is None else feature_names[cols]

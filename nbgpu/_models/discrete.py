@@ -11,7 +11,7 @@ from __future__ import annotations
 from numbers import Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval
+from .._estimator.params import Interval
 
 from .._array import sparse_counts
 from .._array.class_sums import (
@@ -49,8 +49,8 @@ class _DiscreteNB(_BaseNB):
     """Shared parameters and class prior of the discrete models."""
 
     _product_operands = ("_weight_",)
-    _parameter_constraints: dict = {
-        **_BaseNB._parameter_constraints,
+    _param_constraints: dict = {
+        **_BaseNB._param_constraints,
         "alpha": [Interval(Real, 0, None, closed="left"), "array-like"],
         "fit_prior": ["boolean"],
         "class_prior": ["array-like", None],
@@ -435,7 +435,7 @@ class ComplementNB(_LinearCountNB):
     array([3])
     """
 
-    _parameter_constraints: dict = {**_DiscreteNB._parameter_constraints, "norm": ["boolean"]}
+    _param_constraints: dict = {**_DiscreteNB._param_constraints, "norm": ["boolean"]}
     _sklearn_counterpart = ("ComplementNB", (*_COUNT_ATTRIBUTES, "feature_all_"))
     _scores_are_log_likelihoods = False  # weights of class complements
 
@@ -565,8 +565,8 @@ class BernoulliNB(_CountNB):
     array([3])
     """
 
-    _parameter_constraints: dict = {
-        **_DiscreteNB._parameter_constraints,
+    _param_constraints: dict = {
+        **_DiscreteNB._param_constraints,
         "binarize": [None, Interval(Real, 0, None, closed="left")],
     }
     _sklearn_counterpart = ("BernoulliNB", _COUNT_ATTRIBUTES)

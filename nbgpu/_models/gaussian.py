@@ -7,7 +7,7 @@ import math
 from numbers import Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval
+from .._estimator.params import Interval
 
 from .._array.blocks import host_fit_block_bytes, map_row_blocks
 from .._array.class_sums import class_sums, class_totals
@@ -102,8 +102,8 @@ class GaussianNB(_BaseNB):
     array([1])
     """
 
-    _parameter_constraints: dict = {
-        **_BaseNB._parameter_constraints,
+    _param_constraints: dict = {
+        **_BaseNB._param_constraints,
         "priors": ["array-like", None],
         "var_smoothing": [Interval(Real, 0, None, closed="left")],
     }

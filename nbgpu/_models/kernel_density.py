@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from numbers import Real
 
-from sklearn.utils._param_validation import Interval, StrOptions
+from .._estimator.params import Interval, Options
 
 from .._array.class_sums import class_totals
 from .._array.namespace import is_sparse
@@ -138,10 +138,10 @@ class KernelDensityNB(_BaseNB):
     # The training points themselves (NaN marks a missing value), not sums.
     _raw_statistics = ("points",)
 
-    _parameter_constraints: dict = {
-        **_BaseNB._parameter_constraints,
-        "bandwidth": [Interval(Real, 0, None, closed="neither"), StrOptions({"scott", "silverman"})],
-        "kernel": [StrOptions(set(KERNELS))],
+    _param_constraints: dict = {
+        **_BaseNB._param_constraints,
+        "bandwidth": [Interval(Real, 0, None, closed="neither"), Options({"scott", "silverman"})],
+        "kernel": [Options(set(KERNELS))],
         "priors": ["array-like", None],
     }
 

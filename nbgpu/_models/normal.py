@@ -13,7 +13,7 @@ import math
 from numbers import Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval
+from .._estimator.params import Interval
 
 from .._array.blocks import row_blocks
 from .._array.class_sums import class_scatter
@@ -114,8 +114,8 @@ class NormalBayesClassifier(_BaseNB):
     _lazy_parameters = False  # finalize may refuse the data
     _class_axis_statistics = STATS
 
-    _parameter_constraints: dict = {
-        **_BaseNB._parameter_constraints,
+    _param_constraints: dict = {
+        **_BaseNB._param_constraints,
         "priors": ["array-like", None],
         "reg_covar": [Interval(Real, 0, None, closed="left")],
     }

@@ -22,9 +22,9 @@ from typing import Any, NamedTuple
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.validation import _get_feature_names
 
 from .._array.class_sums import soft_class_sums
+from .._estimator.feature_names import feature_names_of
 from .._array.namespace import (
     accumulation_dtype,
     first_array,
@@ -40,7 +40,7 @@ from .._estimator.adapters import adapter_for, computed
 from .._estimator.base import _BaseNB
 from .._estimator.delegation import _PredictsWithInnerModel
 from .._validation import check_sample_weight, check_X, check_y, encode_labels, unique_labels
-from .discrete import MultinomialNB, _CountNB
+from .discrete import _CountNB
 
 UNLABELED = -1
 
@@ -226,7 +226,7 @@ class _InMemoryData:
     """
 
     def __init__(self, est, X, y, sample_weight):
-        self.feature_names = _get_feature_names(X)
+        self.feature_names = feature_names_of(X)
         self._est = est
         self._rows = rows = _split_rows(est, X, y, sample_weight)
         self.classes = _labeled_classes(rows.y_l)
@@ -349,7 +349,7 @@ class SemiSupervisedNB(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierMi
         self : object
         """
         est = self._check_params()
-        est._validate_params()
+        est._check_hyper_parameters()
         adapter = adapter_for(X)
         if adapter is None:
             y, sample_weight = computed(y, sample_weight)
@@ -408,4 +408,8 @@ class SemiSupervisedNB(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierMi
         return self
 
     def _inner_estimator(self):
-        return MultinomialNB() if self.estimator is None else self.estimator
+        if self.estimator is None:
+            from .estimators import MultinomialNB  # the public one (that module imports this one)
+
+            return MultinomialNB()
+        return self.estimator

@@ -317,9 +317,10 @@ def test_help_and_info_load_neither_scikit_learn_nor_cupy():
     assert result.stdout.strip() == "[] []"
 
 
-@pytest.mark.parametrize("kind", ["text", "csv"])
-def test_predict_and_info_load_no_scikit_learn(tmp_path, kind):
-    # The command line scores with the models' core classes (0.6 s less a command).
+@pytest.mark.parametrize(("kind", "model_flags"), [("text", []), ("text", ["--model", "complement"]),
+                                                  ("csv", []), ("csv", ["--model", "bernoulli"])])
+def test_train_predict_and_info_load_no_scikit_learn(tmp_path, kind, model_flags):
+    # The command line works on the models' core classes (0.6 s less a command).
     rng = np.random.default_rng(4)
     if kind == "text":
         data = tmp_path / "d.jsonl"
@@ -330,19 +331,17 @@ def test_predict_and_info_load_no_scikit_learn(tmp_path, kind):
         data = tmp_path / "d.csv"
         _csv(data, rng.integers(0, 5, (60, 4)), np.arange(60) % 3)
     model = tmp_path / "m.nbgpu"
-    env = subprocess_env()
-    train = subprocess.run([sys.executable, "-m", "nbgpu", "train", str(data), "-o", str(model), "-q"],
-                           capture_output=True, text=True, env=env, timeout=300)
-    assert train.returncode == 0, train.stderr
     code = (
         "import sys, io, contextlib\n"
         "from nbgpu.__main__ import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    assert main(['train', {str(data)!r}, '-o', {str(model)!r}, '-q', *{model_flags!r}]) == 0\n"
         f"    assert main(['predict', {str(model)!r}, {str(data)!r}, '-o', {str(tmp_path / 'p.csv')!r}, '-q']) == 0\n"
         f"    assert main(['info', {str(model)!r}]) == 0\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('sklearn', 'pandas')))\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=subprocess_env(),
+                            timeout=300)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
     predicted = (tmp_path / "p.csv").read_text().splitlines()

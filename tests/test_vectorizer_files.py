@@ -32,5 +32,19 @@ def test_other_vectorizers_are_still_refused(tmp_path):
     from sklearn.feature_extraction.text import CountVectorizer
 
     model = nbgpu.MultinomialNB().fit(np.eye(4), Y)
-    with pytest.raises(TypeError, match="`vectorizer` must be a nbgpu.text.HashingVectorizer or sklearn"):
+    with pytest.raises(TypeError, match="`vectorizer` must be a nbgpu.text.HashingVectorizer, sklearn.* or a dict"):
         nbgpu.save(model, tmp_path / "m.nbgpu", vectorizer=CountVectorizer())
+
+
+def test_a_dict_of_parameters_saves_that_vectorizer(tmp_path):
+    # What the command line stores: no vectorizer object, no scikit-learn.
+    from nbgpu.text import HashingVectorizer
+
+    params = {"n_features": 4, "ngram_range": (1, 2), "alternate_sign": False}
+    model = nbgpu.MultinomialNB().fit(np.eye(4), Y)
+    nbgpu.save(model, tmp_path / "d.nbgpu", vectorizer=params)
+    nbgpu.save(model, tmp_path / "o.nbgpu", vectorizer=HashingVectorizer(**params))
+    (_, from_dict), (_, from_object) = (nbgpu.load(tmp_path / f"{n}.nbgpu", return_vectorizer=True) for n in "do")
+    assert from_dict.get_params() == from_object.get_params() == HashingVectorizer(**params).get_params()
+    with pytest.raises(ValueError, match="n_features"):
+        nbgpu.save(model, tmp_path / "w.nbgpu", vectorizer={"n_features": 8})

@@ -94,9 +94,9 @@ def _given(args):
 def _fallback_estimator(args, why):
     """GaussianNB for --model auto on data that are not counts, with the
     parameter flags given (a flag it does not take is a UsageError)."""
-    import nbgpu
+    from .._models import model_class
 
-    takes = nbgpu.GaussianNB().get_params()
+    takes = model_class("GaussianNB", core=True)._get_param_names()
     wrong = [name for name in _given(args) if name not in takes]
     if wrong:
         from .options import flag
@@ -108,11 +108,12 @@ def _fallback_estimator(args, why):
 
 
 def _estimator(args):
-    """The estimator named by --model with the parameters given as flags."""
-    import nbgpu
+    """The estimator named by --model with the parameters given as flags
+    (its core class: the command line loads no scikit-learn)."""
+    from .._models import model_class
 
-    cls = getattr(nbgpu, MODELS[args.model])
-    model = cls(**given_parameters(args, cls().get_params(), cls.__name__))
+    cls = model_class(MODELS[args.model], core=True)
+    model = cls(**given_parameters(args, cls()._params(), cls.__name__))
     try:
         model._check_hyper_parameters()
     except ValueError as exc:
@@ -333,15 +334,6 @@ def _vectorizer_params(args, fmt):
     }
 
 
-def _sklearn_vectorizer(params):
-    """scikit-learn's HashingVectorizer of ``params``: what a model file stores."""
-    if params is None:
-        return None
-    from sklearn.feature_extraction.text import HashingVectorizer
-
-    return HashingVectorizer(**params)
-
-
 def _classes(args):
     if args.classes is None:
         return None
@@ -370,12 +362,11 @@ def cmd_train(args):
     args.model = _model_name(args)
     state = None
     if args.model == "auto":
-        import nbgpu
-
+        from .._models import model_class
         from .model_choice import searched_parameters, state_class
 
         # The fold models only gather statistics, the same for every candidate.
-        model, state = nbgpu.MultinomialNB(), state_class(*searched_parameters(_given(args)))
+        model, state = model_class("MultinomialNB", core=True)(), state_class(*searched_parameters(_given(args)))
         if chunks is None:
             chunks = parsed_chunks(reader, labels=True)
     else:
@@ -420,7 +411,7 @@ def cmd_train(args):
                    f"{trained.search.table()}")
         _say(args, f"nbgpu train: chose {trained.search.summary()}")
     bar.set_description(f"saving {args.output}")
-    save(trained.model, args.output, vectorizer=_sklearn_vectorizer(vectorizer), metadata=metadata)
+    save(trained.model, args.output, vectorizer=vectorizer, metadata=metadata)
     bar.close()
     fitted = trained.model
     passes = "one pass" if trained.passes == 1 else "two passes"

@@ -59,9 +59,9 @@ def searched_parameters(given):
     given (``{name: value}``): ``(candidates, fixed)``. A flag that neither
     count model takes is a :class:`UsageError`; ``--norm`` keeps ComplementNB
     only, with that norm; ``--alpha`` fixes alpha (the family is searched)."""
-    import nbgpu
+    from .._models import model_class
 
-    takes = {family: getattr(nbgpu, family)().get_params() for family in FAMILIES}
+    takes = {family: model_class(family, core=True)()._params() for family in FAMILIES}
     shared = [p for p in PARAMETERS if all(p in params for params in takes.values())]
     for name in given:
         if not any(name in params for params in takes.values()):
@@ -85,12 +85,12 @@ def searched_parameters(given):
 def estimator(candidate, fixed, *, per_class=True):
     """The unfitted estimator of ``candidate`` with the ``fixed`` parameters
     (without those of one value per class unless ``per_class``)."""
-    import nbgpu
+    from .._models import model_class
 
     params = {**fixed, **candidate.params}
     if not per_class:
         params = {k: v for k, v in params.items() if k not in PER_CLASS_PARAMETERS}
-    model = getattr(nbgpu, candidate.family)(**params)
+    model = model_class(candidate.family, core=True)(**params)
     try:
         model._check_hyper_parameters()
     except ValueError as exc:
@@ -102,9 +102,7 @@ def made_from(model, fitted):
     """``model`` (unfitted) made fitted with the statistics of ``fitted``:
     nothing is computed until it scores (lazy), and then only the weights
     of the features the rows use."""
-    from sklearn.base import clone
-
-    final = clone(model)
+    final = model._unfitted()
     n_classes, n_features = len(fitted.classes_), fitted.n_features_in_
     final._check_params_for_fit(n_classes, n_features)
     final._loss_matrix(n_classes)

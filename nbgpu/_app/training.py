@@ -145,8 +145,6 @@ class _OnePass:
     """The running model and what it takes to add a chunk to it."""
 
     def __init__(self, estimator, reader, *, classes, n_features, zero_based, to_device):
-        from sklearn.base import clone
-
         self.reader, self.to_device = reader, to_device
         self.classes, self.n_features = classes, n_features
         self.svmlight = reader.format == "svmlight"
@@ -154,11 +152,9 @@ class _OnePass:
         self.base_decided = zero_based is not None
         self.estimator = estimator
         if classes is None:  # per-class parameters are set at the end
-            self.base = clone(estimator).set_params(
-                **{p: None for p in PER_CLASS_PARAMETERS if p in estimator.get_params()}
-            )
+            self.base = estimator._unfitted(**{p: None for p in PER_CLASS_PARAMETERS if p in estimator._params()})
         else:
-            self.base = clone(estimator)
+            self.base = estimator._unfitted()
         self.kind = None if classes is None else classes.dtype.kind
         self.model, self.rows, self.seen = None, 0, _Seen(reader if classes is None else None)
         self.search = None  # what result() chose, where it searches
@@ -222,11 +218,9 @@ class _OnePass:
         chunk_classes = self.classes if self.classes is not None else np.unique(y)
         if model is not None and X.shape[1] == model.n_features_in_ and np.all(np.isin(chunk_classes, model.classes_)):
             return _fit(model, X, y, None, where)
-        from sklearn.base import clone
-
         n_classes = len(chunk_classes) if model is None else len(np.union1d(chunk_classes, model.classes_))
         _check_size(self.estimator, n_classes, X.shape[1], self.reader.path)
-        part = _fit(clone(self.base), X, y, chunk_classes, where)
+        part = _fit(self.base._unfitted(), X, y, chunk_classes, where)
         if model is None:
             return part
         try:
@@ -261,9 +255,7 @@ def with_parameters(model, estimator):
     The statistics do not depend on the per-class parameters, which need
     the number of classes to be validated: they are applied here, once.
     """
-    from sklearn.base import clone
-
-    final = clone(estimator)
+    final = estimator._unfitted()
     if all(getattr(estimator, p, None) is None for p in PER_CLASS_PARAMETERS):
         return model
     final._check_hyper_parameters()

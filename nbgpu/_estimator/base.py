@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import copy
 import math
 import threading
 from numbers import Real
@@ -485,6 +486,11 @@ class _BaseNB(_ScoringMixin, abc.ABC):
     def _params(self):
         """``get_params(deep=False)``, without inspecting ``__init__`` per call."""
         return {name: getattr(self, name) for name in param_names(type(self))}
+
+    def _unfitted(self, **params):
+        """A new unfitted model of this class with these parameters, changed
+        by ``params`` (scikit-learn's ``clone`` for the core: values copied)."""
+        return type(self)(**{**copy.deepcopy(self._params()), **params})
 
     def _check_hyper_parameters(self):
         """Raise InvalidParameterError (a ValueError and a TypeError) naming

@@ -41,9 +41,7 @@ def merge_models(a, b):
         msg = f"`other` must be a {type(a).__name__} to merge with one; got {type(b).__name__}."
         raise TypeError(msg)
     b._check_is_fitted()
-    from sklearn.base import clone  # merge is a library call on the public estimators
-
-    pa, pb = a.get_params(deep=False), b.get_params(deep=False)
+    pa, pb = a._params(), b._params()
     differ = [f"{k}={pa[k]!r} vs {pb[k]!r}" for k in pa if not _same_param(pa[k], pb[k])]
     if differ:
         msg = f"`other` must have the same parameters to merge; they differ in {', '.join(differ)}."
@@ -66,7 +64,7 @@ def merge_models(a, b):
         stats_b = a._statistics_for_classes(stats_b, np.searchsorted(union, cb), union.shape[0], xp=xp)
         classes = union if isinstance(a.classes_, np.ndarray) else to_namespace(union, get_namespace(a.classes_), get_device(a.classes_))
     stats = a._merge(stats_a, stats_b, xp=xp)
-    return clone(a)._become_fitted(stats, classes, n_features=a.n_features_in_, feature_names=na, score_dtype=a._fit_dtype_, lazy=True)
+    return a._unfitted()._become_fitted(stats, classes, n_features=a.n_features_in_, feature_names=na, score_dtype=a._fit_dtype_, lazy=True)
 
 
 # Parameters with one entry per class: fixed for each model's own classes.
@@ -80,7 +78,7 @@ def _class_union(model, ca, cb):
         raise ValueError(msg)
     fixed = sorted(
         name
-        for name, value in model.get_params(deep=True).items()
+        for name, value in (model.get_params(deep=True) if hasattr(model, "get_params") else model._params()).items()
         if name.rpartition("__")[2] in _PER_CLASS_PARAMETERS and value is not None
     )
     if fixed:

@@ -294,8 +294,9 @@ def save(model, path, *, vectorizer=None, metadata=None):
         Fitted on any namespace and device; arrays are stored on the host.
     path : str or path-like
         Where to write (any file name; ``.nbgpu`` is customary).
-    vectorizer : nbgpu.text.HashingVectorizer or sklearn.feature_extraction.text.HashingVectorizer, optional
-        Stored as its settings; :func:`load` rebuilds one with the same
+    vectorizer : nbgpu.text.HashingVectorizer, sklearn.feature_extraction.text.HashingVectorizer or dict, optional
+        Stored as its settings (a dict: its parameters, the others at their
+        defaults); :func:`load` rebuilds one with the same
         parameters and output (nbgpu's, whichever was saved). Only
         settings :func:`load` accepts can be stored: text content (not file
         names), scikit-learn's token patterns, n-grams up to 10, common text
@@ -372,7 +373,7 @@ def _check_writable(raw, arrays, dense):
     if len(raw) > MAX_HEADER_BYTES:
         raise ValueError(f"its header takes {len(raw)} bytes; at most {MAX_HEADER_BYTES} are allowed (large metadata?)")
     header, listed = parse_header(raw, arrays, "the model file")
-    _contents(header, listed, _ArraysToWrite(arrays, dense))
+    _contents(header, listed, _ArraysToWrite(arrays, dense), core=True)  # the same checks, no scikit-learn
 
 
 # --------------------------------------------------------------------------- #

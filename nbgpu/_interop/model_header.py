@@ -176,7 +176,7 @@ def estimator_spec(model, key, arrays, *, where):
     their arrays go into ``arrays`` under ``key.*``.
     """
     name = type(model).__name__
-    if type(model) not in (estimator_class(name, where), estimator_class(name, where, core=True)):
+    if type(model) is not estimator_class(name, where, core=True) and type(model) is not estimator_class(name, where):
         msg = f"{where}: {type(model).__module__}.{name} is not nbgpu's own {name}, so it cannot be saved."
         raise ValueError(msg)
     fitted = model._as_fitted() if hasattr(model, "_fit_params_") else model  # the parameters its statistics go with

@@ -53,16 +53,23 @@ def _classes():
 
 
 def vectorizer_settings(vectorizer, n_features):
-    """The JSON settings of ``vectorizer`` (None for None), checked as :func:`check_settings` does."""
+    """The JSON settings of ``vectorizer`` (None for None), checked as :func:`check_settings` does.
+
+    ``vectorizer`` is a HashingVectorizer, or a dict of its parameters (the
+    others at their defaults): the command line's, which makes no object.
+    """
     if vectorizer is None:
         return None
-    classes = _classes()
-    if type(vectorizer) not in classes:
-        names = "nbgpu.text.HashingVectorizer or sklearn.feature_extraction.text.HashingVectorizer"
+    if isinstance(vectorizer, dict):
+        params = {**HASHING_PARAMETERS, **vectorizer}
+    elif type(vectorizer) in _classes():
+        params = vectorizer.get_params()
+    else:
+        names = "nbgpu.text.HashingVectorizer, sklearn.feature_extraction.text.HashingVectorizer or a dict of their parameters"
         msg = f"`vectorizer` must be a {names} (it is stateless, so its settings define it); got {type(vectorizer).__name__}."
         raise TypeError(msg)
     settings = {}
-    for name, value in vectorizer.get_params().items():
+    for name, value in params.items():
         if callable(value) and name != "dtype":
             msg = f"vectorizer parameter `{name}` is a callable, which a model file cannot hold (no pickle)."
             raise TypeError(msg)

@@ -243,19 +243,16 @@ def _load_model(args):
     return loaded, like
 
 
-def _reading(args, header, vectorizer, n_features, *, labels, only_apart=False):
+def _reading(args, header, vectorizer, n_features, *, labels):
     """``(reader, chunks)`` of args.data for a model of ``n_features``
     features whose file has ``header``; the chunks are being parsed from
-    here on. ``vectorizer``: the HashingVectorizer parameters (or None).
-    With ``only_apart``, None unless they are parsed in a child process."""
-    from .readers import detect_format, parsed_chunks, parses_apart
+    here on. ``vectorizer``: the HashingVectorizer parameters (or None)."""
+    from .readers import detect_format, parsed_chunks
 
     stored = _stored_reader_settings(header, args.model_file)
     _check_format_options(args, detect_format(args.data, args.format))
     reader = open_reader(args.data, args.format, vectorizer=vectorizer, n_features=n_features,
                          **_reader_options(args, stored))
-    if only_apart and not parses_apart(reader):
-        return None
     zero_based = True if stored["zero_based"] is None else stored["zero_based"]
 
     def finish(chunk):
@@ -264,39 +261,18 @@ def _reading(args, header, vectorizer, n_features, *, labels, only_apart=False):
     return reader, parsed_chunks(reader, labels=labels, finish=finish)
 
 
-def _early_reading(args, *, labels):
-    """:func:`_reading` from the model file's header alone, before the model
-    (and scikit-learn) load, when the data is parsed in a child process (see
-    ``readers.parsed_chunks``); else None, as when the header or the data
-    file is not what it takes. Loading the model then says what is wrong
-    with the first, and opening the data again what is wrong with the
-    second, as without this."""
-    from .._interop.model_header import read_header
-    from .._interop.vectorizer_settings import check_settings
-
-    try:
-        header, _ = read_header(args.model_file)
-        n_features = header["n_features_in"]
-        settings = header.get("vectorizer")
-        vectorizer = None if settings is None else check_settings(settings, n_features)
-        return _reading(args, header, vectorizer, n_features, labels=labels, only_apart=True)
-    except (ValueError, TypeError, KeyError):
-        return None
-
-
-def _scored_chunks(args, loaded, like, *, labels, reading=None):
+def _scored_chunks(args, loaded, like, *, labels):
     """(chunk, probabilities on the host, the model's decisions as class
     indices) for every chunk of args.data; the next chunk is read and parsed
-    while this one is scored. ``reading``: :func:`_early_reading`'s, if any.
+    while this one is scored.
 
     The decisions are the model's own (``predict``'s rule: least risk under
     its ``loss_matrix``), made from the same probabilities.
     """
     model = loaded.model
     classes = np.asarray(to_numpy(model.classes_))
-    if reading is None:
-        vectorizer = loaded.vectorizer  # its parameters (read with core=True)
-        reading = _reading(args, loaded.header, vectorizer, int(model.n_features_in_), labels=labels)
+    # loaded.vectorizer: its parameters (read with core=True)
+    reading = _reading(args, loaded.header, loaded.vectorizer, int(model.n_features_in_), labels=labels)
     to_device = _to_device(like)
     bar = progress(f"scoring {Path(args.data).name}", total=_size(args.data), quiet=args.quiet, unit="B")
     rows = 0
@@ -344,7 +320,7 @@ def _classes(args):
 
 
 def cmd_train(args):
-    from .readers import detect_format, parsed_chunks, parses_apart
+    from .readers import detect_format, parsed_chunks
 
     classes = _classes(args)
     fmt = detect_format(args.data, args.format)
@@ -354,8 +330,7 @@ def cmd_train(args):
     vectorizer = _vectorizer_params(args, fmt)
     options = _reader_options(args)
     reader = open_reader(args.data, fmt, vectorizer=vectorizer, n_features=None, **options)
-    # Text is parsed in a child process from here on, while the models load.
-    chunks = parsed_chunks(reader, labels=True) if parses_apart(reader) else None
+    chunks = None
     from .._interop.model_files import save
     from .training import train
 
@@ -464,13 +439,12 @@ def cmd_predict(args):
     _check_options_of_data(args)
     check_output(output, inputs=[args.model_file, args.data], what="-o")
     _check_standard_output(output)
-    reading = _early_reading(args, labels=False)
     loaded, like = _load_model(args)
     classes = np.asarray(to_numpy(loaded.model.classes_))
     with atomic_output(output, "w") as out:
         if args.proba:
             out.write(_csv_row(["prediction", *(f"proba_{c}" for c in _label_text(classes))]))
-        for _, proba, decided in _scored_chunks(args, loaded, like, labels=False, reading=reading):
+        for _, proba, decided in _scored_chunks(args, loaded, like, labels=False):
             predicted = _label_text(classes[decided])
             if args.proba:
                 buf = io.StringIO()
@@ -505,7 +479,6 @@ def cmd_evaluate(args):
         check_output(args.confusion_png, inputs=[args.model_file, args.data], what="--confusion-png")
     check_output(output, inputs=[args.model_file, args.data], what="-o")
     _check_standard_output(output)
-    reading = _early_reading(args, labels=True)
     from sklearn.metrics import log_loss
 
     loaded, like = _load_model(args)
@@ -513,7 +486,7 @@ def cmd_evaluate(args):
     k = classes.shape[0]
     confusion, loss = np.zeros((k, k), dtype=np.int64), 0.0
     unseen = {}  # a class the model never saw: how its rows were decided (counts over the k classes)
-    for chunk, proba, decided in _scored_chunks(args, loaded, like, labels=True, reading=reading):
+    for chunk, proba, decided in _scored_chunks(args, loaded, like, labels=True):
         y, found = known_labels(chunk.y, classes)
         if not np.all(found):
             names = np.asarray(_label_text(typed_labels(np.asarray(chunk.y)[~found])))

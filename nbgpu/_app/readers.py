@@ -273,7 +273,6 @@ class SvmlightReader:
     """
 
     format = "svmlight"
-    parses_in_child = False  # see parsed_chunks
 
     def __init__(self, path, *, chunk_bytes=CHUNK_BYTES, dtype=np.float64, zero_based=None, **_):
         from sklearn.datasets import load_svmlight_file  # here: see open_reader
@@ -352,7 +351,6 @@ class _FixedWidth:
     """A reader whose chunks all have the width of the file (or of its
     vectorizer): the layout of a model's features only checks it."""
 
-    parses_in_child = False  # see parsed_chunks
 
     def _width_source(self):
         return f"{self.path} has"
@@ -640,7 +638,6 @@ class JsonlReader(_FixedWidth):
 
     format = "jsonl"
     # Its parse changes no state of the reader: a forked child may run it.
-    parses_in_child = True
 
     def __init__(self, path, *, vectorizer, chunk_bytes=CHUNK_BYTES, text_key=None, label_key=None, **_):
         self.path, self.chunk_bytes = path, int(chunk_bytes)
@@ -850,19 +847,13 @@ def parsed_chunks(reader, *, labels, finish=None, depth=1):
     """The parsed chunks of ``reader``, read and parsed in the background
     from now on.
 
-    Text is parsed in a child process where that is safe (``parse_process``;
-    the reader's parse must change nothing the caller reads), elsewhere in
-    a thread. A command that parses in a child starts it before it imports
-    the models (:func:`parses_apart`): the two then run on two cores.
-
-    ``finish(chunk) -> chunk`` runs in that thread too (e.g. the layout of a
+    They are parsed in a thread; ``finish(chunk) -> chunk`` runs there too (e.g. the layout of a
     model's features). At most ``depth`` chunks wait in the queue, so the
     file is read once and memory holds ``depth + 2`` chunks at most (one
     being parsed, the queue, the one the caller works on). Empty chunks come
     with ``X=None`` (their bytes still count for progress).
     """
     from .._interop.streaming import _Prefetcher as Prefetcher
-    from .parse_process import ParseProcess
 
     def produce(_, block):
         chunk = reader.parse(block, labels=labels)
@@ -870,17 +861,7 @@ def parsed_chunks(reader, *, labels, finish=None, depth=1):
             return chunk._replace(X=None)
         return chunk if finish is None else finish(chunk)
 
-    if parses_apart(reader):
-        return _blas_on_one_thread(ParseProcess(reader.blocks(), produce))
     return _blas_on_one_thread(Prefetcher(reader.blocks(), produce, depth))
-
-
-def parses_apart(reader):
-    """Whether :func:`parsed_chunks` would parse ``reader``'s file in a child
-    process now (then it pays to start it before the models are imported)."""
-    from .parse_process import can_fork
-
-    return reader.parses_in_child and can_fork()
 
 
 def _blas_on_one_thread(chunks):

@@ -1,0 +1,92 @@
+"""Data files parsed in a background thread while the command fits or
+scores (``readers.parsed_chunks``): errors and signals are reported by the
+command, which leaves no output behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from conftest import subprocess_env
+
+
+# The kernel may hand a process's SIGINT to any thread that does not block
+# it (seen on the GPU machine: a CUDA driver thread); a read or a wait of the
+# main thread is then not interrupted, only its Python handler is pending.
+# (The parser thread is that other thread here.)
+_SIGNAL_ELSEWHERE = """
+import signal, threading, time
+from nbgpu._interop.streaming import _Prefetcher
+def forever(index, item):
+    time.sleep(3600)
+source = _Prefetcher(iter([1]), forever, 1)
+def elsewhere():
+    time.sleep(0.5)
+    signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+threading.Thread(target=elsewhere, daemon=True).start()
+try:
+    for _ in source:
+        pass
+except KeyboardInterrupt:
+    print("interrupted")
+"""
+
+
+def test_a_signal_given_to_another_thread_still_ends_the_wait():
+    result = subprocess.run([sys.executable, "-c", _SIGNAL_ELSEWHERE], capture_output=True, text=True,
+                            env=subprocess_env(), timeout=60, check=False)
+    assert result.stdout.strip() == "interrupted", result.stderr[-2000:]
+
+
+def _cli(*args, env=None, **kwargs):
+    return subprocess.run([sys.executable, "-m", "nbgpu", *map(str, args)], capture_output=True, text=True,
+                          env=subprocess_env(**(env or {})), timeout=300, check=False, **kwargs)
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    rng = np.random.default_rng(3)
+    words = np.array([f"w{i}" for i in range(300)])
+    for name, n in (("train.jsonl", 600), ("test.jsonl", 150)):
+        with open(tmp_path / name, "w") as f:
+            for _ in range(n):
+                label = int(rng.integers(3))
+                text = " ".join(words[rng.integers(0, 100, 30) + 100 * label])
+                f.write(json.dumps({"text": text, "label": f"c{label}"}) + "\n")
+    return tmp_path
+
+
+def test_a_bad_line_is_reported_by_the_command(corpus):
+    path = corpus / "bad.jsonl"
+    path.write_text((corpus / "train.jsonl").read_text() + '{"text": "cut short\n')
+    result = _cli("train", path, "-o", corpus / "m.nbgpu", "--chunk-mb", "0.01", "-q")
+    assert result.returncode == 1
+    assert result.stderr.startswith(f"nbgpu train: error: {path} line 601: not valid JSON (Unterminated string")
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in result.stderr and not (corpus / "m.nbgpu").exists()
+
+
+@pytest.mark.parametrize(("signum", "status", "line"), [(signal.SIGINT, 130, "nbgpu: interrupted"),
+                                                         (signal.SIGTERM, 143, "nbgpu: terminated")])
+def test_a_signal_while_text_is_parsed_leaves_nothing_behind(corpus, signum, status, line):
+    fifo = corpus / "slow.jsonl"
+    os.mkfifo(fifo)
+    (corpus / "out").mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "nbgpu", "train", str(fifo), "-o", str(corpus / "out" / "m.nbgpu"),
+                             "--chunk-mb", "0.001"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=subprocess_env())
+    with open(fifo, "wb") as writer:
+        writer.write((corpus / "train.jsonl").read_bytes())
+        writer.flush()
+        time.sleep(3)  # reading, parsing and fitting are under way; the file has not ended
+        proc.send_signal(signum)
+        _out, err = proc.communicate(timeout=120)
+    assert proc.returncode == status, err
+    assert err.strip().splitlines()[-1] == line and "Traceback" not in err
+    assert os.listdir(corpus / "out") == []

@@ -9,7 +9,8 @@ per-class precision/recall/F1 and the confusion matrix on the test file:
 
 - nbgpu: two commands, as a user runs them (``python -m nbgpu train ... &&
   python -m nbgpu evaluate ...``): two interpreter start-ups, the file read
-  once per command, parsing in a forked child process (Linux);
+  once per command (parsed in a thread while the chunk before is fitted or
+  scored), neither importing scikit-learn;
 - scikit-learn: one Python process (:data:`SKLEARN_SCRIPT`) that reads the
   files, vectorises, fits and scores.
 
@@ -26,14 +27,12 @@ train, the rest test (those files are stored shuffled).
 
 Measured on this 2-core machine, shared with other jobs (medians of
 interleaved repeats; results in ``benchmarks/results/cli-text-vs-sklearn-*.json``),
-2026-11-23, with text parsed in a forked child while the models import, sparse
-per-class counts and no interpreter teardown: pydoc-en, 28,285 training
-documents (25.0 MiB): nbgpu 3.60 s (train 1.87 + evaluate 1.62), scikit-learn
-8.38 s, 2.33x; manpages-ru, 11,208 documents (4.0 MiB): 3.05 s against 2.23 s,
-0.73x. The scikit-learn script's time varies most between runs (7.2 to 11 s on
-pydoc-en over the day). Hashing is 5-8x faster in nbgpu; each of its two
-commands pays an interpreter start-up and scikit-learn's import (1.0-1.3 s,
-most of it ``scipy.stats`` and pandas, which scikit-learn imports).
+2026-11-26, with the models' core classes (no scikit-learn import in either
+command): pydoc-en, 28,285 training documents (25.0 MiB): nbgpu 1.38 s (train
+0.87 + evaluate 0.49), scikit-learn 6.14 s, 4.45x; manpages-ru (this
+machine's Debian package, 14,011 documents, 5.3 MB): 0.56 s against 1.22 s,
+2.19x. Before (2026-11-23: a forked parse child, scikit-learn imported by
+both commands): 2.33x and 0.73x.
 """
 
 from __future__ import annotations

@@ -479,7 +479,7 @@ def cmd_evaluate(args):
         check_output(args.confusion_png, inputs=[args.model_file, args.data], what="--confusion-png")
     check_output(output, inputs=[args.model_file, args.data], what="-o")
     _check_standard_output(output)
-    from sklearn.metrics import log_loss
+    from .evaluation import log_loss_sum
 
     loaded, like = _load_model(args)
     classes = np.asarray(to_numpy(loaded.model.classes_))
@@ -499,7 +499,7 @@ def cmd_evaluate(args):
         if k > 1 and codes.size:
             # Rows of float32 probabilities sum to 1 only to float32 precision.
             proba = proba / np.sum(proba, axis=1, keepdims=True)
-            loss += float(log_loss(codes, proba, labels=np.arange(k), normalize=False))
+            loss += log_loss_sum(codes, proba)
     names = sorted(unseen, key=_label_order)
     if names:
         # The unseen classes are rows (truth) and columns (never decided) of the matrix, after the model's.

@@ -637,7 +637,6 @@ class JsonlReader(_FixedWidth):
     """
 
     format = "jsonl"
-    # Its parse changes no state of the reader: a forked child may run it.
 
     def __init__(self, path, *, vectorizer, chunk_bytes=CHUNK_BYTES, text_key=None, label_key=None, **_):
         self.path, self.chunk_bytes = path, int(chunk_bytes)

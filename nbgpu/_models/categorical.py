@@ -208,6 +208,7 @@ class CategoricalNB(_DiscreteNB):
         "alpha": [Interval(Real, 0, None, closed="left"), "array-like"],
     }
     _class_axis_statistics = ("class_count", "counts")  # n_categories is per feature
+    _integer_input = True  # integer codes are used as they come: no float copy of X to check and cast back
     _product_operands = ("_table_", "_delta_")
 
     # The largest table of counts a fit may build (see Notes); a class

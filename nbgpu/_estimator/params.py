@@ -19,8 +19,7 @@ at least one of them. A constraint is one of
 - ``None`` (the value ``None``),
 - a Python type (an ``isinstance`` check).
 
-Deliberate differences from scikit-learn: an :class:`Interval` rejects
-``bool`` (scikit-learn accepts ``True`` as the number 1), ``"array-like"``
+Deliberate differences from scikit-learn: ``"array-like"``
 means a list, tuple or array (scikit-learn also accepts anything with
 ``__len__``, such as a dict or a set), and :class:`Options` lists its values
 sorted in messages (scikit-learn lists them in set order, which changes
@@ -89,7 +88,7 @@ class Interval:
     type : {numbers.Real, numbers.Integral}
         The numbers the interval is made of. ``numbers.Integral`` accepts
         Python and numpy integers; ``numbers.Real`` also accepts floats and
-        numpy floating scalars. Booleans are never accepted.
+        numpy floating scalars. A Python ``bool`` is an int (as in scikit-learn).
     left : int, float or None
         The lower bound; None means -inf (which itself belongs to the
         interval only if the left side is closed, as in scikit-learn).
@@ -154,7 +153,7 @@ class Interval:
         satisfied : bool
             False for booleans, for values of another type and for NaN.
         """
-        if _is_bool(value) or not isinstance(value, self.type):
+        if not isinstance(value, self.type):  # a Python bool is an int, as in scikit-learn; numpy's is not
             return False
         return value in self
 

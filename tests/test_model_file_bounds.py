@@ -75,6 +75,32 @@ def test_sparse_statistics_declaring_a_huge_shape_are_refused_at_once(name, tmp_
     assert "beyond the bound" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("name", ["ComplementNB", "BernoulliNB"])
+def test_a_tiny_file_declaring_a_huge_width_within_the_element_bound_is_refused(name, tmp_path):
+    # 3 x 2**27 is within MAX_ARRAY_ELEMENTS, but the model's per-feature
+    # arrays are O(width): a 14 kB ComplementNB file of 8 x 2**27 loaded in 2.4 s and 2 GiB.
+    X, y = _wide()
+    members = _members(nbgpu.save(getattr(nbgpu, name)().fit(X, y), tmp_path / "wide"))
+    header = _header(members)
+    node = header["stats"]["dict"]["feature_count"]["sparse"]  # 300 entries at most
+    node["shape"] = [3, 2**27]
+    header["n_features_in"] = 2**27
+    bad = _write(tmp_path / "wide.nbgpu", members, header)
+    message = r"n_features_in is 134217728 but the statistics store \d+ values: beyond 4194304 features"
+    elapsed, peak = _refused(bad, message)
+    assert elapsed < 2 and peak < 64 * 2**20
+    with pytest.raises(ModelFileError, match=message):
+        read_model_info(bad)
+
+
+def test_save_refuses_what_load_would_refuse_for_its_width(tmp_path):
+    X, y = _wide(n_features=2**23, nnz=40)  # 2**23 features, 40 counts: wider than 1024 per stored value
+    model = nbgpu.MultinomialNB().fit(X, y)
+    with pytest.raises(ValueError, match="was not written: the model file would not load .*n_features_in is 8388608"):
+        nbgpu.save(model, tmp_path / "w.nbgpu")
+    assert not (tmp_path / "w.nbgpu").exists()
+
+
 def test_dense_array_declaring_a_huge_shape_is_refused_before_it_is_read(tmp_path):
     X, y = _data()
     members = _members(nbgpu.save(nbgpu.GaussianNB().fit(X, y), tmp_path / "m"))

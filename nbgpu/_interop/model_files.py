@@ -42,6 +42,7 @@ from .model_archive import Archive, ModelFileError, write_archive
 from .model_header import (
     MAX_HEADER_BYTES,
     arrays_of,
+    check_width,
     digest,
     estimator_from,
     estimator_spec,
@@ -109,6 +110,7 @@ def _contents(header, listed, resolve, *, statistics=True, core=False):
         raise ValueError(f"n_features_in must be a positive integer; got {n_features!r}")
     if dtype not in ("float32", "float64"):
         raise ValueError(f"dtype must be float32 or float64; got {dtype!r}")
+    check_width(n_features, header["stats"], listed, "header entry 'stats'")
     if "classes" not in listed:
         raise ValueError("there are no class labels ('classes')")
     classes = resolve("array", "classes")
@@ -453,7 +455,9 @@ def load(path, *, return_vectorizer=False):
         inconsistent (e.g. statistics that do not fit its classes and
         features, are not finite, overflow in their totals or make
         parameters that are not numbers), declares an array of more than
-        ``MAX_ARRAY_ELEMENTS`` (2**30) elements, holds object arrays or vectorizer
+        ``MAX_ARRAY_ELEMENTS`` (2**30) elements or more than 2**22 features
+        with fewer than one stored statistic per 1024 of them (a few-kB file
+        cannot make a load take gigabytes), holds object arrays or vectorizer
         settings nbgpu does not vouch for, or is of a newer format version
         than this nbgpu reads. The checksums detect accidental corruption
         only: they are stored in the file, so whoever edits it can update

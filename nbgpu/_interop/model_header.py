@@ -57,6 +57,12 @@ _MEMBER_OVERHEAD = 512
 # declaring more is refused before anything is allocated, however few
 # entries its file stores.
 MAX_ARRAY_ELEMENTS = 2**30
+# A model's per-feature arrays take O(n_features) memory whatever its file
+# stores: a file wider than MAX_FREE_WIDTH features must store at least one
+# statistic per WIDTH_PER_STORED of them (a hashed model trained on any real
+# corpus does), so a few-kB file cannot make a load allocate gigabytes.
+MAX_FREE_WIDTH = 2**22
+WIDTH_PER_STORED = 1024
 
 
 # --------------------------------------------------------------------------- #
@@ -314,6 +320,21 @@ def _check_references(header, listed, version, where):
     if total > MAX_FILE_DATA_BYTES:
         msg = f"{where} declares {total} bytes of arrays, beyond the bound of {MAX_FILE_DATA_BYTES} for a model file"
         raise ModelFileError(msg)
+
+
+def check_width(n_features, stats, listed, where):
+    """Raise unless ``n_features`` is within what the statistics (``stats``,
+    the header's description) store: see ``MAX_FREE_WIDTH``."""
+    if n_features <= MAX_FREE_WIDTH:
+        return
+    keys, _ = arrays_of(stats, listed, where, sparse=True)
+    stored = sum(math.prod(listed[key].shape) for key in keys)
+    if n_features > WIDTH_PER_STORED * stored:
+        msg = (
+            f"n_features_in is {n_features} but the statistics store {stored} values: beyond "
+            f"{MAX_FREE_WIDTH} features a model file must store one per {WIDTH_PER_STORED} features at least"
+        )
+        raise ValueError(msg)
 
 
 def arrays_of(node, listed, where, *, sparse):

@@ -279,11 +279,6 @@ def compact_columns(X):
     return columns, Xc
 
 
-def sparse_rows(X, start, stop):
-    """Rows ``start:stop`` of a sparse matrix (CSR slicing is cheap)."""
-    return X[start:stop]
-
-
 def row_slicer(X):
     """``f(start, stop)`` giving rows ``start:stop`` of ``X`` (dense or sparse).
 

@@ -196,6 +196,16 @@ def _pick_sparse(f, pick):
     return pick.choice(list(_sparse_entries(f.head)))
 
 
+def _pick_member(f, pick, part):
+    """(body, key, array) of the ``part`` ("indices" or "values") of a random
+    sparse entry, or None when the header lists no such array."""
+    _, body = _pick_sparse(f, pick)
+    key = body[part]
+    if key not in f.head["arrays"]:
+        return None
+    return body, key, f.array(key)
+
+
 def _s_shape(f, pick):
     """The shape of a sparse entry set to another (odd, huge, negative, non-int) one."""
     _, body = _pick_sparse(f, pick)
@@ -252,11 +262,10 @@ def _s_entry(f, pick):
 
 def _s_indices(f, pick):
     """The stored indices changed, listed with their checksum: only the model's checks can refuse them."""
-    _, body = _pick_sparse(f, pick)
-    key = body["indices"]
-    if key not in f.head["arrays"]:
+    picked = _pick_member(f, pick, "indices")
+    if picked is None:
         return "indices"
-    idx = f.array(key)
+    body, key, idx = picked
     size = math.prod(body["shape"]) if all(isinstance(s, int) for s in body["shape"]) else 2**20
     kind = pick.integer(0, 9)
     if kind == 0:  # reversed
@@ -298,11 +307,10 @@ def _s_indices(f, pick):
 
 def _s_values(f, pick):
     """The stored values changed, listed with their checksum."""
-    _, body = _pick_sparse(f, pick)
-    key = body["values"]
-    if key not in f.head["arrays"]:
+    picked = _pick_member(f, pick, "values")
+    if picked is None:
         return "values"
-    val = f.array(key)
+    _, key, val = picked
     kind = pick.integer(0, 4)
     if kind == 0:  # another dtype
         dtype = np.dtype(pick.choice(_VALUE_DTYPES))
@@ -443,3 +451,13 @@ def check_sparse_outcome(path, *, memory_bound=SPARSE_MEMORY_BOUND, time_bound=S
     if not np.all(np.isfinite(proba)):
         raise AssertionError("predict_proba gave values that are not finite")
     return "loaded"
+
+
+def print_campaign(tally, failures):
+    """A campaign's outcome (ci/fuzz/*model_file_target.py): its tally of
+    (mutation, outcome) counts and its first failures; the exit status."""
+    for (name, outcome), count in sorted(tally.items()):
+        print(f"{count:8d}  {name:16s} {outcome}")
+    for case, name, what in failures[:50]:
+        print(f"case {case} ({name}): {what}")
+    return 1 if failures else 0

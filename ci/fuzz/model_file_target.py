@@ -44,7 +44,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
 
 import model_file_edits as edits
-from model_file_fuzzing import check_outcome, mutated, seed_files
+from model_file_fuzzing import check_outcome, mutated, print_campaign, seed_files
 
 WORK = Path(tempfile.mkdtemp(prefix="nbgpu-fuzz-"))
 (WORK / "seeds").mkdir()
@@ -81,11 +81,7 @@ def survey(n_cases):
             tally[name, f"FAILED {type(exc).__name__}"] += 1
             failures.append((case, name, f"{type(exc).__name__}: {exc}"[:160]))
     print(f"{n_cases} cases")
-    for (name, outcome), count in sorted(tally.items()):
-        print(f"{count:8d}  {name:15s} {outcome}")
-    for case, name, what in failures[:50]:
-        print(f"case {case} ({name}): {what}")
-    return 1 if failures else 0
+    return print_campaign(tally, failures)
 
 
 def replay(case):

@@ -113,11 +113,9 @@ def campaign(first, n_cases, deadline, memory_mb, batch=2000):
         else:
             case = last
     print(f"{done} cases (from case {first}), worker address space {memory_mb} MiB; slowest {slowest[0]} s (case {slowest[1]})")
-    for (name, outcome), count in sorted(tally.items()):
-        print(f"{count:8d}  {name:16s} {outcome}")
-    for case, name, what in failures[:50]:
-        print(f"case {case} ({name}): {what}")
-    return 1 if failures else 0
+    from model_file_fuzzing import print_campaign
+
+    return print_campaign(tally, failures)
 
 
 def replay(case):

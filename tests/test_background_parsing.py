@@ -38,10 +38,38 @@ except KeyboardInterrupt:
 """
 
 
-def test_a_signal_given_to_another_thread_still_ends_the_wait():
-    result = subprocess.run([sys.executable, "-c", _SIGNAL_ELSEWHERE], capture_output=True, text=True,
+def _assert_interrupted(code):
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             env=subprocess_env(), timeout=60, check=False)
     assert result.stdout.strip() == "interrupted", result.stderr[-2000:]
+
+
+def test_a_signal_given_to_another_thread_still_ends_the_wait():
+    _assert_interrupted(_SIGNAL_ELSEWHERE)
+
+
+# Python ignores an exception raised in a weakref callback or __del__ (seen on
+# the GPU machine: SIGINT while modules load, in importlib's lock cleanup).
+_SIGNAL_IN_DEL = """
+import signal, time
+from nbgpu._app.signals import terminate_like_interrupt
+class Spin:
+    def __del__(self):
+        signal.raise_signal(signal.SIGINT)  # the handler runs in here
+        for _ in range(10000):
+            pass
+with terminate_like_interrupt():
+    try:
+        Spin()
+        time.sleep(30)
+        print("not interrupted")
+    except KeyboardInterrupt:
+        print("interrupted")
+"""
+
+
+def test_a_signal_whose_exception_python_ignores_still_ends_the_command():
+    _assert_interrupted(_SIGNAL_IN_DEL)
 
 
 def _cli(*args, env=None, **kwargs):
@@ -81,12 +109,21 @@ def test_a_signal_while_text_is_parsed_leaves_nothing_behind(corpus, signum, sta
     proc = subprocess.Popen([sys.executable, "-m", "nbgpu", "train", str(fifo), "-o", str(corpus / "out" / "m.nbgpu"),
                              "--chunk-mb", "0.001"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=subprocess_env())
-    with open(fifo, "wb") as writer:
-        writer.write((corpus / "train.jsonl").read_bytes())
-        writer.flush()
-        time.sleep(3)  # reading, parsing and fitting are under way; the file has not ended
-        proc.send_signal(signum)
+    try:
+        with open(fifo, "wb") as writer:
+            writer.write((corpus / "train.jsonl").read_bytes())
+            writer.flush()
+            time.sleep(3)  # reading, parsing and fitting are under way; the file has not ended
+            proc.send_signal(signum)
+            _out, err = proc.communicate(timeout=120)
+    except BrokenPipeError:  # the command stopped reading: its own words say why
+        proc.kill()
         _out, err = proc.communicate(timeout=120)
+        pytest.fail(f"the command closed its input early (status {proc.returncode}): {err[-3000:]}")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate(timeout=120)
     assert proc.returncode == status, err
     assert err.strip().splitlines()[-1] == line and "Traceback" not in err
     assert os.listdir(corpus / "out") == []

@@ -9,6 +9,7 @@ only: the command installs it before its heavier modules load.
 from __future__ import annotations
 
 import contextlib
+import functools
 import signal
 import sys
 import threading
@@ -27,14 +28,10 @@ class Terminated(BaseException):
 _RECEIVED = []
 
 
-def _raise_terminated(signum, frame):
-    _RECEIVED.append(Terminated)
-    raise Terminated
-
-
-def _raise_interrupted(signum, frame):
-    _RECEIVED.append(KeyboardInterrupt)
-    raise KeyboardInterrupt
+def _raise(signum, frame):
+    exc = Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+    _RECEIVED.append(exc)
+    raise exc
 
 
 @contextlib.contextmanager
@@ -45,13 +42,29 @@ def terminate_like_interrupt():
         yield
         return
     _RECEIVED.clear()
-    previous = signal.signal(signal.SIGTERM, _raise_terminated)
-    previous_int = signal.signal(signal.SIGINT, _raise_interrupted)
+    previous = {signum: signal.signal(signum, _raise) for signum in (signal.SIGTERM, signal.SIGINT)}
+    hook = sys.unraisablehook
+    sys.unraisablehook = functools.partial(_deliver_again, hook)
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
-        signal.signal(signal.SIGINT, previous_int)
+        sys.unraisablehook = hook
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _deliver_again(hook, unraisable):
+    """Python ignores an exception raised in a weakref callback or ``__del__``
+    (seen on the GPU machine: SIGINT while modules load, in importlib's lock
+    cleanup): the signal goes to the main thread again a moment later, once
+    that code has returned, so the command still ends."""
+    if not issubclass(unraisable.exc_type, (KeyboardInterrupt, Terminated)):
+        return hook(unraisable)
+    signum = signal.SIGTERM if issubclass(unraisable.exc_type, Terminated) else signal.SIGINT
+    again = threading.Timer(0.01, signal.pthread_kill, (threading.main_thread().ident, signum))
+    again.daemon = True
+    again.start()
+    return None
 
 
 def report_signal(exc):

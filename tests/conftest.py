@@ -285,6 +285,9 @@ def subprocess_env(base=None, *, also=(), **extra):
     (tests/test_gpu_helpers.py holds them to it).
     """
     env = dict(os.environ if base is None else base)
+    # Not an xdist worker's variables: pytest-benchmark in a pytest subprocess
+    # would take them for xdist and warn, an error under the suite's filter.
+    env = {k: v for k, v in env.items() if not k.startswith("PYTEST_XDIST_")}
     given = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]  # no "": it would add the cwd
     entries = [str(REPO), *map(str, also), *given, *_dependency_paths()]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(entries))  # in order, once each

@@ -182,7 +182,11 @@ def test_dataframe_names(pd, columns, expected):
     ([np.str_("a"), "b"], "['str', 'str_']"),
 ], ids=str)
 def test_mixed_names_raise(pd, columns, types):
-    kind, (error, message), caught = assert_same_names(frame(pd, columns))
+    X = frame(pd, columns)
+    if len({type(c) for c in X.columns}) == 1:  # pandas < 3 turns np.str_ column names into str
+        assert assert_same_names(X)[0] == "returned"
+        return
+    kind, (error, message), caught = assert_same_names(X)
     assert kind == "raised" and error is TypeError and caught == []
     assert f"your input has {types} as feature name / column name types" in message
 

@@ -32,6 +32,14 @@ def test_the_repository_comes_first_and_no_entry_is_dropped(tmp_path):
     assert also[:3] == [str(REPO), given[1], given[0]]
 
 
+def test_a_pytest_subprocess_is_not_taken_for_an_xdist_worker():
+    # ci/gpu.sh runs the suite in xdist workers: a nested pytest that inherits
+    # PYTEST_XDIST_WORKER has pytest-benchmark warn, an error in the dry run.
+    env = subprocess_env({"PYTEST_XDIST_WORKER": "gw3", "PYTEST_XDIST_WORKER_COUNT": "14", "KEEP": "1"})
+    assert not any(name.startswith("PYTEST_XDIST_") for name in env)
+    assert env["KEEP"] == "1"
+
+
 def test_a_subprocess_imports_from_an_existing_pythonpath_entry(tmp_path):
     # As on the GPU machine: a dependency only in a --target folder on PYTHONPATH.
     site = tmp_path / "site"

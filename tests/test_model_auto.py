@@ -228,3 +228,18 @@ def test_sample_is_uniform_and_bounded():
     assert sample.rows == 50
     np.testing.assert_array_equal(sample.X.toarray().ravel(), sample.y)
     assert sample.y.min() < 300 and sample.y.max() > 700  # not the first rows only
+
+
+def test_narrower_later_chunks_take_one_pass(tmp_path, capsys):
+    """svmlight chunks whose highest feature index falls after the first
+    chunk keep the width of the fold models: no second pass."""
+    X, y = _counts(n=300)
+    X[:30, -1] = 3  # the last feature appears in the first chunk only
+    X[30:, -1] = 0
+    dump_svmlight_file(X, y, str(tmp_path / "train.svm"), zero_based=True)
+    status, _, err = run("train", tmp_path / "train.svm", "-o", tmp_path / "m.nbgpu", "--chunk-mb", "0.002",
+                         capsys=capsys)
+    assert status == 0, err
+    assert "second pass" not in err
+    model = nbgpu.load(tmp_path / "m.nbgpu")
+    np.testing.assert_allclose(model.feature_count_, nbgpu.MultinomialNB().fit(X, y).feature_count_)

@@ -120,18 +120,15 @@ def _label_source(reader):
     return 'the labels ("label" field)' if reader.format == "jsonl" else "the labels"
 
 
-def _model_bytes(model_name, n_classes, n_features):
-    """About the bytes a fitted model of this size holds (statistics, parameters, weights)."""
-    per_class = n_features * n_features if model_name == "NormalBayesClassifier" else n_features
-    return 8 * 4 * n_classes * per_class
-
-
 def _check_size(estimator, n_classes, n_features, where):
+    """Refuse a model larger than this machine's memory (statistics, parameters, weights: about 32 bytes
+    per class and feature, or per class and pair of features for a full covariance)."""
     try:
         memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
         return
-    need = _model_bytes(type(estimator).__name__, n_classes, n_features)
+    per_class = n_features * n_features if type(estimator).__name__ == "NormalBayesClassifier" else n_features
+    need = 8 * 4 * n_classes * per_class
     if need > memory:
         msg = (
             f"a {type(estimator).__name__} of {n_classes} classes and {n_features} features needs about "
@@ -151,10 +148,9 @@ class _OnePass:
         self.zero_based = zero_based  # svmlight: None until a chunk with features decides
         self.base_decided = zero_based is not None
         self.estimator = estimator
-        if classes is None:  # per-class parameters are set at the end
-            self.base = estimator._unfitted(**{p: None for p in PER_CLASS_PARAMETERS if p in estimator._params()})
-        else:
-            self.base = estimator._unfitted()
+        # Classes not given: per-class parameters are set at the end.
+        unset = {p: None for p in PER_CLASS_PARAMETERS if classes is None and p in estimator._params()}
+        self.base = estimator._unfitted(**unset)
         self.kind = None if classes is None else classes.dtype.kind
         self.model, self.rows, self.seen = None, 0, _Seen(reader if classes is None else None)
         self.search = None  # what result() chose, where it searches
@@ -186,11 +182,7 @@ class _OnePass:
             elif low == 0 and not self.zero_based:
                 raise _SecondPassNeeded("a feature index 0 appears after chunks read as one-based")
         zero_based = True if self.zero_based is None else self.zero_based
-        raw_width = chunk.X.shape[1] - (0 if zero_based else 1)
-        if self.n_features is not None:
-            width = self.n_features
-        else:
-            width = max(raw_width, 1 if self.model is None else self.model.n_features_in_)
+        width = self.n_features or max(chunk.X.shape[1] - (0 if zero_based else 1), self._width() or 1)
         return self.reader.layout(chunk, zero_based=zero_based, n_features=width)
 
     # ---- one chunk ------------------------------------------------------ #
@@ -234,10 +226,7 @@ class _OnePass:
     def result(self):
         if self.model is None:
             raise ValueError(f"{self.reader.path} holds no data rows")
-        model = self.model
-        if self.classes is None:
-            model = with_parameters(model, self.estimator)
-        return model
+        return self.model if self.classes is not None else with_parameters(self.model, self.estimator)
 
 
 def _fit(model, X, y, classes, where):
@@ -255,9 +244,9 @@ def with_parameters(model, estimator):
     The statistics do not depend on the per-class parameters, which need
     the number of classes to be validated: they are applied here, once.
     """
-    final = estimator._unfitted()
     if all(getattr(estimator, p, None) is None for p in PER_CLASS_PARAMETERS):
         return model
+    final = estimator._unfitted()
     final._check_hyper_parameters()
     n_classes = len(model.classes_)
     final._check_params_for_fit(n_classes, model.n_features_in_)
@@ -302,10 +291,8 @@ def train(estimator, reader, *, chunks=None, classes=None, n_features=None, to_d
         model = state.result()
         return Trained(model, state.rows, 1, state.zero_based if state.svmlight else None, state.search)
 
-    # Second pass: classes, indexing base and width are known now.
+    # Second pass: classes, indexing base and width are known now (a chunk was seen: why is set).
     seen = state.seen
-    if seen.rows == 0:
-        raise ValueError(f"{reader.path} holds no data rows")
     if state.svmlight and zero_based is None:
         zero_based = seen.low == 0 if seen.low is not None else True
     if state.svmlight and n_features is None:
@@ -314,10 +301,8 @@ def train(estimator, reader, *, chunks=None, classes=None, n_features=None, to_d
     again = open_again()
     second = make_state(estimator, again, classes=classes if classes is not None else seen.classes(),
                       n_features=n_features, zero_based=zero_based, to_device=to_device)
-    second.svmlight = state.svmlight
     for chunk in parsed_chunks(again, labels=True):
         if chunk.X is not None:
             second.add(chunk)
         report(chunk.nbytes, second.rows, None)
-    model = second.result()
-    return Trained(model, second.rows, 2, zero_based if state.svmlight else None, second.search)
+    return Trained(second.result(), second.rows, 2, zero_based if state.svmlight else None, second.search)

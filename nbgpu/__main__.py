@@ -38,10 +38,9 @@ def main(argv=None):
 
 
 class _ClosedOutput(io.TextIOBase):
-    """``sys.stdout`` of a process started with descriptor 1 closed: nothing
-    written to it can go anywhere, so a write raises (the command then ends
-    with one line and status 1), and a command with nothing to write ends
-    as usual. ``writable()`` is False: the command checks it before any work."""
+    """``sys.stdout`` of a process started with descriptor 1 closed: a write
+    raises (the command ends with one line, status 1); ``writable()`` is
+    False, which the command checks before any work."""
 
     def writable(self):
         return False
@@ -84,12 +83,10 @@ def console():
     """The ``nbgpu`` console script and ``python -m nbgpu``: run the command,
     then end the process without tearing the interpreter down.
 
-    When the command returns its work is done: every output is written,
-    closed and renamed. Tearing down the interpreter would then free every
-    module and object one by one: 40–50 ms of a 0.25–0.4 s predict or
-    train, 0.2 s of an evaluate (which loads scikit-learn's metrics). The exit handlers run first, then the standard streams are
-    flushed; if one cannot be (a closed pipe) the interpreter ends as
-    usual, and says so as usual.
+    When the command returns every output is written, closed and renamed;
+    freeing every module and object one by one would only add time. The exit
+    handlers run first, then the standard streams are flushed; if one cannot
+    be (a closed pipe) the interpreter ends as usual, and says so as usual.
     """
     _stand_in_streams()
     status = main()

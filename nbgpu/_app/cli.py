@@ -19,6 +19,7 @@ import argparse
 import contextlib
 import csv
 import io
+import itertools
 import json
 import os
 import sys
@@ -35,6 +36,7 @@ from .evaluation import (
     confusion_figure,
     evaluation_report,
     label_text,
+    log_loss_sum,
     report_text,
     write_png,
 )
@@ -45,6 +47,8 @@ from .options import (
     add_parameter_flags,
     chunk_bytes,
     feature_count,
+    flag,
+    given_flags,
     given_parameters,
     ngram_range,
     positive_int,
@@ -53,11 +57,15 @@ from .readers import (
     CHUNK_BYTES,
     FORMATS,
     TEXT_DEFAULTS,
+    detect_format,
+    is_regular_file,
     known_labels,
     open_reader,
+    parsed_chunks,
     typed_labels,
 )
 from .signals import Terminated, report_signal, signal_behind, terminate_like_interrupt
+from .training import train
 
 MODELS = {
     "gaussian": "GaussianNB",
@@ -68,43 +76,12 @@ MODELS = {
     "poisson": "PoissonNB",
     "normal": "NormalBayesClassifier",
 }
-_label_text = label_text
 
 
 def to_numpy(a):
     from .._array.namespace import to_numpy as convert
 
     return convert(a)
-
-
-def _model_name(args):
-    """--model, or what it is when not given: auto, unless --alpha is given
-    (then multinomial, as before auto was the default: no search)."""
-    if args.model is not None:
-        return args.model
-    return "multinomial" if hasattr(args, "alpha") else "auto"
-
-
-def _given(args):
-    from .options import PARAMETERS
-
-    return {name: getattr(args, name) for name in PARAMETERS if hasattr(args, name)}
-
-
-def _fallback_estimator(args, why):
-    """GaussianNB for --model auto on data that are not counts, with the
-    parameter flags given (a flag it does not take is a UsageError)."""
-    from .._models import model_class
-
-    takes = model_class("GaussianNB", core=True)._get_param_names()
-    wrong = [name for name in _given(args) if name not in takes]
-    if wrong:
-        from .options import flag
-
-        raise UsageError(f"{why}: the data are not counts, so --model auto would train GaussianNB, which does not "
-                         f"take {', '.join(flag(n) for n in wrong)}; name the model with --model", "nbgpu train")
-    args.model = "gaussian"
-    return _estimator(args)
 
 
 def _estimator(args):
@@ -149,12 +126,12 @@ def _say(args, text):
         print(text, file=sys.stderr)
 
 
-def _check_standard_output(output, what="-o"):
+def _check_standard_output(output):
     """Raise a ValueError now if ``output`` is standard output and the
     process has none (started with ``>&-``: see ``nbgpu.__main__``)."""
     if str(output) in (STDOUT, "/dev/stdout") and (sys.stdout is None or not sys.stdout.writable()):
-        msg = (f"the output is standard output ({what} {output}), which is closed "
-               f"(the command was started with >&-); name a file with {what} FILE")
+        msg = (f"the output is standard output (-o {output}), which is closed "
+               "(the command was started with >&-); name a file with -o FILE")
         raise ValueError(msg)
 
 
@@ -174,8 +151,6 @@ def _reader_options(args, stored=None):
 def _check_options_of_data(args):
     """:func:`_check_format_options` before any file is read, where the
     format is known (else opening the data says what is wrong with it)."""
-    from .readers import detect_format
-
     try:
         fmt = detect_format(args.data, args.format)
     except ValueError:
@@ -199,6 +174,10 @@ def _check_format_options(args, fmt):
         raise UsageError(f"--text-column is for CSV; {args.data} is {fmt}{hint}", prog)
 
 
+# The longest column name or JSON key a model file may name (its header is data from elsewhere).
+_MAX_NAME = 1000
+
+
 def _stored_reader_settings(header, where):
     """How the training file was read (model metadata), checked: a model file
     is data from elsewhere, and its header is free-form JSON."""
@@ -218,65 +197,43 @@ def _stored_reader_settings(header, where):
     return settings
 
 
-# The longest column name or JSON key a model file may name (its header is data from elsewhere).
-_MAX_NAME = 1000
-
-
-def _not_a_model_file(exc, path):
-    """numpy's advice to pass allow_pickle=True must never reach a user
-    holding a file of unknown origin."""
-    if "pickle" in str(exc).lower():
-        return ValueError(f"{path} is not an nbgpu model file")
-    return exc
-
-
 def _load_model(args):
     from .._interop.model_files import read_model_file
 
     try:
         loaded = read_model_file(args.model_file, core=True)  # no scikit-learn to load
     except ValueError as exc:
-        raise _not_a_model_file(exc, args.model_file) from None
+        # numpy's advice to pass allow_pickle=True must never reach a user holding a file of unknown origin.
+        if "pickle" in str(exc).lower():
+            raise ValueError(f"{args.model_file} is not an nbgpu model file") from None
+        raise exc from None
     like = _device(args.device)
     if like is not None:
         loaded.model.to_device(like)
     return loaded, like
 
 
-def _reading(args, header, vectorizer, n_features, *, labels):
-    """``(reader, chunks)`` of args.data for a model of ``n_features``
-    features whose file has ``header``; the chunks are being parsed from
-    here on. ``vectorizer``: the HashingVectorizer parameters (or None)."""
-    from .readers import detect_format, parsed_chunks
-
-    stored = _stored_reader_settings(header, args.model_file)
+def _scored_chunks(args, loaded, like, *, labels):
+    """(chunk, probabilities on the host, the model's decisions as class indices: ``predict``'s rule)
+    for every chunk of args.data; the next chunk is read and parsed while this one is scored."""
+    model = loaded.model
+    classes = np.asarray(to_numpy(model.classes_))
+    n_features = int(model.n_features_in_)
+    stored = _stored_reader_settings(loaded.header, args.model_file)
     _check_format_options(args, detect_format(args.data, args.format))
-    reader = open_reader(args.data, args.format, vectorizer=vectorizer, n_features=n_features,
+    # loaded.vectorizer: the HashingVectorizer's parameters (read with core=True), or None
+    reader = open_reader(args.data, args.format, vectorizer=loaded.vectorizer, n_features=n_features,
                          **_reader_options(args, stored))
     zero_based = True if stored["zero_based"] is None else stored["zero_based"]
 
     def finish(chunk):
         return chunk._replace(X=reader.layout(chunk, zero_based=zero_based, n_features=n_features))
 
-    return reader, parsed_chunks(reader, labels=labels, finish=finish)
-
-
-def _scored_chunks(args, loaded, like, *, labels):
-    """(chunk, probabilities on the host, the model's decisions as class
-    indices) for every chunk of args.data; the next chunk is read and parsed
-    while this one is scored.
-
-    The decisions are the model's own (``predict``'s rule: least risk under
-    its ``loss_matrix``), made from the same probabilities.
-    """
-    model = loaded.model
-    classes = np.asarray(to_numpy(model.classes_))
-    # loaded.vectorizer: its parameters (read with core=True)
-    reading = _reading(args, loaded.header, loaded.vectorizer, int(model.n_features_in_), labels=labels)
+    chunks = parsed_chunks(reader, labels=labels, finish=finish)
     to_device = _to_device(like)
     bar = progress(f"scoring {Path(args.data).name}", total=_size(args.data), quiet=args.quiet, unit="B")
     rows = 0
-    for chunk in reading[1]:
+    for chunk in chunks:
         bar.update(chunk.nbytes)
         if chunk.X is None:
             continue
@@ -290,8 +247,6 @@ def _scored_chunks(args, loaded, like, *, labels):
 
 
 def _size(path):
-    from .readers import is_regular_file
-
     return os.path.getsize(path) if is_regular_file(path) else None
 
 
@@ -320,8 +275,6 @@ def _classes(args):
 
 
 def cmd_train(args):
-    from .readers import detect_format, parsed_chunks
-
     classes = _classes(args)
     fmt = detect_format(args.data, args.format)
     _check_format_options(args, fmt)
@@ -330,20 +283,20 @@ def cmd_train(args):
     vectorizer = _vectorizer_params(args, fmt)
     options = _reader_options(args)
     reader = open_reader(args.data, fmt, vectorizer=vectorizer, n_features=None, **options)
-    chunks = None
     from .._interop.model_files import save
-    from .training import train
+    from .model_choice import NotCounts
 
-    args.model = _model_name(args)
-    state = None
+    if args.model is None:  # auto, unless --alpha is given (then multinomial, as before auto was the default)
+        args.model = "multinomial" if hasattr(args, "alpha") else "auto"
+    chunks, state = None, None
     if args.model == "auto":
         from .._models import model_class
         from .model_choice import searched_parameters, state_class
 
         # The fold models only gather statistics, the same for every candidate.
-        model, state = model_class("MultinomialNB", core=True)(), state_class(*searched_parameters(_given(args)))
-        if chunks is None:
-            chunks = parsed_chunks(reader, labels=True)
+        model = model_class("MultinomialNB", core=True)()
+        state = state_class(*searched_parameters(given_flags(args)))
+        chunks = parsed_chunks(reader, labels=True)
     else:
         model = _estimator(args)
     like = _device(args.device)
@@ -372,7 +325,7 @@ def cmd_train(args):
                   open_again=again)
     try:
         trained = train(model, reader, chunks=chunks, state=state, **common)
-    except _not_counts() as exc:
+    except NotCounts as exc:
         trained = _train_not_counts(args, exc, reader, chunks, report, again, common)
     seconds = time.perf_counter() - start
     settings = dict(reader.settings)
@@ -396,21 +349,19 @@ def cmd_train(args):
     return 0
 
 
-def _not_counts():
-    from .model_choice import NotCounts
-
-    return NotCounts
-
-
 def _train_not_counts(args, exc, reader, chunks, report, again, common):
-    """--model auto on data that are not counts: GaussianNB, from the chunk
-    that showed it when nothing was fitted before, else in a second pass."""
-    import itertools
+    """--model auto on data that are not counts: GaussianNB with the parameter flags given (a flag it does
+    not take is a UsageError), from the chunk that showed it when nothing was fitted before, else in a
+    second pass."""
+    from .._models import model_class
 
-    from .readers import is_regular_file
-    from .training import train
-
-    model = _fallback_estimator(args, exc)
+    takes = model_class("GaussianNB", core=True)._get_param_names()
+    wrong = [name for name in given_flags(args) if name not in takes]
+    if wrong:
+        raise UsageError(f"{exc}: the data are not counts, so --model auto would train GaussianNB, which does "
+                         f"not take {', '.join(flag(n) for n in wrong)}; name the model with --model", "nbgpu train")
+    args.model = "gaussian"
+    model = _estimator(args)
     if exc.chunk is not None:
         _say(args, f"nbgpu train: {exc}: the data are not counts; --model auto trains GaussianNB")
         return train(model, reader, chunks=itertools.chain([exc.chunk], chunks), **common)
@@ -443,9 +394,9 @@ def cmd_predict(args):
     classes = np.asarray(to_numpy(loaded.model.classes_))
     with atomic_output(output, "w") as out:
         if args.proba:
-            out.write(_csv_row(["prediction", *(f"proba_{c}" for c in _label_text(classes))]))
+            out.write(_csv_row(["prediction", *(f"proba_{c}" for c in label_text(classes))]))
         for _, proba, decided in _scored_chunks(args, loaded, like, labels=False):
-            predicted = _label_text(classes[decided])
+            predicted = label_text(classes[decided])
             if args.proba:
                 buf = io.StringIO()
                 np.savetxt(buf, proba, fmt="%.6g", delimiter=",")
@@ -479,8 +430,6 @@ def cmd_evaluate(args):
         check_output(args.confusion_png, inputs=[args.model_file, args.data], what="--confusion-png")
     check_output(output, inputs=[args.model_file, args.data], what="-o")
     _check_standard_output(output)
-    from .evaluation import log_loss_sum
-
     loaded, like = _load_model(args)
     classes = np.asarray(to_numpy(loaded.model.classes_))
     k = classes.shape[0]
@@ -489,7 +438,7 @@ def cmd_evaluate(args):
     for chunk, proba, decided in _scored_chunks(args, loaded, like, labels=True):
         y, found = known_labels(chunk.y, classes)
         if not np.all(found):
-            names = np.asarray(_label_text(typed_labels(np.asarray(chunk.y)[~found])))
+            names = np.asarray(label_text(typed_labels(np.asarray(chunk.y)[~found])))
             for name in np.unique(names):
                 counts = np.bincount(decided[~found][names == name], minlength=k)
                 unseen[name] = unseen.get(name, 0) + counts
@@ -503,11 +452,8 @@ def cmd_evaluate(args):
     names = sorted(unseen, key=_label_order)
     if names:
         # The unseen classes are rows (truth) and columns (never decided) of the matrix, after the model's.
-        full = np.zeros((k + len(names), k + len(names)), dtype=np.int64)
-        full[:k, :k] = confusion
-        for i, name in enumerate(names):
-            full[k + i, :k] = unseen[name]
-        confusion = full
+        confusion = np.pad(confusion, (0, len(names)))
+        confusion[k:, :k] = [unseen[name] for name in names]
     report = evaluation_report(confusion, loss, classes, unseen=names)
     text = json.dumps(report, indent=2) + "\n" if args.json else report_text(report, type(loaded.model).__name__)
     # The report and the picture appear together or not at all.

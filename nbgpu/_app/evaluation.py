@@ -1,7 +1,7 @@
 """What ``nbgpu evaluate`` reports: scikit-learn's metrics (computed from the
 confusion matrix, as its ``classification_report`` and ``log_loss`` define
-them, without importing it: 0.6 s of the command), as text or JSON, and the
-confusion matrix drawn with matplotlib."""
+them, without importing it), as text or JSON, and the confusion matrix drawn
+with matplotlib."""
 
 from __future__ import annotations
 
@@ -107,10 +107,6 @@ def report_text(report, model_name):
     return "\n".join(lines) + "\n"
 
 
-def _short(name, most=24):
-    return name if len(name) <= most else name[: most - 1] + "…"
-
-
 def confusion_figure(report, *, normalize=False):
     """A matplotlib figure of the confusion matrix that stays readable with
     many classes: its size grows with them (up to 40 inches), tick labels
@@ -132,7 +128,7 @@ def confusion_figure(report, *, normalize=False):
     side = float(np.clip(3 + 0.3 * k, 6, 40))
     font = float(np.clip(300 / max(k, 1), 4, 10))
     fig, ax = plt.subplots(figsize=(side + 1.5, side), layout="constrained")
-    labels = [_short(c) for c in report["classes"]]
+    labels = [c if len(c) <= 24 else c[:23] + "…" for c in report["classes"]]
     display = ConfusionMatrixDisplay(matrix if normalize else matrix.astype(np.int64), display_labels=labels)
     display.plot(
         ax=ax, colorbar=True, include_values=k <= 30, values_format=".2f" if normalize else "d",

@@ -159,16 +159,18 @@ def add_parameter_flags(parser):
         group.add_argument(flag(name), dest=name, default=argparse.SUPPRESS, **kwargs)
 
 
+def given_flags(args):
+    """``{name: value}`` of the parameter flags given on the command line."""
+    return {name: getattr(args, name) for name in PARAMETERS if hasattr(args, name)}
+
+
 def given_parameters(args, accepted, model_name):
-    """``{name: value}`` of the parameter flags given; a flag the model does
-    not take is a :class:`UsageError` listing the flags it does take."""
-    params = {}
-    for name in PARAMETERS:
-        if not hasattr(args, name):
-            continue
+    """:func:`given_flags`; a flag the model does not take is a
+    :class:`UsageError` listing the flags it does take."""
+    params = given_flags(args)
+    for name in params:
         if name not in accepted:
             usable = ", ".join(flag(p) for p in PARAMETERS if p in accepted)
             raise UsageError(f"{flag(name)} does not apply to {model_name} (its parameters: {usable})",
                              "nbgpu train")
-        params[name] = getattr(args, name)
     return params

@@ -81,16 +81,15 @@ def known_labels(y, classes):
     classes) is not found; its entry of ``converted`` is meaningless."""
     classes = np.asarray(classes)
     y = np.asarray(y)
-    converted = _converted(y, classes)
+    converted, usable = _converted(y, classes), True
     if converted is None:
-        # Some labels do not convert: one by one, over the distinct labels.
+        # Some labels do not convert: one by one, over the distinct labels (classes[:1] stands for those).
         values, inverse = np.unique(y, return_inverse=True)
         each = [_converted(values[i : i + 1], classes) for i in range(values.shape[0])]
-        placeholder = classes[:1]
-        converted = np.concatenate([placeholder if c is None else c.astype(classes.dtype) for c in each])[inverse]
+        parts = [classes[:1] if c is None else c.astype(classes.dtype) for c in each]
+        converted = np.concatenate(parts)[inverse]
         usable = np.array([c is not None for c in each], dtype=bool)[inverse]
-        return converted, usable & np.isin(converted, classes)
-    return converted, np.isin(converted, classes)
+    return converted, usable & np.isin(converted, classes)
 
 
 def _converted(y, classes):
@@ -163,20 +162,14 @@ def lines_where(path, lines):
 
 
 def read_blocks(path, chunk_bytes, *, min_lines=1):
-    """:class:`Block` s of about ``chunk_bytes`` that end at a line end.
-
-    A line longer than ``chunk_bytes`` is one block. The first block holds at
-    least ``min_lines`` lines (a CSV header needs the row after it). Works on
-    anything ``open`` can read sequentially (files, FIFOs, /dev/stdin).
-
-    A gzip file (:func:`is_gzip`) is decompressed as it is read, at most
-    ``chunk_bytes`` of text at a time; a block's ``nbytes`` is then the
-    compressed bytes read for it (what progress counts against the size).
-    """
+    """:class:`Block` s of about ``chunk_bytes`` that end at a line end (a longer line is one block;
+    the first holds at least ``min_lines``), read sequentially: files, FIFOs, /dev/stdin. A gzip
+    file is decompressed as it is read; a block's ``nbytes`` is then the compressed bytes read for
+    it, what progress counts against the file's size."""
     first, pending = 1, b""
     want = min_lines
     with open(path, "rb") as raw:
-        compressed = is_gzip(path, raw)
+        compressed = is_gzip(path)
         f = gzip.GzipFile(fileobj=raw, mode="rb") if compressed else raw
         counted = 0  # compressed bytes accounted for by the blocks so far
 
@@ -208,17 +201,13 @@ def read_blocks(path, chunk_bytes, *, min_lines=1):
             yield Block(pending, first, nbytes(pending))
 
 
-def is_gzip(path, f=None):
+def is_gzip(path):
     """Whether ``path`` is read as gzip data: named ``*.gz``, or a regular
-    file that starts with gzip's magic bytes (``f``: the file, opened, at its start)."""
+    file that starts with gzip's magic bytes."""
     if Path(path).suffix.lower() == ".gz":
         return True
     if not is_regular_file(path):
         return False  # a pipe cannot be peeked at
-    if f is not None:
-        start = f.read(2)
-        f.seek(0)
-        return start == GZIP_MAGIC
     try:
         with open(path, "rb") as g:
             return g.read(2) == GZIP_MAGIC
@@ -244,26 +233,37 @@ def _decoded(path, block):
         raise ValueError(msg) from None
 
 
-def _is_index(text):
+def _is_number(text, kind=float):
+    """Whether ``text`` reads as a ``kind`` (float; int: a column index)."""
     try:
-        int(text)
+        kind(text)
     except ValueError:
         return False
     return True
 
 
-def _is_number(text):
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
+class _Reader:
+    """What readers share: blocks of whole lines, and chunks all of the width
+    of the file (or of its vectorizer), which the layout of a model's
+    features only checks (svmlight lays its chunks out)."""
+
+    min_lines = 1  # the first block holds at least this many lines
+
+    def blocks(self):
+        return read_blocks(self.path, self.chunk_bytes, min_lines=self.min_lines)
+
+    def layout(self, chunk, *, n_features, **_):
+        if chunk.X.shape[1] != n_features:
+            source = "the vectorizer makes" if getattr(self, "_transform", None) else f"{self.path} has"
+            msg = f"{source} {chunk.X.shape[1]} features but the model expects {n_features}"
+            raise ValueError(msg)
+        return chunk.X
 
 
 # --------------------------------------------------------------------------- #
 # svmlight / libsvm
 # --------------------------------------------------------------------------- #
-class SvmlightReader:
+class SvmlightReader(_Reader):
     """svmlight/libsvm text: ``label index:value ...`` per line.
 
     :meth:`parse` gives every chunk with the file's own indices as columns
@@ -284,9 +284,6 @@ class SvmlightReader:
     @property
     def settings(self):
         return {"format": self.format, "zero_based": True if self.zero_based is None else bool(self.zero_based)}
-
-    def blocks(self):
-        return read_blocks(self.path, self.chunk_bytes)
 
     def parse(self, block, *, labels=True):
         try:
@@ -347,25 +344,10 @@ def min_index(X):
     return int(X.indices.min()) if X.nnz else None
 
 
-class _FixedWidth:
-    """A reader whose chunks all have the width of the file (or of its
-    vectorizer): the layout of a model's features only checks it."""
-
-
-    def _width_source(self):
-        return f"{self.path} has"
-
-    def layout(self, chunk, *, n_features, **_):
-        if chunk.X.shape[1] != n_features:
-            msg = f"{self._width_source()} {chunk.X.shape[1]} features but the model expects {n_features}"
-            raise ValueError(msg)
-        return chunk.X
-
-
 # --------------------------------------------------------------------------- #
 # .npz
 # --------------------------------------------------------------------------- #
-class NpzReader(_FixedWidth):
+class NpzReader(_Reader):
     """``.npz`` archives: a scipy sparse matrix or a dense ``X``, with labels ``y``."""
 
     format = "npz"
@@ -450,7 +432,7 @@ class NpzReader(_FixedWidth):
 # --------------------------------------------------------------------------- #
 # CSV
 # --------------------------------------------------------------------------- #
-class CsvReader(_FixedWidth):
+class CsvReader(_Reader):
     """CSV with dense numeric features and one label column; header optional.
 
     The label column is ``--label-column`` (a name or an index), else the
@@ -465,6 +447,7 @@ class CsvReader(_FixedWidth):
     """
 
     format = "csv"
+    min_lines = 2  # a header needs the row after it
 
     def __init__(self, path, *, chunk_bytes=CHUNK_BYTES, dtype=np.float64, label_column=None, n_features=None,
                  text_column=None, vectorizer=None, **_):
@@ -484,12 +467,6 @@ class CsvReader(_FixedWidth):
             settings["text_column"] = self.text_column
         return settings
 
-    def _width_source(self):
-        return f"{self.path} has" if self.text_column is None else "the vectorizer makes"
-
-    def blocks(self):
-        return read_blocks(self.path, self.chunk_bytes, min_lines=2)
-
     def _rows(self, text, first):
         rows, numbers = [], []
         for offset, row in enumerate(csv.reader(io.StringIO(text))):
@@ -506,7 +483,8 @@ class CsvReader(_FixedWidth):
         else:
             has_header = not any(numeric)
         if self.text_column is not None:  # text fields are not numbers: the column names tell (not indices)
-            named = [c for c in (self.text_column, self.label_column) if c is not None and not _is_index(c)]
+            columns = (self.text_column, self.label_column)
+            named = [c for c in columns if c is not None and not _is_number(c, int)]
             has_header = has_header or any(c in first for c in named)
         self.has_header = has_header
         self.names = list(first) if has_header else [str(i) for i in range(len(first))]
@@ -516,10 +494,7 @@ class CsvReader(_FixedWidth):
         names, n_columns = self.names, len(self.names)
         if self.has_header and column in names:
             return names.index(column)
-        try:
-            index = int(column)
-        except ValueError:
-            index = None
+        index = int(column) if _is_number(column, int) else None
         if index is None or not -n_columns <= index < n_columns:
             shown = [str(n)[:40] for n in names[:20]]
             msg = f"{self.path}: no {what} column {str(column)[:80]!r} (columns: {shown})"
@@ -538,12 +513,14 @@ class CsvReader(_FixedWidth):
             return None
         if self.has_header and "label" in names and names.index("label") != text:
             return names.index("label")
-        index = n_columns - 1 if text != n_columns - 1 else n_columns - 2
-        shown = f"'{names[index]}'" if self.has_header else str(index)
-        self.label_note = (
-            f"{self.path}: no column named 'label'; column {shown} is taken as "
-            "the label (--label-column chooses another)"
-        )
+        return self._guessed_label(n_columns - 1 if text != n_columns - 1 else n_columns - 2, last=False)
+
+    def _guessed_label(self, index, *, last):
+        """``index``, the label column taken for want of one named 'label' (:attr:`label_note` says so)."""
+        shown = f"'{self.names[index]}'" if self.has_header else str(index)
+        column = f"the last column ({shown})" if last else f"column {shown}"
+        self.label_note = (f"{self.path}: no column named 'label'; {column} is taken as the label "
+                           "(--label-column chooses another)")
         return index
 
     def label_index(self):
@@ -555,24 +532,16 @@ class CsvReader(_FixedWidth):
         if n_features is not None and n_columns == n_features:
             return None
         if n_features is not None and n_columns != n_features + 1:
-            msg = (
-                f"{self.path} has {n_columns} columns; the model expects {n_features} "
-                "features (plus an optional label column)"
-            )
+            msg = (f"{self.path} has {n_columns} columns; the model expects {n_features} features "
+                   "(plus an optional label column)")
             raise ValueError(msg)
         if n_columns < 2:
             raise ValueError(f"{self.path} needs at least one feature column and a label column")
-        column = self.label_column
-        if column is None:
-            if self.has_header and "label" in names:
-                return names.index("label")
-            shown = f"'{names[-1]}'" if self.has_header else str(n_columns - 1)
-            self.label_note = (
-                f"{self.path}: no column named 'label'; the last column ({shown}) is taken as "
-                "the label (--label-column chooses another)"
-            )
-            return n_columns - 1
-        return self._column_index(column, "label")
+        if self.label_column is not None:
+            return self._column_index(self.label_column, "label")
+        if self.has_header and "label" in names:
+            return names.index("label")
+        return self._guessed_label(n_columns - 1, last=True)
 
     def parse(self, block, *, labels=True):
         rows, numbers = self._rows(_decoded(self.path, block), block.first)
@@ -605,18 +574,19 @@ class CsvReader(_FixedWidth):
             msg = (f"{self.path} line {numbers[bad]}: feature values must be numbers; got {str(value)[:80]!r} "
                    "(a column of text? --text-column NAME|INDEX hashes it as text)")
             raise ValueError(msg) from None
+        return Chunk(X, self._labels(table, label, numbers, labels), _line_range(block), block.nbytes)
+
+    def _labels(self, table, label, numbers, labels):
+        """The label column of ``table`` (None: none); an empty label is an error where labels are read."""
         y = None if label is None else table[:, label]
         if y is not None and labels and np.any(y == ""):
             msg = f"{self.path} line {numbers[int(np.argmax(y == ''))]}: the label is empty"
             raise ValueError(msg)
-        return Chunk(X, y, _line_range(block), block.nbytes)
+        return y
 
     def _text_chunk(self, block, table, label, numbers, labels):
         text = self._column_index(self.text_column, "text")
-        y = None if label is None else table[:, label]
-        if y is not None and labels and np.any(y == ""):
-            msg = f"{self.path} line {numbers[int(np.argmax(y == ''))]}: the label is empty"
-            raise ValueError(msg)
+        y = self._labels(table, label, numbers, labels)
         try:
             X = self._transform(table[:, text].tolist())
         except ValueError as exc:  # UnicodeEncodeError included
@@ -627,7 +597,7 @@ class CsvReader(_FixedWidth):
 # --------------------------------------------------------------------------- #
 # JSON lines
 # --------------------------------------------------------------------------- #
-class JsonlReader(_FixedWidth):
+class JsonlReader(_Reader):
     """JSON lines ``{"text": ..., "label": ...}`` vectorised by a HashingVectorizer
     (``vectorizer``: a dict of its parameters); ``text_key`` and ``label_key``
     name other keys (None: "text" and "label").
@@ -645,12 +615,6 @@ class JsonlReader(_FixedWidth):
         self._transform = _text_transform(vectorizer)
 
     settings = property(lambda self: {"format": self.format, "text_key": self.text_key, "label_key": self.label_key})
-
-    def _width_source(self):
-        return "the vectorizer makes"
-
-    def blocks(self):
-        return read_blocks(self.path, self.chunk_bytes)
 
     def parse(self, block, *, labels=True):
         texts, found = [], []
@@ -700,7 +664,6 @@ class JsonlReader(_FixedWidth):
             raise ValueError(f"{lines_where(self.path, _line_range(block))}: {exc}") from None
         return Chunk(X, y, _line_range(block), block.nbytes)
 
-
     def _array_error(self, number):
         return (f"{self.path} line {number}: a JSON array, where JSON lines are expected (one object per line: "
                 "jq -c '.[]' converts an array)")
@@ -724,13 +687,8 @@ def _json_kind(value):
 
 
 def _text_transform(params):
-    """``transform(texts)`` of the HashingVectorizer of ``params`` (a dict of
-    its parameters): nbgpu's fast path, the same matrix value for value.
-
-    Without stop words it is the function below the estimator class, which
-    needs no scikit-learn: the first chunk is hashed while the command is
-    still importing it. No texts (a block of blank lines) give no rows.
-    """
+    """``transform(texts)`` of the HashingVectorizer of ``params`` (a dict of its parameters).
+    Without stop words, nbgpu's fast path (the same matrix), which needs no scikit-learn."""
     from ..text._transform import DEFAULTS, fast_plan, hashed_matrix
 
     plan = fast_plan(params)
@@ -795,16 +753,9 @@ def is_regular_file(path):
 
 
 def open_reader(path, fmt="auto", *, vectorizer=None, **options):
-    """A reader for ``path``; ``options`` are chunk_bytes, dtype, zero_based,
-    label_column, text_column (CSV), text_key, label_key (JSON lines).
-    ``vectorizer`` (JSON lines, CSV with a text column): the HashingVectorizer's parameters, a dict.
-
-    Raises ValueError if the file cannot be opened or its format is unknown.
-
-    A reader imports what it needs here, in the calling thread: its chunks
-    are parsed in a thread of their own while the caller imports the models,
-    and two threads importing the same packages can deadlock.
-    """
+    """A reader for ``path`` (``vectorizer``: the HashingVectorizer's parameters, for text); a
+    ValueError if the file cannot be opened or its format is unknown. A reader imports what it
+    needs here, in the calling thread: two threads importing the same packages can deadlock."""
     import scipy.sparse  # noqa: F401  (what every reader builds its chunks with)
 
     try:
@@ -824,10 +775,8 @@ def open_reader(path, fmt="auto", *, vectorizer=None, **options):
         raise ValueError(f"{path}: an .npz archive must be a regular file (a zip archive cannot be streamed)")
     if fmt == "npz" and is_gzip(path):
         raise ValueError(f"{path}: an .npz archive cannot be read gzip-compressed (it is a zip archive, compressed already)")
-    if fmt == "jsonl":
-        if vectorizer is None:
-            raise ValueError(f"{path} is JSON-lines text, but the model was not trained on text")
-        return JsonlReader(path, vectorizer=vectorizer, **options)
+    if fmt == "jsonl" and vectorizer is None:
+        raise ValueError(f"{path} is JSON-lines text, but the model was not trained on text")
     if fmt == "csv" and (vectorizer is not None or options.get("text_column") is not None):
         if vectorizer is None:
             raise ValueError(f"{path}: a text column (--text-column), but the model was not trained on text")
@@ -835,23 +784,16 @@ def open_reader(path, fmt="auto", *, vectorizer=None, **options):
             msg = (f"the model was trained on JSON-lines text or a CSV column of text; {path} is CSV: "
                    "--text-column names its column of text")
             raise ValueError(msg)
-        return CsvReader(path, vectorizer=vectorizer, **options)
-    if vectorizer is not None:
+    elif fmt != "jsonl" and vectorizer is not None:
         raise ValueError(f"the model was trained on JSON-lines text or a CSV column of text; {path} is {fmt}")
-    reader = {"svmlight": SvmlightReader, "npz": NpzReader, "csv": CsvReader}[fmt]
-    return reader(path, **options)
+    reader = {"svmlight": SvmlightReader, "npz": NpzReader, "csv": CsvReader, "jsonl": JsonlReader}[fmt]
+    return reader(path, vectorizer=vectorizer, **options)
 
 
 def parsed_chunks(reader, *, labels, finish=None, depth=1):
-    """The parsed chunks of ``reader``, read and parsed in the background
-    from now on.
-
-    They are parsed in a thread; ``finish(chunk) -> chunk`` runs there too (e.g. the layout of a
-    model's features). At most ``depth`` chunks wait in the queue, so the
-    file is read once and memory holds ``depth + 2`` chunks at most (one
-    being parsed, the queue, the one the caller works on). Empty chunks come
-    with ``X=None`` (their bytes still count for progress).
-    """
+    """The chunks of ``reader``, read and parsed (then ``finish(chunk) -> chunk``) in a thread from
+    now on, at most ``depth`` waiting: memory holds ``depth + 2`` chunks. An empty chunk has
+    ``X=None`` (its bytes still count for progress)."""
     from .._interop.streaming import _Prefetcher as Prefetcher
 
     def produce(_, block):
@@ -864,13 +806,9 @@ def parsed_chunks(reader, *, labels, finish=None, depth=1):
 
 
 def _blas_on_one_thread(chunks):
-    """``chunks``, consumed with BLAS on one thread.
-
-    The reader thread keeps a core busy, so BLAS runs on one thread
-    meanwhile (as it does under nbgpu's own CPU pool): BLAS threads that
-    spin on every core (OpenBLAS waits busily between calls) made training
-    on small chunks three times slower on two cores.
-    """
+    """``chunks``, consumed with BLAS on one thread: the reader thread keeps a
+    core busy, and BLAS threads that spin on every core (OpenBLAS waits busily
+    between calls) would slow training on small chunks."""
     from .._array.threads import blas_single_thread
 
     with blas_single_thread():

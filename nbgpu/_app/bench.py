@@ -1,27 +1,22 @@
 """``nbgpu bench``: nbgpu on the CPU and GPU against scikit-learn, same data.
 
-With no arguments it builds a small synthetic corpus (about a minute on a
-laptop CPU) and, where a real labelled corpus has been built
-(``benchmarks/corpora.py``), vectorises it the way people do (TF-IDF in
-float64 and float32, integer counts); it times ``fit`` and ``predict`` of
-every model on every backend side by side in one process, prints what it
-built, a table of median times, speed-ups over scikit-learn and achieved
-bandwidth (bytes of ``X`` read once / time), and writes the raw results as
-JSON and a PNG chart into a results folder it names. ``--data streaming``
-adds ``partial_fit`` of a wide hashed model in 1, 10 and 100 chunks and
-loading it from a file to predict. ``--size full`` is exactly the CPU
-target sizes of the speed issue; ``--size gpu`` is the GPU corpus (>= 1e8
-stored values).
+It times ``fit`` and ``predict`` of every model on every backend side by side in one process: on
+synthetic data of a size preset (``--size full`` is exactly the CPU targets of the speed issue,
+``--size gpu`` the GPU corpus of >= 1e8 stored values) and on a real labelled corpus vectorised the
+way people do (``bench_corpus``); ``--data streaming`` adds a wide hashed model streamed in chunks
+and loaded from a file (``bench_streaming``). It prints what it built and a table of median times,
+speed-ups over scikit-learn and achieved bandwidth (bytes of ``X`` read once / time), and keeps the
+raw results as JSON and a PNG chart where asked (``bench_report``).
 
-Data are built outside the timers; GPU calls are synchronised before the
-clock stops. Repeats of the backends are interleaved (sklearn, nbgpu,
-sklearn, ...) so that a noisy machine disturbs them alike.
+Data are built outside the timers; GPU calls are synchronised before the clock stops. Repeats of
+the backends are interleaved (sklearn, nbgpu, sklearn, ...) so that a noisy machine disturbs them alike.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import functools
 import os
 import platform
 import sys
@@ -32,6 +27,8 @@ import scipy.sparse as sp
 
 from .._array.devices import device_name as _device_name
 from .._array.devices import gpu_array_like, gpu_versions, host_to_like, timed_runs
+from .._array.namespace import to_numpy
+from .._array.threads import n_threads
 from . import bench_corpus, bench_report, bench_streaming
 
 # ---- sizes ------------------------------------------------------------- #
@@ -61,13 +58,7 @@ SIZES = {
 REAL_DOCS = {"tiny": 4_000, "small": None, "full": None, "gpu": None}
 MODELS = ("MultinomialNB", "ComplementNB", "BernoulliNB", "CategoricalNB", "GaussianNB")
 TEXT_MODELS = MODELS[:3]
-DATA_OF = {
-    "MultinomialNB": "text",
-    "ComplementNB": "text",
-    "BernoulliNB": "text",
-    "CategoricalNB": "categorical",
-    "GaussianNB": "gaussian",
-}
+DATA_OF = {**dict.fromkeys(TEXT_MODELS, "text"), "CategoricalNB": "categorical", "GaussianNB": "gaussian"}
 DATA_SETS = ("synthetic", "real", "streaming")
 BACKENDS = ("sklearn", "nbgpu-cpu", "nbgpu-gpu")
 # The speed issue's CPU targets: scikit-learn time / nbgpu-CPU time.
@@ -171,8 +162,6 @@ def _estimator(backend, model):
 def _on_backend(backend, X, y):
     """X and y moved to the backend's device (outside the timers)."""
     like = backend_like(backend)
-    if like is None:
-        return X, y
     return host_to_like(X, like), host_to_like(y, like)
 
 
@@ -180,10 +169,6 @@ def backend_like(backend):
     """An empty array on the device of ``backend`` (None for the host): what
     timings synchronise on."""
     return gpu_array_like() if backend == "nbgpu-gpu" else None
-
-
-def _timed(fn, backend):
-    return timed_runs(fn, 1, backend_like(backend))[0][0]
 
 
 def device_name(backend):
@@ -198,10 +183,8 @@ def versions():
 
     import nbgpu
 
-    out = {"python": platform.python_version(), "nbgpu": nbgpu.__version__, "numpy": np.__version__}
-    out.update({"scipy": scipy.__version__, "scikit-learn": sklearn.__version__})
-    out.update(gpu_versions())
-    return out
+    return {"python": platform.python_version(), "nbgpu": nbgpu.__version__, "numpy": np.__version__,
+            "scipy": scipy.__version__, "scikit-learn": sklearn.__version__, **gpu_versions()}
 
 
 # ---- the run ----------------------------------------------------------- #
@@ -210,19 +193,19 @@ def interleaved_times(calls, repeats, *, warm_up=True):
     rounds in which each call runs once in turn (after one warm-up round:
     first calls pay imports, allocations, kernel compiles)."""
     times = {key: [] for key in calls}
-    for key, (fn, backend) in calls.items() if warm_up else ():
-        _timed(fn, backend)
+    for fn, backend in calls.values() if warm_up else ():
+        timed_runs(fn, 1, backend_like(backend))
     for _ in range(repeats):
         for key, (fn, backend) in calls.items():
-            times[key].append(_timed(fn, backend))
+            times[key] += timed_runs(fn, 1, backend_like(backend))[0]
     return times
 
 
-def timing_rows(model, times, *, nbytes, baseline="sklearn"):
-    """One row per (op, backend) of ``times``, with the speed-up over ``baseline``."""
+def timing_rows(model, times, *, nbytes):
+    """One row per (op, backend) of ``times``, with the speed-up over scikit-learn."""
     rows = []
     for (op, b), ts in times.items():
-        base = times.get((op, baseline))
+        base = times.get((op, "sklearn"))
         median = float(np.median(ts))
         rows.append(
             {
@@ -244,7 +227,7 @@ def timing_rows(model, times, *, nbytes, baseline="sklearn"):
     return rows
 
 
-def bench_model(model, X, y, backends, *, repeats, ops=("fit", "predict"), X_predict=None):
+def bench_model(model, X, y, backends, *, repeats, X_predict=None):
     """Median/min seconds of every op on every backend, repeats interleaved.
 
     ``fit`` on ``(X, y)``; ``predict`` on ``X_predict`` (default ``X``).
@@ -253,13 +236,13 @@ def bench_model(model, X, y, backends, *, repeats, ops=("fit", "predict"), X_pre
     X_predict = X if X_predict is None else X_predict
     data = {b: (*_on_backend(b, X, y), _on_backend(b, X_predict, None)[0]) for b in backends}
     fitted = {b: _estimator(b, model).fit(data[b][0], data[b][1]) for b in backends}
-    predicted = {b: np.asarray(_host(fitted[b].predict(data[b][2]))) for b in backends}
+    predicted = {b: np.asarray(to_numpy(fitted[b].predict(data[b][2]))) for b in backends}
 
     def call(op, b):
         est, (Xb, yb, Xp) = fitted[b], data[b]
         return (lambda: est.fit(Xb, yb)) if op == "fit" else (lambda: est.predict(Xp))
 
-    times = interleaved_times({(op, b): (call(op, b), b) for op in ops for b in backends}, repeats)
+    times = interleaved_times({(op, b): (call(op, b), b) for op in ("fit", "predict") for b in backends}, repeats)
     peak = {b: fit_peak_bytes(_estimator(b, model), *data[b][:2]) for b in backends if b != "nbgpu-gpu"}
     rows = timing_rows(model, times, nbytes=bytes_read(X))
     for row in rows:
@@ -269,12 +252,6 @@ def bench_model(model, X, y, backends, *, repeats, ops=("fit", "predict"), X_pre
         if "sklearn" in predicted and b != "sklearn":
             row["same_predictions"] = bool(np.array_equal(predicted[b], predicted["sklearn"]))
     return rows
-
-
-def _host(a):
-    from .._array.namespace import to_numpy
-
-    return to_numpy(a)
 
 
 def fit_peak_bytes(estimator, X, y):
@@ -328,7 +305,7 @@ def _new_results(size, backends, repeats):
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "machine": platform.node(),
         "devices": {b: device_name(b) for b in backends},
-        "threads": _threads(),
+        "threads": n_threads(),
         "versions": versions(),
         "repeats": repeats,
         "data": {},
@@ -336,15 +313,16 @@ def _new_results(size, backends, repeats):
     }
 
 
-def run_benchmarks(*, size, models, backends, repeats, data=("synthetic",), corpus=None, inputs=None, log=print):
-    """Build every data set once and time every model on it.
+def run_benchmarks(results, *, models, backends, data=("synthetic",), corpus=None, inputs=None, log=print):
+    """Build every data set once, time every model on it, and add the rows to
+    ``results`` (from :func:`_new_results`, which holds the size and repeats).
 
     ``data`` names the sets: "synthetic" (the size's synthetic data),
     "real" (the corpus at ``corpus``, a JSON-lines file, vectorised as each
     of ``inputs``), "streaming" (a wide hashed model streamed in chunks and
     loaded from a file).
     """
-    results = _new_results(size, backends, repeats)
+    size, repeats = results["size"], results["repeats"]
     if "synthetic" in data:
         _run_synthetic(results, size, models, backends, repeats, log)
     if "real" in data and corpus is not None:
@@ -360,6 +338,16 @@ def run_benchmarks(*, size, models, backends, repeats, data=("synthetic",), corp
     return results
 
 
+def _add_rows(results, rows, data, *, targets=False):
+    """Add ``rows`` of data set ``data`` to ``results``; the CPU targets are
+    kept only where ``targets`` (they are set for the full synthetic sizes)."""
+    for row in rows:
+        row["data"] = data
+        if not targets:
+            row["target"] = None
+    results["rows"].extend(rows)
+
+
 def _run_synthetic(results, size, models, backends, repeats, log):
     cache = {}
     for model in models:
@@ -371,11 +359,7 @@ def _run_synthetic(results, size, models, backends, repeats, log):
             results["data"][kind] = describe(kind, cache[kind][0], label)
         log(f"timing {model} on {', '.join(backends)} ...")
         rows = bench_model(model, *cache[kind], backends, repeats=repeats)
-        for row in rows:
-            row["data"] = kind
-            if size != "full":  # the targets are set at the full sizes only
-                row["target"] = None
-        results["rows"].extend(rows)
+        _add_rows(results, rows, kind, targets=size == "full")
 
 
 def _run_real(results, size, models, backends, repeats, corpus, inputs, log):
@@ -395,16 +379,15 @@ def _run_real(results, size, models, backends, repeats, corpus, inputs, log):
         for model in models:
             log(f"timing {model} on {key}, {', '.join(backends)} ...")
             rows = bench_model(model, X_train, y_train, backends, repeats=repeats, X_predict=X_validation)
-            for row in rows:
-                row["data"], row["target"] = key, None
-            results["rows"].extend(rows)
+            _add_rows(results, rows, key)
 
 
 def _run_streaming(results, size, backends, log):
     n, d, tokens, k = bench_streaming.WIDE_SIZES[size]
+    chunks = bench_streaming.CHUNKS
     label = (
         f"wide hashed model (synthetic): {n:,} docs × {d:,} features (2^{d.bit_length() - 1}), ~{tokens} tokens/doc, "
-        f"{k} classes, float32 counts; streamed in {', '.join(map(str, bench_streaming.CHUNKS))} chunks, "
+        f"{k} classes, float32 counts; streamed in {', '.join(map(str, chunks))} chunks, "
         f"then saved and loaded to predict {bench_streaming.VALIDATION_DOCS:,} docs; one timed run each"
     )
     log(f"building {label} ...")
@@ -413,63 +396,32 @@ def _run_streaming(results, size, backends, log):
     classes = np.unique(y_train)
     results["data"]["wide"] = describe("wide", X_train, label)
     model = "MultinomialNB"
-    chunked = {c: bench_streaming.row_chunks(X_train, y_train, c) for c in bench_streaming.CHUNKS}
-    probe = X_validation[:1]
+    chunked = {c: bench_streaming.row_chunks(X_train, y_train, c) for c in chunks}
+
+    def streamed(b, c):
+        return lambda: bench_streaming.stream(_estimator(b, model), chunked[c], classes, X_validation[:1])
+
     with tempfile.TemporaryDirectory(prefix="nbgpu-bench-") as folder:
-        files = {}
+        files = {b: bench_streaming.save_model(b, _estimator(b, model).fit(X_train, y_train), folder)
+                 for b in backends}
+        calls = {(f"stream {c} chunk{'s' if c > 1 else ''}", b): (streamed(b, c), b)
+                 for c in chunks for b in backends}
         for b in backends:
-            files[b] = bench_streaming.save_model(b, _estimator(b, model).fit(X_train, y_train), folder)
-
-        def streamed(b, c):
-            return lambda: bench_streaming.stream(_estimator(b, model), chunked[c], classes, probe)
-
-        calls = {}
-        for c in bench_streaming.CHUNKS:
-            calls.update({(f"stream {c} chunk{'s' if c > 1 else ''}", b): (streamed(b, c), b) for b in backends})
-        calls.update(
-            {("load+predict", b): ((lambda b=b: bench_streaming.load_and_predict(b, files[b], X_validation)), b) for b in backends}
-        )
+            load_and_predict = functools.partial(bench_streaming.load_and_predict, b, files[b], X_validation)
+            calls["load+predict", b] = (load_and_predict, b)
         log(f"timing {model} streaming and load+predict on {', '.join(backends)}, one run each ...")
         # Every chunk costs a pass over the k × d statistics (scikit-learn
         # takes minutes for 100 chunks): one timed run, after the fits above.
         times = interleaved_times(calls, 1, warm_up=False)
         sizes = {b: os.path.getsize(files[b]) for b in backends}
     rows = timing_rows(model, times, nbytes=bytes_read(X_train))
-    one = {b: float(np.median(times[("stream 1 chunk", b)])) for b in backends}
+    _add_rows(results, rows, "wide")
+    one = {r["backend"]: r["median_s"] for r in rows if r["op"] == "stream 1 chunk"}
     for row in rows:
-        row["data"] = "wide"
-        row["target"] = None
         if row["op"].startswith("stream"):
             row["vs_one_chunk"] = row["median_s"] / one[row["backend"]]
         if row["op"] == "load+predict":
             row["model_file_bytes"] = sizes[row["backend"]]
-    results["rows"].extend(rows)
-
-
-def _threads():
-    from .._array.threads import n_threads
-
-    return n_threads()
-
-
-format_table = bench_report.format_table
-
-
-def plot(results, path):
-    """A bar chart of the speed-ups over scikit-learn (log scale), as PNG."""
-    bench_report.plot(results, path, models=MODELS)
-
-
-def describe_run(results, backends, results_dir):
-    """The lines ``nbgpu bench`` prints before it starts timing."""
-    return [
-        f"nbgpu bench, size={results['size']}: each time is the median of {results['repeats']} interleaved "
-        f"repeats ({', '.join(backends)} in turn), after one warm-up call (streaming rows: one run each)",
-        f"threads: {results['threads']} (NBGPU_NUM_THREADS); devices: "
-        + "; ".join(f"{b}: {name}" for b, name in results["devices"].items()),
-        f"results: {results_dir}" if results_dir is not None
-        else "results: not kept (--out DIR keeps the raw results and the chart)",
-    ]
 
 
 # ---- command line ------------------------------------------------------ #
@@ -524,19 +476,18 @@ def _output_paths(args):
     $NBGPU_BENCH_DIR); names already taken in a folder get a suffix."""
     folder = os.path.abspath(args.out) if args.out else bench_report.default_results_dir()
     folder = None if folder is None else str(folder)
-    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
+    json_path = png_path = None
     if args.json:
         json_path = os.path.abspath(args.json)
         folder = os.path.dirname(json_path)
     elif folder is not None:
+        stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
         json_path = str(bench_report.fresh_path(folder, f"nbgpu-bench-{args.size}-{stamp}", ".json"))
-    else:
-        json_path = None
-    if args.png == "none":
-        return folder, json_path, None
-    if args.png:
-        return folder, json_path, os.path.abspath(args.png)
-    return folder, json_path, None if json_path is None else os.path.splitext(json_path)[0] + ".png"
+    if args.png and args.png != "none":
+        png_path = os.path.abspath(args.png)
+    elif not args.png and json_path is not None:
+        png_path = os.path.splitext(json_path)[0] + ".png"
+    return folder, json_path, png_path
 
 
 def run(args: argparse.Namespace) -> int:
@@ -566,17 +517,20 @@ def run(args: argparse.Namespace) -> int:
             corpus = bench_corpus.STDLIB_CORPUS
     log = (lambda *a: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     results = _new_results(args.size, backends, args.repeats)
-    for line in describe_run(results, backends, folder):
-        log(line)
-    if "real" in args.data:
-        if corpus == bench_corpus.STDLIB_CORPUS:
-            log("real text: docstrings of this Python's standard library, read from its sources (a larger corpus: "
-                f"{bench_corpus.how_to_build()})")
-        else:
-            log(f"real text: {corpus}")
-    results = run_benchmarks(size=args.size, models=args.models, backends=backends, repeats=args.repeats,
-                             data=args.data, corpus=corpus, inputs=args.inputs, log=log)
-    print(format_table(results))
+    log(f"nbgpu bench, size={args.size}: each time is the median of {args.repeats} interleaved repeats "
+        f"({', '.join(backends)} in turn), after one warm-up call (streaming rows: one run each)")
+    log(f"threads: {results['threads']} (NBGPU_NUM_THREADS); devices: "
+        + "; ".join(f"{b}: {name}" for b, name in results["devices"].items()))
+    log(f"results: {folder}" if folder is not None
+        else "results: not kept (--out DIR keeps the raw results and the chart)")
+    if corpus == bench_corpus.STDLIB_CORPUS:
+        log("real text: docstrings of this Python's standard library, read from its sources (a larger corpus: "
+            f"{bench_corpus.how_to_build()})")
+    elif corpus is not None:
+        log(f"real text: {corpus}")
+    run_benchmarks(results, models=args.models, backends=backends, data=args.data, corpus=corpus,
+                   inputs=args.inputs, log=log)
+    print(bench_report.format_table(results))
     if json_path is not None:
         bench_report.write_json(results, json_path)
         print(f"\nraw results: {json_path}")
@@ -586,7 +540,7 @@ def run(args: argparse.Namespace) -> int:
         except ImportError:
             print("chart: skipped, matplotlib is not installed (pip install 'nbgpu[cli]')", file=sys.stderr)
         else:
-            plot(results, png_path)
+            bench_report.plot(results, png_path, models=MODELS)
             print(f"chart: {png_path}")
     return 0
 

@@ -49,12 +49,11 @@ def find_corpus(where=None, *, name=DEFAULT_CORPUS):
     current folder (a checkout of the repository).
     """
     if where is not None:
-        path = Path(where)
-        return path if path.is_file() else (path / f"{name}.jsonl" if (path / f"{name}.jsonl").is_file() else None)
-    for folder in (os.environ.get(CORPORA_ENV), REPOSITORY_CORPORA):
-        if folder and (Path(folder) / f"{name}.jsonl").is_file():
-            return Path(folder) / f"{name}.jsonl"
-    return None
+        places = [Path(where), Path(where) / f"{name}.jsonl"]
+    else:
+        folders = (os.environ.get(CORPORA_ENV), REPOSITORY_CORPORA)
+        places = [Path(folder) / f"{name}.jsonl" for folder in folders if folder]
+    return next((path for path in places if path.is_file()), None)
 
 
 def how_to_build(name=DEFAULT_CORPUS):

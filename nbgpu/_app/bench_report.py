@@ -21,9 +21,7 @@ RESULTS_ENV = "NBGPU_BENCH_DIR"
 def default_results_dir():
     """``$NBGPU_BENCH_DIR`` as a Path, else None: without it (or ``--out``)
     nothing is written, rather than into a folder of the user's home unasked."""
-    if os.environ.get(RESULTS_ENV):
-        return Path(os.environ[RESULTS_ENV])
-    return None
+    return Path(os.environ[RESULTS_ENV]) if os.environ.get(RESULTS_ENV) else None
 
 
 def fresh_path(folder, stem, suffix):
@@ -38,11 +36,9 @@ def fresh_path(folder, stem, suffix):
 
 def refuse_to_overwrite(paths, *, overwrite):
     """A message naming the first of ``paths`` that exists (unless ``overwrite``), else None."""
-    if overwrite:
-        return None
-    for path in paths:
-        if path is not None and Path(path).exists():
-            return f"{path} exists; pass --overwrite to replace it (or name another file)"
+    taken = [path for path in paths if path is not None and Path(path).exists()]
+    if taken and not overwrite:
+        return f"{taken[0]} exists; pass --overwrite to replace it (or name another file)"
     return None
 
 
@@ -100,12 +96,10 @@ def plot(results, path, *, models):
         value = {(r["data"], r["model"], r["op"]): r["speedup_vs_sklearn"] for r in rows if r["backend"] == b}
         xs = [j + i * width for j in range(len(labels))]
         ax.bar(xs, [value.get(lab, 0) for lab in labels], width, label=b)
-    targets = {(r["data"], r["model"], r["op"]): r["target"] for r in rows if r["target"]}
-    for j, lab in enumerate(labels):
-        target = targets.get(lab)
-        if target and "nbgpu-cpu" in backends:
-            x0 = j + backends.index("nbgpu-cpu") * width
-            ax.plot([x0 - width / 2, x0 + width / 2], [target, target], "k-", lw=2)
+    targets = {(r["data"], r["model"], r["op"]): r["target"] for r in rows if r["target"]}  # nbgpu-cpu's rows
+    for lab, target in targets.items():
+        x0 = labels.index(lab) + backends.index("nbgpu-cpu") * width
+        ax.plot([x0 - width / 2, x0 + width / 2], [target, target], "k-", lw=2)
     ax.axhline(1.0, color="grey", lw=0.8)
     ax.set_yscale("log")
     ax.set_ylabel("speed-up over scikit-learn (x)")

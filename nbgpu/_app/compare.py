@@ -37,15 +37,13 @@ def _datasets():
         yield name, (Xtr, Xte, ytr, yte), (Ctr, Cte)
 
 
-def _best_time(fn, repeats, like):
-    times, result = timed_runs(fn, repeats, like)
-    return min(times), result
-
-
-def _run(make, Xtr, ytr, Xte, repeats, like):
-    fit_s, model = _best_time(lambda: make().fit(Xtr, ytr), repeats, like)
-    predict_s, pred = _best_time(lambda: model.predict(Xte), repeats, like)
-    return fit_s, predict_s, np.asarray(to_numpy(pred))
+def _run(make, Xtr, ytr, Xte, yte, repeats, like):
+    """Accuracy and best fit/predict seconds of ``make()``, and its predictions (on the host)."""
+    fit_times, model = timed_runs(lambda: make().fit(Xtr, ytr), repeats, like)
+    predict_times, pred = timed_runs(lambda: model.predict(Xte), repeats, like)
+    pred = np.asarray(to_numpy(pred))
+    scores = {"accuracy": float(np.mean(pred == yte)), "fit_s": min(fit_times), "predict_s": min(predict_times)}
+    return scores, pred
 
 
 def compare(*, like=None, repeats=5):
@@ -77,17 +75,13 @@ def compare(*, like=None, repeats=5):
             categorical = model == "CategoricalNB"
             train, test = (Ctr, Cte) if categorical else (Xtr, Xte)
             kwargs = {"min_categories": N_BINS} if categorical else {}
-            ours = getattr(nbgpu, model)
-            ref = getattr(sk, model)
             dtr, dte, dy = host_to_like(train, like), host_to_like(test, like), host_to_like(ytr, like)
-            o_fit, o_pred_s, o_pred = _run(lambda: ours(**kwargs), dtr, dy, dte, repeats, like)
-            r_fit, r_pred_s, r_pred = _run(lambda: ref(**kwargs), train, ytr, test, repeats, None)
+            ours, o_pred = _run(lambda: getattr(nbgpu, model)(**kwargs), dtr, dy, dte, yte, repeats, like)
+            ref, r_pred = _run(lambda: getattr(sk, model)(**kwargs), train, ytr, test, yte, repeats, None)
             rows.append({
                 "dataset": name, "model": model,
                 "n_train": int(train.shape[0]), "n_test": int(test.shape[0]), "n_features": int(train.shape[1]),
-                "nbgpu": {"accuracy": float(np.mean(o_pred == yte)), "fit_s": o_fit, "predict_s": o_pred_s},
-                "sklearn": {"accuracy": float(np.mean(r_pred == yte)), "fit_s": r_fit, "predict_s": r_pred_s},
-                "agreement": float(np.mean(o_pred == r_pred)),
+                "nbgpu": ours, "sklearn": ref, "agreement": float(np.mean(o_pred == r_pred)),
             })
     return rows
 

@@ -51,7 +51,8 @@ class Candidate(NamedTuple):
 
     @property
     def name(self):
-        return f"{self.family}({', '.join(f'{k}={v:g}' if k == 'alpha' else f'{k}={v}' for k, v in self.params.items())})"
+        params = ", ".join(f"{k}={v:g}" if k == "alpha" else f"{k}={v}" for k, v in self.params.items())
+        return f"{self.family}({params})"
 
 
 def searched_parameters(given):
@@ -178,14 +179,8 @@ class Search(NamedTuple):
     best: int
     fixed: dict
 
-    def means(self):
-        scored = ~np.isnan(self.scores[0])
-        if not np.any(scored):
-            return np.full(len(self.candidates), np.nan), np.full(len(self.candidates), np.nan)
-        return np.mean(self.scores[:, scored], axis=1), np.std(self.scores[:, scored], axis=1)
-
     def record(self):
-        mean, std = self.means()
+        mean, std = fold_means(self.scores)
         return {
             "method": f"{len(self.rows_scored)}-fold cross-validation (rows mod {len(self.rows_scored)}), accuracy",
             "chosen": {"estimator": self.candidates[self.best].family, **self.candidates[self.best].params},
@@ -199,7 +194,7 @@ class Search(NamedTuple):
 
     def summary(self):
         """One line: what was chosen and how."""
-        mean, std = self.means()
+        mean, std = fold_means(self.scores)
         best = self.candidates[self.best]
         if np.isnan(mean[self.best]):
             return f"{best.name} (too few rows to cross-validate: the default)"
@@ -208,7 +203,7 @@ class Search(NamedTuple):
 
     def table(self):
         """The fold scores, a line per candidate, the best marked."""
-        mean, std = self.means()
+        mean, std = fold_means(self.scores)
         width = max(len(c.name) for c in self.candidates)
         lines = []
         for i, (c, m, s) in enumerate(zip(self.candidates, mean, std)):
@@ -221,15 +216,12 @@ def _number(value):
     return None if np.isnan(value) else round(float(value), 6)
 
 
-def best_index(scores):
-    """The candidate of the best mean accuracy over the folds scored; the
-    first of the list on a tie (the default, MultinomialNB alpha=1, when no
-    fold could be scored)."""
+def fold_means(scores):
+    """Mean and std of each candidate's accuracy over the folds scored (NaN if none was)."""
     scored = ~np.isnan(scores[0])
     if not np.any(scored):
-        return None
-    mean = np.mean(scores[:, scored], axis=1)
-    return int(np.flatnonzero(mean == mean.max())[0])
+        return np.full(len(scores), np.nan), np.full(len(scores), np.nan)
+    return np.mean(scores[:, scored], axis=1), np.std(scores[:, scored], axis=1)
 
 
 def rests(folds):
@@ -265,8 +257,7 @@ class FoldedPass(_OnePass):
     """The running state of ``training.train`` with a model per fold; its
     result is the best candidate on the statistics of all the folds.
 
-    Set ``candidates``, ``fixed`` and ``to_host`` (class attributes, see
-    :func:`state_class`)."""
+    Set ``candidates`` and ``fixed`` (class attributes, see :func:`state_class`)."""
 
     candidates, fixed, sample_rows = None, None, SAMPLE_ROWS
 
@@ -283,8 +274,8 @@ class FoldedPass(_OnePass):
 
     def _absorb(self, X, y, where):
         values = X.data if hasattr(X, "indices") else X
-        if values.size and np.nanmin(values) < 0:
-            low = np.nanmin(values)
+        low = np.nanmin(values) if values.size else 0.0
+        if low < 0:
             chunk = self._chunk if self.fitted_rows == 0 else None
             raise NotCounts(f"{where} holds a negative feature value ({low:g})", chunk)
         if any(m is not None and m.n_features_in_ != X.shape[1] for m in self.folds):
@@ -307,9 +298,11 @@ class FoldedPass(_OnePass):
             raise ValueError(f"{self.reader.path} holds no data rows")
         samples = [(s.X, s.y) for s in self.samples]
         scores = score_folds(self.candidates, self.fixed, self.folds, samples)
-        best = best_index(scores)
-        if best is None:  # too few rows for any fold to be scored
-            best = self.candidates.index(min(self.candidates, key=lambda c: abs(c.params["alpha"] - 1.0)))
+        mean, _ = fold_means(scores)
+        if np.isnan(mean[0]):  # too few rows for any fold to be scored: the alpha nearest the default, 1
+            best = min(range(len(self.candidates)), key=lambda i: abs(self.candidates[i].params["alpha"] - 1.0))
+        else:  # the best mean accuracy, the first of the list on a tie
+            best = int(np.argmax(mean))
         self.search = Search(self.candidates, scores, [s.rows for s in self.samples], best, self.fixed)
         return made_from(estimator(self.candidates[best], self.fixed), total)
 

@@ -1,32 +1,18 @@
 """SemiSupervisedNB on Dask arrays: every EM iteration is one tree of merges.
 
-``SemiSupervisedNB.fit`` runs the same EM loop on in-memory and Dask data;
-for a Dask array it asks the adapter for :func:`dask_em_data`, which gives
-what the loop reads (``_InMemoryData`` in ``_models/semi_supervised.py``
-says what that is). Every row block is validated and split into labeled and
-unlabeled rows on its worker by the same functions as in memory:
+For a Dask ``X``, ``SemiSupervisedNB.fit`` runs its EM loop on :class:`_DaskData`
+(the interface is that of ``_InMemoryData`` in ``_models/semi_supervised.py``).
+Every row block is validated, split and scored on its worker by the in-memory
+functions; the per-block results merge in a tree (the model's ``_merge``, sums
+added), as ``dask_fit`` merges, and the client finalizes the next model.
 
-- the first pass computes the statistics of the labeled rows (one-hot,
-  fixed for the whole fit), the total weight and the number of unlabeled
-  rows;
-- every later pass, under the current model, scores each block once: the
-  block's term of the log-likelihood ``ℓ`` of that model, and (E-step, then
-  M-step sums) the statistics of its unlabeled rows weighted by their
-  responsibilities, with the soft kernel of the in-memory fit. The
-  per-block results merge in a tree (the model's ``_merge``, sums added),
-  as ``dask_fit`` merges, and the client finalizes the next model.
-
-``ℓ`` of a model needs a pass with that model, so a pass also computes the
-M-step statistics of the next iteration: the loop then needs no second
-pass, and the statistics of the last pass (computed before the change of
-``ℓ`` says it converged) are the only ones thrown away; none are computed
-once ``max_iter`` is reached.
-
-Cost: one pass over X per iteration, plus the labeled statistics' and
-the starting model's (n_iter_ + 2 passes).
-Nothing is persisted: each pass computes X's graph again (reading files,
-vectorizing, ...). Persist X yourself (``X = X.persist()``) when it fits in
-the cluster's memory and is costly to produce.
+The first pass gives the labeled rows' statistics (fixed for the whole fit), the
+total weight and the number of unlabeled rows. Every later pass scores each
+block once under the current model: its term of ``ℓ`` and, since ``ℓ`` of a
+model needs a pass with it anyway, the soft statistics of the next M-step (none
+once ``max_iter`` is reached). So a fit costs n_iter_ + 2 passes over X, and X
+is not persisted: persist it yourself (``X = X.persist()``) when it is costly to
+produce and fits in the cluster's memory.
 """
 
 from __future__ import annotations
@@ -35,20 +21,12 @@ import numpy as np
 from sklearn.base import clone
 
 from .._array.namespace import is_dask_array
-from .._models.semi_supervised import (
-    _em_terms,
-    _label_codes,
-    _labeled_classes,
-    _labeled_statistics,
-    _split_rows,
-)
+from .._models.semi_supervised import _em_terms, _labeled_classes, _labeled_statistics, _split_rows
 from .._validation import check_y
 from .dask_blocks import _check_2d, _known_row_chunks, _merge_children, _merge_tree, _row_pieces, _shared, _split_every
 
 
-# --------------------------------------------------------------------------- #
-# Tasks (they run on the workers; module-level so they pickle by reference)
-# --------------------------------------------------------------------------- #
+# The tasks run on the workers: module-level functions pickle by reference.
 def _start_block(template, X, y, weight, classes):
     """``(statistics of the labeled rows or None, Σ weights, unlabeled rows)``
     of one block, every row validated."""
@@ -65,7 +43,7 @@ def _em_block(template, X, y, weight, classes, model, lam, statistics):
     if X.shape[0] == 0:
         return None, 0.0
     rows = _split_rows(template, X, y, weight, whole=False)
-    total, soft = _em_terms(template, model, rows, _label_codes(rows, classes), lam)
+    total, soft = _em_terms(template, model, rows, classes, lam)
     return (soft() if statistics else None), total
 
 
@@ -76,9 +54,6 @@ def _merge_sums(template, children):
     return (stats, *(sum(values) for values in list(zip(*children))[1:]))
 
 
-# --------------------------------------------------------------------------- #
-# The data of a fit
-# --------------------------------------------------------------------------- #
 def _check_rows_only(X):
     """A block must hold whole rows: rechunking would cost a shuffle per pass."""
     _check_2d(X)
@@ -137,6 +112,4 @@ class _DaskData:
         return total, lambda: soft
 
 
-def dask_em_data(estimator, X, y, sample_weight):
-    """The data of a ``SemiSupervisedNB`` fit of ``estimator`` on Dask array ``X``."""
-    return _DaskData(estimator, X, y, sample_weight)
+dask_em_data = _DaskData  # the Dask adapter's ``em_data``

@@ -1,13 +1,8 @@
 """Grid search over the parameters that act only when statistics become a model.
 
-A naive Bayes model is its statistics (DESIGN.md §1); smoothing, priors and
-the like only act in ``_finalize``. So a cross-validated grid search over
-them needs the statistics of every training fold once, not one fit per grid
-point: each test fold's statistics are accumulated in one pass over ``X``,
-a training fold's statistics are the total minus its test fold's (exact for
-counts; the inverse of Chan's merge for Gaussian moments) or, for the other
-models, the merge of the other folds' statistics; then every grid point is
-finalized from them (k × d work) and scored on the test fold.
+Smoothing, priors and the like act only in ``_finalize`` (DESIGN.md §1), so
+every training fold's statistics are made once and every grid point is
+finalized from them (see :class:`SmoothingSearchCV`).
 """
 
 from __future__ import annotations
@@ -112,13 +107,6 @@ class _FoldFailed(Exception):
     """A fold whose Pipeline steps could not be fitted: every grid point there fails."""
 
 
-def _score_weights(sample_weight, index):
-    """The ``sample_weight`` keyword of a scorer on rows ``index`` (host numpy)."""
-    if sample_weight is None:
-        return {}
-    return {"sample_weight": to_numpy(take_rows(sample_weight, index))}
-
-
 def _scorers_taking_weights(scorers, search):
     """Names of the scorers that take ``sample_weight``: GridSearchCV passes
     the fit's weights to them (and warns about the others)."""
@@ -140,37 +128,24 @@ def _scorers_taking_weights(scorers, search):
     return taking
 
 
-def _complements(train, test, n):
-    """Whether the index arrays ``train`` and ``test`` split ``range(n)`` in two."""
-    if train.shape[0] + test.shape[0] != n:
-        return False
-    seen = np.zeros(n, dtype=bool)
-    seen[train] = True
-    return np.count_nonzero(seen) == train.shape[0] and not seen[test].any()
-
-
 def _host_labels(y):
     return to_numpy(y) if is_array(y) else np.asarray(y)
 
 
+def _score_dtype(X):
+    return "float32" if str(X.dtype).endswith("float32") else "float64"
+
+
 def _is_metric_scorer(scorer):
-    """Whether ``scorer`` is scikit-learn's response-and-metric scorer (a name
-    such as "accuracy", or ``make_scorer``): the metric calls ``np.asarray``
-    on labels and predictions. The estimator's own ``score`` and a callable
-    of the user's take the model as it is."""
+    """Whether ``scorer`` is scikit-learn's response-and-metric scorer ("accuracy",
+    ``make_scorer``), whose metric calls ``np.asarray`` on labels and predictions."""
     return hasattr(scorer, "_score_func") and hasattr(scorer, "_response_method")
 
 
 class _HostResponses:
-    """A fitted model as scikit-learn's metrics read it, on one set of rows:
-    its predictions on the host.
-
-    The metrics call ``np.asarray``, which device arrays refuse (cupy) or
-    cannot honour (a second device); so each response method's output is
-    brought to the host once (``to_numpy``) and kept for the other metrics of
-    the same rows, as GridSearchCV's multimetric scorer caches it. The
-    predictions themselves are computed where ``X`` is.
-    """
+    """A fitted model as scikit-learn's metrics read it: each response on one set
+    of rows computed where ``X`` is, brought to the host once and cached for the
+    other metrics (``np.asarray`` fails on device arrays)."""
 
     _RESPONSES = ("predict", "predict_proba", "predict_log_proba", "decision_function")
 
@@ -385,41 +360,42 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
         return scorers, True, (refit if isinstance(refit, str) else None)
 
     # ---- search -------------------------------------------------------- #
-    def _fold_statistics(self, X, y, sample_weight, splits, classes):
-        """``(training statistics of every split, statistics of all rows or
-        None, seconds of accumulation per split)``. The fast path needs test
-        folds that partition the rows, each training fold its complement."""
-        est = self.estimator
-        n = X.shape[0]
-        base = clone(est)
+    def _fold_statistics(self, X, y, sample_weight, splits, classes, fold_classes):
+        """``(training statistics of every split, statistics of all rows or None,
+        seconds of accumulation per split)``. The fast path needs test folds that
+        partition the rows, each training fold its complement."""
+        base = clone(self.estimator)
 
-        def stats_of(index):
+        def stats_of(index, labels):
             w = None if sample_weight is None else take_rows(sample_weight, index)
-            return base._fit_batch(take_rows(X, index), take_rows(y, index), classes, w, reset=True, commit=False)
+            X_rows, y_rows = take_rows(X, index), take_rows(y, index)
+            return base._fit_batch(X_rows, y_rows, labels, w, reset=True, commit=False)
 
-        tests = np.concatenate([test for _, test in splits]) if splits else np.empty(0, dtype=np.intp)
-        partition = (
-            tests.shape[0] == n
-            and np.array_equal(np.sort(tests), np.arange(n))
-            and all(_complements(train, test, n) for train, test in splits)
+        rows = np.arange(X.shape[0])
+        partition = np.array_equal(np.sort(np.concatenate([test for _, test in splits])), rows) and all(
+            np.array_equal(np.sort(np.concatenate([train, test])), rows) for train, test in splits
         )
         t0 = time.perf_counter()
         if not partition:  # each training fold once, from its own rows
-            out = [stats_of(train) for train, _ in splits]
-            return out, None, [(time.perf_counter() - t0) / len(splits)] * len(splits)
-        parts = [stats_of(test) for _, test in splits]
+            train_stats = [stats_of(train, labels) for (train, _), labels in zip(splits, fold_classes)]
+            return train_stats, None, (time.perf_counter() - t0) / len(splits)
+        parts = [stats_of(test, classes) for _, test in splits]
         xp = get_namespace(first_array(parts[0]))
-        total = functools.reduce(lambda a, b: base._merge(a, b, xp=xp), parts)
-        difference = _DIFFERENCE.get(type(est))
-        if difference is not None:
-            train = [difference(total, part, xp=xp) for part in parts]
-        else:
-            train = [
-                functools.reduce(lambda a, b: base._merge(a, b, xp=xp), parts[:i] + parts[i + 1 :])
-                for i in range(len(parts))
-            ]
-        seconds = (time.perf_counter() - t0) / len(splits)
-        return train, total, [seconds] * len(splits)
+
+        def merged(stats):
+            return functools.reduce(lambda a, b: base._merge(a, b, xp=xp), stats)
+
+        total = merged(parts)
+        difference = _DIFFERENCE.get(type(base))
+        train_stats = []
+        for i, labels in enumerate(fold_classes):
+            if labels.shape[0] < classes.shape[0]:  # a training fold without some class
+                train_stats.append(stats_of(splits[i][0], labels))
+            elif difference is not None:
+                train_stats.append(difference(total, parts[i], xp=xp))
+            else:
+                train_stats.append(merged(parts[:i] + parts[i + 1 :]))
+        return train_stats, total, (time.perf_counter() - t0) / len(splits)
 
     def _model_folds(self, X, y, sample_weight, splits):
         """One namespace per split of an nbgpu model's search: the training
@@ -443,30 +419,29 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
         # A training fold without some class: GridSearchCV's model there knows
         # only the classes it saw, so this fold is accumulated with those alone.
         _, codes = np.unique(y_host, return_inverse=True)
-        n_classes = _host_labels(classes).shape[0]
-        full = [np.count_nonzero(np.bincount(codes[train], minlength=n_classes)) == n_classes for train, _ in splits]
-        train_stats, total, accum_seconds = self._fold_statistics(X, y, sample_weight, splits, classes)
-        for i, (train, _) in enumerate(splits):
-            if not full[i]:
-                w = None if sample_weight is None else take_rows(sample_weight, train)
-                fold_classes = unique_labels(take_rows(y, train))
-                t0 = time.perf_counter()
-                train_stats[i] = clone(model)._fit_batch(take_rows(X, train), take_rows(y, train), fold_classes, w,
-                                                         reset=True, commit=False)
-                accum_seconds[i] += time.perf_counter() - t0
-        score_dtype = "float32" if str(X.dtype).endswith("float32") else "float64"
+        n_classes = classes.shape[0]
+        fold_classes = [
+            classes if np.unique(codes[train]).shape[0] == n_classes else unique_labels(take_rows(y, train))
+            for train, _ in splits
+        ]
+        train_stats, total, seconds = self._fold_statistics(
+            X, y, sample_weight, splits, classes, fold_classes
+        )
+        score_dtype = _score_dtype(X)
 
         def rows(index):
             part = take_rows(X_given, index)
-            return part, part, take_rows(y, index), y_host[index], _score_weights(sample_weight, index)
+            weights = {}
+            if sample_weight is not None:
+                weights = {"sample_weight": to_numpy(take_rows(sample_weight, index))}
+            return part, part, take_rows(y, index), y_host[index], weights
 
         def folds():
             for s, (train, test) in enumerate(splits):
                 yield SimpleNamespace(
-                    stats=train_stats[s], classes=classes if full[s] else unique_labels(take_rows(y, train)),
-                    n_features=n_features, feature_names=feature_names, score_dtype=score_dtype,
-                    seconds=accum_seconds[s], error=None, pipeline=None, test=rows(test),
-                    train=rows(train) if self.return_train_score else None,
+                    stats=train_stats[s], classes=fold_classes[s], n_features=n_features,
+                    feature_names=feature_names, score_dtype=score_dtype, seconds=seconds, error=None,
+                    pipeline=None, test=rows(test), train=rows(train) if self.return_train_score else None,
                 )
 
         def refit(params):
@@ -479,7 +454,7 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
 
         return folds(), len(splits), refit, classes, n_features, feature_names
 
-    def _pipeline_folds(self, X, y, splits):
+    def _pipeline_folds(self, X, y, sample_weight, splits):
         """One namespace per split of a Pipeline's search: its earlier steps
         fitted once on the training rows (a clone, as GridSearchCV's fit of
         the whole Pipeline fits them), the model's statistics accumulated
@@ -507,8 +482,7 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
             Xt_test = X_test if head is None else head.transform(X_test)
             return SimpleNamespace(
                 stats=stats, classes=fold_classes, n_features=checked.shape[1], feature_names=feature_names,
-                score_dtype="float32" if str(checked.dtype).endswith("float32") else "float64",
-                seconds=seconds, error=None, pipeline=head,
+                score_dtype=_score_dtype(checked), seconds=seconds, error=None, pipeline=head,
                 test=(Xt_test, X_test, take_rows(y, test), y_host[test], {}),
                 train=(Xt_train, X_train, y_train, y_host[train], {}) if self.return_train_score else None,
             )
@@ -571,12 +545,8 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
                 raise ValueError(msg)
             return out
 
-        if is_pipeline:
-            folds, n_splits, refit, classes, n_features, feature_names = self._pipeline_folds(X, y, splits)
-        else:
-            folds, n_splits, refit, classes, n_features, feature_names = self._model_folds(
-                X, y, sample_weight, splits
-            )
+        make_folds = self._pipeline_folds if is_pipeline else self._model_folds
+        folds, n_splits, refit, classes, n_features, feature_names = make_folds(X, y, sample_weight, splits)
 
         n_cand = len(candidates)
         fit_time = np.zeros((n_cand, n_splits))

@@ -53,17 +53,18 @@ from .._validation import check_finite
 def resolve_columns(spec, n_features, feature_names, *, part):
     """The column indices (host int64, in the given order) a part's ``columns`` selects."""
     where = f"The columns of part {part!r} in `estimators`"
+    kinds = "must be int indices, a slice, a boolean mask or column names"
     if isinstance(spec, slice):
         spec = np.arange(n_features, dtype=np.int64)[spec]
     if isinstance(spec, (str, numbers.Integral)):
         spec = [spec]
     if callable(spec) or isinstance(spec, dict):
-        msg = f"{where} must be int indices, a slice, a boolean mask or column names; got {type(spec).__name__}."
+        msg = f"{where} {kinds}; got {type(spec).__name__}."
         raise TypeError(msg)
     try:
         values = np.asarray(to_numpy(spec) if is_array(spec) else list(spec))
     except TypeError:  # not a sequence: a float, None, an object
-        msg = f"{where} must be int indices, a slice, a boolean mask or column names; got {spec!r}."
+        msg = f"{where} {kinds}; got {spec!r}."
         raise TypeError(msg) from None
     if values.size == 0:
         msg = f"{where} select no column; every part needs at least one."
@@ -92,7 +93,7 @@ def resolve_columns(spec, n_features, feature_names, *, part):
             raise ValueError(msg)
         index = np.where(values < 0, values + n_features, values)
     else:
-        msg = f"{where} must be int indices, a slice, a boolean mask or column names; got values {values.tolist()[:5]}."
+        msg = f"{where} {kinds}; got values {values.tolist()[:5]}."
         raise TypeError(msg)
     if index.size == 0:
         msg = f"{where} select no column; every part needs at least one."
@@ -110,6 +111,11 @@ def select_columns(X, index, *, xp):
     return xp.take(X, xp.asarray(index, device=X.device), axis=1)
 
 
+def column_names(feature_names, index):
+    """The names of columns ``index`` of a model with ``feature_names`` (None without names)."""
+    return None if feature_names is None else feature_names[to_numpy(index)]
+
+
 def part_log_prior(est, *, xp, device, dtype):
     """The log class prior a fitted part adds to its joint log-likelihood."""
     if hasattr(est, "class_log_prior_"):
@@ -119,7 +125,6 @@ def part_log_prior(est, *, xp, device, dtype):
     return xp.astype(lp, dtype)
 
 
-@shared_parameters_doc("prior_smoothing", "loss_matrix")
 class _Plan(NamedTuple):
     """What a ColumnwiseNB fits or scores with."""
 
@@ -129,6 +134,7 @@ class _Plan(NamedTuple):
     feature_names: object  # of the whole (an array), or None
 
 
+@shared_parameters_doc("prior_smoothing", "loss_matrix")
 class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, ClassifierMixin, _BaseComposition):
     """Naive Bayes on mixed feature types: one nbgpu estimator per group of columns.
 
@@ -374,9 +380,8 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, ClassifierMixin, _BaseComposition
             part = clone(est)
             part._check_hyper_parameters()
             if isinstance(part, ColumnwiseNB) and columns is not None:
-                cols = to_numpy(columns[i])
-                sub_names = None if feature_names is None else feature_names[cols]
-                part._fit_plan = part._make_plan(cols.shape[0], sub_names, reset=True)
+                sub_names = column_names(feature_names, columns[i])
+                part._fit_plan = part._make_plan(columns[i].shape[0], sub_names, reset=True)
             parts.append(part)
         return _Plan(names, parts, columns, feature_names)
 
@@ -400,17 +405,10 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, ClassifierMixin, _BaseComposition
     @property
     def _ignore_missing(self):
         """True when some part takes NaN as missing: NaN then passes ``check_X``
-        and ``_check_values`` refuses it in the columns of the other parts.
-
-        A fit asks the parts of its plan (the parameters); a fitted model its
-        fitted parts (a later ``set_params`` of a part takes effect at the
-        next fit).
-        """
-        plan = self.__dict__.get("_fit_plan")
-        if plan is not None:
-            parts = plan.parts
-        elif "estimators_" in self.__dict__:
-            parts = self.estimators_
+        and ``_check_values`` refuses it in the columns of the other parts. Asks
+        the parts of the fit in progress, else the fitted parts, else the parameters."""
+        if "_fit_plan" in self.__dict__ or "estimators_" in self.__dict__:
+            parts = self._plan().parts
         else:
             try:
                 parts = [est for _, est, _ in self.estimators]
@@ -434,7 +432,7 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, ClassifierMixin, _BaseComposition
             plan = self._plan()
             check_keys(stats["parts"], plan.names, name="statistics entry 'parts'")
             for name, part, cols in zip(plan.names, plan.parts, plan.columns):
-                names = None if feature_names is None else feature_names[cols]
+                names = column_names(feature_names, cols)
                 try:
                     part._check_statistics(stats["parts"][name], n_classes, int(cols.shape[0]), feature_names=names, values=values)
                 except ValueError as exc:
@@ -477,7 +475,7 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, ClassifierMixin, _BaseComposition
         score_dtype = "float32" if dtype == xp.float32 else "float64"
         fitted = []
         for name, part, cols in zip(plan.names, plan.parts, plan.columns):
-            names = None if plan.feature_names is None else plan.feature_names[to_numpy(cols)]
+            names = column_names(plan.feature_names, cols)
             est = clone(part)._become_fitted(
                 stats["parts"][name], classes, n_features=int(cols.shape[0]), feature_names=names, score_dtype=score_dtype
             )

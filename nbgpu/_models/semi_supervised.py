@@ -63,11 +63,9 @@ def _string_unlabeled(y):
     values = np.asarray(y, dtype=object)
     if values.ndim != 1:
         return y
-
-    def marks(v):
-        return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and v == UNLABELED
-
-    unlabeled = np.fromiter((marks(v) for v in values.tolist()), dtype=bool, count=values.shape[0])
+    # (True and False are ints, but neither equals -1)
+    marks = (isinstance(v, (int, np.integer)) and v == UNLABELED for v in values.tolist())
+    unlabeled = np.fromiter(marks, dtype=bool, count=values.shape[0])
     if not unlabeled.any() or not any(isinstance(v, str) for v in values[~unlabeled].tolist()):
         return y
     values = values.copy()
@@ -141,13 +139,6 @@ def _split_rows(est, X, y, sample_weight, *, whole=True):
     )
 
 
-def _label_codes(rows, classes):
-    """Class indices of the labeled rows (None where there are none)."""
-    if rows.X_l is None:
-        return None
-    return encode_labels(rows.y_l, classes, xp=rows.xp, device=rows.device)
-
-
 def _labeled_statistics(est, rows, classes):
     """The statistics (one-hot) of the labeled rows, or None where they have no weight."""
     if rows.X_l is None or (rows.w_l is not None and not bool(rows.xp.any(rows.w_l > 0))):
@@ -173,7 +164,15 @@ def _soft_statistics(est, X, R, *, xp, dtype):
     return stats
 
 
-def _em_terms(est, model, rows, codes, lam):
+def _weighted_sum(values, weights, *, xp):
+    """``Σ weights · values``; a zero-weight row adds nothing, even with a -inf value
+    (a zero-weight labeled row of a class no weighted row has)."""
+    if weights is not None:
+        values = xp.where(weights > 0, values * xp.where(weights > 0, weights, 1.0), 0.0)
+    return xp.sum(values)
+
+
+def _em_terms(est, model, rows, classes, lam):
     """One pass of EM over ``rows`` under the fitted ``model``.
 
     Returns ``(total, soft)``: ``total`` is the unnormalised log-likelihood
@@ -186,19 +185,16 @@ def _em_terms(est, model, rows, codes, lam):
     total = 0.0
     if rows.X_l is not None:
         jll_l = xp.astype(model.predict_joint_log_proba(rows.X_l), acc)
+        codes = encode_labels(rows.y_l, classes, xp=xp, device=rows.device)
         picked = xp.take_along_axis(jll_l, xp.reshape(codes, (-1, 1)), axis=1)[:, 0]
-        if rows.w_l is not None:  # a zero-weight row of an unseen class: -inf · 0 is no term
-            picked = xp.where(rows.w_l > 0, picked * xp.where(rows.w_l > 0, rows.w_l, 1.0), 0.0)
-        total = xp.sum(picked)
+        total = _weighted_sum(picked, rows.w_l, xp=xp)
     scores_u = None
     if rows.X_u is not None and lam > 0:
         scores_u, jll_u = model._scores_and_joint(rows.X_u)
         jll = xp.astype(jll_u, acc)
         top = xp.max(jll, axis=1, keepdims=True)
         lse = xp.log(xp.sum(xp.exp(jll - top), axis=1)) + top[:, 0]
-        if rows.w_u is not None:
-            lse = xp.where(rows.w_u > 0, lse * xp.where(rows.w_u > 0, rows.w_u, 1.0), 0.0)
-        total = total + lam * xp.sum(lse)
+        total = total + lam * _weighted_sum(lse, rows.w_u, xp=xp)
 
     def soft():
         if scores_u is None:
@@ -230,13 +226,12 @@ class _InMemoryData:
         self._est = est
         self._rows = rows = _split_rows(est, X, y, sample_weight)
         self.classes = _labeled_classes(rows.y_l)
-        self._codes = _label_codes(rows, self.classes)
         self.labeled = _labeled_statistics(est, rows, self.classes)
         self.n_features, self.score_dtype, self.total_weight = rows.n_features, rows.score_dtype, rows.total_weight
         self.has_unlabeled = rows.X_u is not None
 
     def em_pass(self, model, lam, *, statistics):
-        return _em_terms(self._est, model, self._rows, self._codes, lam)
+        return _em_terms(self._est, model, self._rows, self.classes, lam)
 
 
 class SemiSupervisedNB(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierMixin, BaseEstimator):

@@ -36,8 +36,6 @@ def _host_array(X, name):
     except Exception as exc:  # ragged lists and the like
         msg = f"`{name}` could not be read as an array: {exc}"
         raise ValueError(msg) from exc
-    if isinstance(arr, np.matrix):
-        arr = np.asarray(arr)
     if arr.dtype == object and callable(getattr(X, "to_numpy", None)):
         # pandas' nullable columns (Int64, Float64, boolean) hold pd.NA: as
         # float64 it is NaN, which the NaN checks (or missing="ignore") handle.
@@ -54,44 +52,25 @@ def _numeric_object(arr, name):
         return arr
     try:
         return arr.astype(np.float64)
-    except TypeError as exc:  # e.g. a dict among the values
+    except (TypeError, ValueError) as exc:  # a dict among the values (TypeError), a word (ValueError)
         msg = f"`{name}` must hold numbers; a value of dtype object is not: {exc}"
-        raise TypeError(msg) from exc
-    except ValueError as exc:  # e.g. a string that is not a number
-        msg = f"`{name}` must hold numbers; a value of dtype object is not: {exc}"
-        raise ValueError(msg) from exc
+        raise (TypeError if isinstance(exc, TypeError) else ValueError)(msg) from exc
 
 
 def check_X(X, *, estimator, name="X", allow_nan=False, finite=True, sum_duplicates=True):
-    """Validate a data matrix and return it with its namespace and device.
+    """``(X, xp, device)``: a validated 2-D dense array or CSR/CSC matrix, float32 or
+    float64 (integers kept on the host for a model with ``_integer_input``).
 
-    ``allow_nan=True`` lets NaN through (missing values the model handles);
-    infinity is always an error. ``finite=False`` leaves the pass over the
-    values that checks it to the caller (see ``_BaseNB._jll``).
-    ``sum_duplicates=False`` keeps a CSR/CSC matrix with duplicate entries
-    or unsorted indices as it is (no copy), for a caller that only sums
-    values linearly (duplicates then add up the same).
-
-    ``X`` is copied only where the estimator's kernels need it (never
-    written to): a sparse matrix's index structure is checked, and its
-    duplicate entries are summed only for a model that acts on elements
-    (``estimator._acts_on_elements``); integer values stay integers on the
-    host for a model whose kernels convert them a block at a time
-    (``estimator._integer_input``).
-
-    Returns
-    -------
-    X : dense array of the input's namespace, or CSR/CSC sparse matrix;
-        of a floating dtype (float32 stays float32, other types become
-        float64) or, where kept, of its integer dtype.
-    xp : Array API namespace
-    device : device of ``X``
+    ``allow_nan`` lets NaN (missing values) through, never infinity;
+    ``finite=False`` leaves that pass over the values to the caller.
+    ``X`` is never written to and copied only where needed: a sparse matrix's
+    duplicates are summed only for a model that acts on elements
+    (``_acts_on_elements``) and not with ``sum_duplicates=False`` (a caller
+    that sums values linearly).
     """
     est = type(estimator).__name__
     sparse = is_sparse(X)
     if sparse:
-        # Duplicates are summed only for a model that acts on elements, and
-        # only when there are some (sum_duplicates=False: the caller sums linearly).
         elements = sum_duplicates and getattr(estimator, "_acts_on_elements", True)
         X = sparse_checked(X, name=name, elements=elements)
     elif not is_array(X):
@@ -136,11 +115,8 @@ def check_X(X, *, estimator, name="X", allow_nan=False, finite=True, sum_duplica
 
 
 def check_finite(X, *, estimator, name="X", allow_nan=False):
-    """Raise on infinity in ``X`` (dense or sparse), and on NaN unless ``allow_nan``.
-
-    The message starts as scikit-learn's does ("Input X contains NaN"), so
-    code that matches scikit-learn's errors keeps working.
-    """
+    """Raise on infinity in ``X`` (dense or sparse), and on NaN unless ``allow_nan``;
+    the message starts as scikit-learn's does ("Input X contains NaN")."""
     est = type(estimator).__name__
     values = sparse_values(X) if is_sparse(X) else X
     vxp = get_namespace(values)
@@ -159,11 +135,9 @@ def check_finite(X, *, estimator, name="X", allow_nan=False):
 
 def _values_min(X):
     values = sparse_values(X) if is_sparse(X) else X
-    if values.shape[0] == 0 if is_sparse(X) else False:
-        return 0.0
-    vxp = get_namespace(values)
     if not values.size:
         return 0.0
+    vxp = get_namespace(values)
     low = float(vxp.min(values))  # one read back
     if math.isnan(low):
         # NaN (a missing value where allowed) must not hide a negative value;
@@ -174,11 +148,7 @@ def _values_min(X):
 
 
 def check_non_negative(X, *, estimator, name="X", what="counts or frequencies"):
-    """Raise when ``X`` holds a negative value (``what`` is expected).
-
-    The message starts with scikit-learn's ("Negative values in data passed
-    to MultinomialNB (input X)").
-    """
+    """Raise when ``X`` holds a negative value; the message starts with scikit-learn's."""
     low = _values_min(X)
     if low < 0 and is_sparse(X) and not X.has_canonical_format:
         # The parts of a duplicate entry may be negative where their sum is not.
@@ -200,10 +170,8 @@ def plainly_non_negative(X):
     """True when one read of the values of host ``X`` shows every one finite
     and >= 0 (counts); False means "look closer", not "invalid".
 
-    A float's bits read as an unsigned integer are below those of +inf
-    exactly for +0 and the finite positive values, so one maximum checks
-    sign and finiteness together (-0.0, which is fine, is left to the usual
-    checks). Integers need their minimum only.
+    One maximum of the floats' bits checks sign and finiteness together
+    (``_INF_BITS``; -0.0, which is fine, is left to the usual checks).
     """
     values = sparse_values(X) if is_sparse(X) else X
     if not isinstance(values, np.ndarray):
@@ -282,18 +250,14 @@ def check_statistics_finite(stats, *, estimator, X, sample_weight=None):
     """Raise unless the statistics a fit gathered from ``X`` (and
     ``sample_weight``) are finite, and so are their totals.
 
-    Finite but extreme values (``|x|`` near 1e300, weights near 1e308)
-    overflow float64 in the sums of a fit: such a model would predict NaN,
-    and a model file would not take it back. Every float array must have a
-    finite sum, so its entries and their totals (the count a prior divides
-    by, the sum a multinomial normalises by) are finite. One reduction per
-    array, over the k × d statistics.
+    Finite but extreme inputs overflow float64 in the sums of a fit: such a
+    model would predict NaN, and a model file would not take it back. A
+    float array whose sum is finite has finite entries and totals: one
+    reduction per array, one synchronisation for all of them. Raw data a
+    model keeps (its ``_raw_statistics``, NaN marking missing values) is not
+    a sum.
     """
     with float_warnings_off():  # an overflowing total is what is looked for
-        # A NaN or infinity among the entries, or a total that overflows,
-        # makes the sum non-finite: one pass per array, no temporary, and one
-        # synchronisation for all of them. Raw data a model keeps (its
-        # ``_raw_statistics``, NaN marking missing values) is not a sum.
         flags = [xp.isfinite(xp.sum(a)) for a, xp in _float_arrays(stats, getattr(estimator, "_raw_statistics", ()))]
         if not flags or bool(get_namespace(flags[0]).all(get_namespace(flags[0]).stack(flags))):
             return
@@ -354,7 +318,11 @@ def check_y(y, n_samples):
             raise ValueError(msg)
         # A 1-D array of integers or strings is always binary or multiclass:
         # skip the scan for its type (a unique pass, slow on strings).
-        target = "multiclass" if y.dtype.kind in "iubUS" else _type_of_target(y)
+        target = "multiclass"
+        if y.dtype.kind not in "iubUS":
+            from sklearn.utils.multiclass import type_of_target  # loaded only for labels that need it
+
+            target = type_of_target(y, input_name="y")
         if target not in ("binary", "multiclass"):
             msg = (
                 f"Unknown label type: {target}. `y` must hold class labels "
@@ -527,9 +495,7 @@ def encode_labels(y, classes, *, xp, device):
     if bool(yxp.any(bad)):
         _raise_unknown_labels(np.unique(to_numpy(y)[to_numpy(bad)]), to_numpy(classes))
     codes = yxp.astype(clipped, yxp.int64)
-    if yxp is xp:
-        return codes
-    return xp.asarray(to_numpy(codes), device=device)
+    return codes if yxp is xp else xp.asarray(to_numpy(codes), device=device)
 
 
 # --------------------------------------------------------------------------- #
@@ -546,18 +512,14 @@ def check_sample_weight(sample_weight, n_samples, *, xp, device, dtype, any_posi
     if isinstance(sample_weight, numbers.Number):
         sw = xp.full((n_samples,), float(sample_weight), dtype=dtype, device=device)
     else:
-        if is_array(sample_weight):
-            sw = sample_weight
-        else:
-            sw = _host_array(sample_weight, "sample_weight")
+        sw = sample_weight if is_array(sample_weight) else _host_array(sample_weight, "sample_weight")
         if len(sw.shape) != 1 or sw.shape[0] != n_samples:
             msg = (
                 f"`sample_weight` must have shape ({n_samples},), one weight per "
                 f"row of X; got shape {tuple(sw.shape)}."
             )
             raise ValueError(msg)
-        sw = to_namespace(sw, xp, device)
-        sw = xp.astype(sw, dtype)
+        sw = xp.astype(to_namespace(sw, xp, device), dtype)
     if not bool(xp.all(xp.isfinite(sw))):
         msg = "`sample_weight` contains NaN or infinity; weights must be finite."
         raise ValueError(msg)
@@ -649,10 +611,3 @@ def check_loss_matrix(loss, n_classes):
         msg = f"`loss_matrix` must hold non-negative costs; saw a minimum of {m.min():g}."
         raise ValueError(msg)
     return m
-
-
-def _type_of_target(y):
-    """scikit-learn's ``type_of_target`` (loaded only for labels that need it)."""
-    from sklearn.utils.multiclass import type_of_target
-
-    return type_of_target(y, input_name="y")

@@ -11,12 +11,7 @@ from .scoring import _ScoringMixin, blockwise_collections
 
 
 class _BaseMeasureMixin:
-    """``predict_joint_log_proba`` = scores + a class-independent ``log h(x)``.
-
-    A model whose density is ``h(x) · g_c(x)`` scores ``log g_c(x) + log P(c)``
-    in ``_joint_log_likelihood`` (enough for posteriors and decisions) and
-    adds ``_log_base_measure`` (n × 1) only for the joint log-probability.
-    """
+    """``predict_joint_log_proba`` = scores + ``_log_base_measure`` (n × 1)."""
 
     def _log_base_measure(self, X, *, xp, device, dtype):
         """``log h(x)`` of every row of a validated block (n × 1)."""
@@ -26,7 +21,7 @@ class _BaseMeasureMixin:
         # Posteriors come from the scores without log h(x): a large
         # class-independent term added first would cost float32 precision.
         jll, _, _ = self._score_blocks(X)
-        X, xp, device = self._validated_for_scoring(X, values=False)  # _jll checked the values
+        X, xp, device = self._validated_for_scoring(X)  # _score_blocks checked the values
         return jll, jll + self._log_base_measure(self._model_input(X, xp), xp=xp, device=device, dtype=jll.dtype)
 
     @blockwise_collections

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 
-
 class _PredictsWithInnerModel:
     """``predict*`` delegated to ``self._fitted_model()``; input tags copied
     from the inner estimator (``self._inner_estimator()``)."""

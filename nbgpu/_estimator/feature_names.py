@@ -2,9 +2,9 @@
 
 scikit-learn's ``_get_feature_names`` and ``_check_feature_names`` (in
 ``sklearn.utils.validation``) are private, so they may change or move in any
-release, and importing scikit-learn costs about 0.6 s, which the core
-estimators must not pay on every command. This module gives the same results,
-warnings and errors with only the standard library and numpy.
+release, and importing scikit-learn is slow, which the core estimators must
+not pay on every command. This module gives the same results, warnings and
+errors with only the standard library and numpy.
 
 Data frames are recognised without importing their libraries: a class is only
 looked up in ``sys.modules`` when its library is already imported (an object
@@ -31,8 +31,8 @@ import numpy as np
 
 __all__ = ["check_feature_names", "feature_names_of"]
 
-# modules whose ``DataFrame`` class has pandas-like ``columns``
-_PANDAS_LIKE_MODULES = ("pandas", "fireducks.pandas", "modin.pandas", "cudf")
+# modules whose ``DataFrame`` class has ``columns`` (narwhals: only its stable.v2 namespace)
+_DATA_FRAME_MODULES = ("pandas", "fireducks.pandas", "modin.pandas", "cudf", "polars", "narwhals.stable.v2")
 
 _MIXED_TYPES_MESSAGE = (
     "Feature names are only supported if all input features have string names, "
@@ -46,57 +46,18 @@ _MIXED_TYPES_MESSAGE = (
 _MAX_NAMES_LISTED = 5
 
 
-def _imported_class(module_name, class_name):
-    """A class of an already imported module, without importing anything.
-
-    Parameters
-    ----------
-    module_name : str
-        Name of the module in ``sys.modules``.
-    class_name : str
-        Name of the class in that module.
-
-    Returns
-    -------
-    type or None
-        The class, or None when the module is not (fully) imported or has no
-        such class.
-    """
-    module = sys.modules.get(module_name)
-    if module is None:
-        return None
-    cls = getattr(module, class_name, None)  # None too while the module's body still runs
-    return cls if isinstance(cls, type) else None
-
-
 def _is_instance(X, module_name, class_name):
-    """Whether X is an instance of ``module_name.class_name`` (False when that module is not imported)."""
-    cls = _imported_class(module_name, class_name)
-    return cls is not None and isinstance(X, cls)
+    """Whether X is a ``module_name.class_name``; False when that module is not imported."""
+    cls = getattr(sys.modules.get(module_name), class_name, None)  # None too while the module's body runs
+    return isinstance(cls, type) and isinstance(X, cls)
 
 
 def _column_names(X):
-    """The column names of a data frame, or None when X is not one.
-
-    Parameters
-    ----------
-    X : object
-        Input data.
-
-    Returns
-    -------
-    list or None
-        The column labels in order, or None for anything not recognised as a
-        data frame (arrays, lists, sparse matrices, series, ...).
-    """
-    if any(_is_instance(X, name, "DataFrame") for name in _PANDAS_LIKE_MODULES):
-        return list(X.columns)
-    if _is_instance(X, "polars", "DataFrame"):
+    """The column labels of a data frame in order, or None when X is not one."""
+    if any(_is_instance(X, name, "DataFrame") for name in _DATA_FRAME_MODULES):
         return list(X.columns)
     if _is_instance(X, "pyarrow", "Table"):
         return list(X.column_names)
-    if _is_instance(X, "narwhals.stable.v2", "DataFrame"):  # not the other narwhals namespaces
-        return list(X.columns)
     try:
         inspect.getattr_static(X, "__narwhals_dataframe__")
     except AttributeError:
@@ -133,30 +94,14 @@ def feature_names_of(X):
     columns = _column_names(X)
     if not columns:
         return None
-    names = np.empty(len(columns), dtype=object)
-    for i, name in enumerate(columns):  # element-wise: tuples stay whole
-        names[i] = name
     types = sorted({type(name).__qualname__ for name in columns})
     if len(types) > 1 and "str" in types:
         raise TypeError(_MIXED_TYPES_MESSAGE.format(types=types))
-    if types == ["str"]:
-        return names
-    return None
+    return np.array(columns, dtype=object) if types == ["str"] else None
 
 
 def _listed(names):
-    """At most five names, one per line, then ``- ...`` if there are more.
-
-    Parameters
-    ----------
-    names : list of str
-        Sorted names.
-
-    Returns
-    -------
-    str
-        Lines ``- name``, each ending with a newline.
-    """
+    """Lines ``- name`` for at most five of the sorted ``names``, then ``- ...`` if there are more."""
     lines = [f"- {name}\n" for name in names[:_MAX_NAMES_LISTED]]
     if len(names) > _MAX_NAMES_LISTED:
         lines.append("- ...\n")
@@ -166,67 +111,28 @@ def _listed(names):
 def check_feature_names(estimator, X, *, reset):
     """Set or check ``estimator.feature_names_in_``, as scikit-learn's ``_check_feature_names``.
 
-    Parameters
-    ----------
-    estimator : object
-        The estimator; its class name appears in the warnings.
-    X : {ndarray, dataframe, list, sparse matrix} of shape (n_samples, n_features)
-        Input data.
-    reset : bool
-        True (in ``fit`` and a first ``partial_fit``): set
-        ``feature_names_in_`` to the feature names of X, or delete it when X
-        has none. False: check the feature names of X against
-        ``feature_names_in_``.
-
-    Returns
-    -------
-    None
-
-    Warns
-    -----
-    UserWarning
-        When ``reset`` is False and only one of X and the fitted estimator
-        has feature names.
-
-    Raises
-    ------
-    ValueError
-        When ``reset`` is False and the feature names of X differ from
-        ``feature_names_in_``: the message lists (sorted, at most five each)
-        the names unseen at fit time and those seen at fit time but missing,
-        or says that the order differs.
-    TypeError
-        When X mixes ``str`` and non-``str`` column names (see
-        :func:`feature_names_of`).
+    ``reset`` (``fit``, a first ``partial_fit``): set it to the feature names
+    of X, or delete it when X has none. Otherwise warn (UserWarning) when only
+    one of X and the estimator has feature names, and raise ValueError when
+    they differ, listing (sorted, at most five each) the names unseen at fit
+    time and those missing, or saying that the order differs.
     """
+    names = feature_names_of(X)
     if reset:
-        names = feature_names_of(X)
         if names is not None:
             estimator.feature_names_in_ = names
         elif hasattr(estimator, "feature_names_in_"):
             del estimator.feature_names_in_  # fitted again, on data without names
         return
-
     fitted = getattr(estimator, "feature_names_in_", None)
-    names = feature_names_of(X)
-    estimator_name = estimator.__class__.__name__
-    if fitted is None and names is None:
-        return
-    if fitted is None:
-        warnings.warn(
-            f"X has feature names, but {estimator_name} was fitted without feature names",
-            UserWarning,
-        )
-        return
-    if names is None:
-        warnings.warn(
-            f"X does not have valid feature names, but {estimator_name} was fitted "
-            "with feature names",
-            UserWarning,
-        )
-        return
-
-    if len(fitted) == len(names) and not np.any(fitted != names):
+    estimator_name = type(estimator).__name__
+    if fitted is None and names is not None:
+        msg = f"X has feature names, but {estimator_name} was fitted without feature names"
+        warnings.warn(msg, UserWarning)
+    elif fitted is not None and names is None:
+        msg = f"X does not have valid feature names, but {estimator_name} was fitted with feature names"
+        warnings.warn(msg, UserWarning)
+    if fitted is None or names is None or (len(fitted) == len(names) and not np.any(fitted != names)):
         return
     unseen = sorted(set(names) - set(fitted))
     missing = sorted(set(fitted) - set(names))

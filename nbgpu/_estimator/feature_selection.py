@@ -28,14 +28,7 @@ from .._validation import (
 )
 
 
-class _Chi2Caller:
-    """Stands for :func:`chi2` in the messages of the shared input checks."""
-
-
-_Chi2Caller.__name__ = "chi2"
-
-
-def chi2_from_counts(class_count, feature_count, *, xp):
+def chi2_from_counts(weight, observed, *, xp):
     """``(chi2, pvalues)`` (both of shape (d,), float64 where the device has it)
     from per-class weights (k,) and per-class feature sums (k × d).
 
@@ -44,8 +37,6 @@ def chi2_from_counts(class_count, feature_count, *, xp):
     A feature that is zero everywhere has a NaN statistic (0/0), as in
     scikit-learn.
     """
-    observed = feature_count
-    weight = class_count
     if weight.shape[0] == 1:
         observed = xp.concat([observed, xp.zeros_like(observed)], axis=0)
         weight = xp.concat([weight, xp.zeros_like(weight)], axis=0)
@@ -107,7 +98,7 @@ def chi2(X, y, *, sample_weight=None):
     >>> np.round(scores, 3)
     array([4.5, 6.4, 0. ])
     """
-    caller = _Chi2Caller()
+    caller = type("chi2", (), {})()  # names chi2 in the messages of the shared input checks
     # The sums are linear in X: duplicate entries need not be summed first.
     X, xp, device = check_X(X, estimator=caller, sum_duplicates=False)
     check_non_negative(X, estimator=caller)

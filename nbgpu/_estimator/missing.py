@@ -29,23 +29,11 @@ from .._array.sparse import sparse_matmul, sparse_values, sparse_with_values
 
 
 def split_missing(X, *, xp, fill=0.0):
-    """``(X with NaN replaced by fill, indicator of the NaN)``.
+    """``(X with NaN replaced by fill, indicator of the NaN)``, both like ``X``.
 
-    Parameters
-    ----------
-    X : dense array or CSR/CSC matrix
-    xp : namespace of ``X``
-    fill : float, or array of shape (n_features,) for dense ``X``
-        Value put in place of NaN (sparse ``X``: a scalar; its stored NaN
-        become explicit stored values).
-
-    Returns
-    -------
-    filled : same kind as ``X``
-    indicator : same kind as ``X`` (1.0 where ``X`` was NaN) or None
-        None when ``X`` holds no NaN, found out on the host only: on a
-        device that would read a value back (a synchronisation per block),
-        so the indicator is always made there.
+    ``fill`` is a scalar, or one value per feature for dense ``X``. The
+    indicator is None when ``X`` holds no NaN, which is found out on the host
+    only (on a device it would cost a synchronisation per block).
     """
     if is_sparse(X):
         data = sparse_values(X)
@@ -76,10 +64,10 @@ def observed_weights(class_count, indicator, codes, weights, n_classes, *, xp, d
     ``class_count`` (k,) is the weight of every class's rows; each missing
     entry takes its row's weight off its class and feature.
     """
+    counts = xp.reshape(class_count, (-1, 1))
     if indicator is None:
-        return xp.reshape(class_count, (-1, 1))
-    missing = class_sums(indicator, codes, weights, n_classes, xp=xp, dtype=dtype)
-    return xp.reshape(class_count, (-1, 1)) - missing
+        return counts
+    return counts - class_sums(indicator, codes, weights, n_classes, xp=xp, dtype=dtype)
 
 
 def drop_missing(jll, indicator, terms, *, xp):

@@ -1,8 +1,8 @@
 """Constructor-parameter validation without scikit-learn.
 
-The core estimators must not import scikit-learn: loading it costs about
-0.6 s per command-line call. This module replaces the private pieces of
-scikit-learn they used for checking constructor parameters
+The core estimators must not import scikit-learn (it is slow to load on every
+command-line call). This module replaces the private pieces of scikit-learn
+they used for checking constructor parameters
 (``sklearn.utils._param_validation.Interval`` / ``StrOptions`` and
 ``BaseEstimator._validate_params``), with the same error messages, so the
 two stay interchangeable for users. It imports only the standard library
@@ -53,19 +53,7 @@ class InvalidParameterError(ValueError, TypeError):
 
 
 def _type_name(t):
-    """Name a type the way scikit-learn's messages do.
-
-    Parameters
-    ----------
-    t : type
-        The type to name.
-
-    Returns
-    -------
-    name : str
-        ``'float'`` for ``numbers.Real``, ``'int'`` for ``numbers.Integral``,
-        the bare name for a builtin, else ``'module.qualname'``.
-    """
+    """Name a type the way scikit-learn's messages do (``float``, ``numpy.bool``)."""
     if t is numbers.Real:
         return "float"
     if t is numbers.Integral:
@@ -76,35 +64,15 @@ def _type_name(t):
 
 
 def _is_bool(value):
-    """Whether ``value`` is a Python or numpy boolean."""
     return isinstance(value, (bool, np.bool_))
 
 
 class Interval:
-    """A range of integers or of real numbers.
+    """A range of integers (``numbers.Integral``) or real numbers (``numbers.Real``).
 
-    Parameters
-    ----------
-    type : {numbers.Real, numbers.Integral}
-        The numbers the interval is made of. ``numbers.Integral`` accepts
-        Python and numpy integers; ``numbers.Real`` also accepts floats and
-        numpy floating scalars. A Python ``bool`` is an int (as in scikit-learn).
-    left : int, float or None
-        The lower bound; None means -inf (which itself belongs to the
-        interval only if the left side is closed, as in scikit-learn).
-    right : int, float or None
-        The upper bound; None means +inf (which itself belongs to the
-        interval only if the right side is closed).
-    closed : {"left", "right", "both", "neither"}
-        Which bounds belong to the interval: ``"left"`` is ``[left, right)``,
-        ``"right"`` is ``(left, right]``, ``"both"`` is ``[left, right]`` and
-        ``"neither"`` is ``(left, right)``.
-
-    Raises
-    ------
-    ValueError
-        If ``type`` or ``closed`` is not one of the allowed values, if an
-        integer interval has a non-integer bound, or if ``right <= left``.
+    A None bound is infinite; ``closed`` ("left", "right", "both" or
+    "neither") says which bounds belong to the interval, the infinities
+    included, as in scikit-learn.
     """
 
     def __init__(self, type, left, right, *, closed):
@@ -126,36 +94,18 @@ class Interval:
         self.right = right
         self.closed = closed
 
-    def __contains__(self, value):
-        """Whether the number ``value`` lies within the bounds (type not checked)."""
+    def is_satisfied_by(self, value):
+        """Whether ``value`` is a number of the interval's type (a Python bool
+        is an int, as in scikit-learn; numpy's is not) within its bounds."""
+        if not isinstance(value, self.type):
+            return False
         if not isinstance(value, numbers.Integral) and math.isnan(value):
             return False
-        # A None bound is infinite; the infinity itself belongs to the interval
-        # only on a closed side, as in scikit-learn.
         left = -math.inf if self.left is None else self.left
         right = math.inf if self.right is None else self.right
         if value < left or (value == left and self.closed not in ("left", "both")):
             return False
-        if value > right or (value == right and self.closed not in ("right", "both")):
-            return False
-        return True
-
-    def is_satisfied_by(self, value):
-        """Whether ``value`` is a number of this interval's type within its bounds.
-
-        Parameters
-        ----------
-        value : object
-            The value to check.
-
-        Returns
-        -------
-        satisfied : bool
-            False for booleans, for values of another type and for NaN.
-        """
-        if not isinstance(value, self.type):  # a Python bool is an int, as in scikit-learn; numpy's is not
-            return False
-        return value in self
+        return value < right or (value == right and self.closed in ("right", "both"))
 
     def __str__(self):
         """Describe the interval, e.g. ``a float in the range [0.0, inf)``."""
@@ -172,13 +122,7 @@ class Interval:
 
 
 class Options:
-    """A finite set of allowed strings.
-
-    Parameters
-    ----------
-    values : iterable of str
-        The allowed strings.
-    """
+    """A finite set of allowed strings."""
 
     def __init__(self, values):
         self.values = frozenset(values)
@@ -186,7 +130,6 @@ class Options:
             raise ValueError(f"Options takes strings only. Got {sorted(map(repr, self.values))}.")
 
     def is_satisfied_by(self, value):
-        """Whether ``value`` is a ``str`` in the set."""
         return isinstance(value, str) and value in self.values
 
     def __str__(self):
@@ -197,57 +140,21 @@ class Options:
         return f"Options({sorted(self.values)!r})"
 
 
-class _ArrayLike:
-    """The ``"array-like"`` marker: lists, tuples and arrays, not scalars or strings."""
-
-    def is_satisfied_by(self, value):
-        if isinstance(value, (str, bytes)) or np.isscalar(value):
-            return False
-        if isinstance(value, (list, tuple, np.ndarray)):
-            return True
-        return (
-            hasattr(value, "__array__")
-            or hasattr(value, "__array_namespace__")
-            or (hasattr(value, "shape") and hasattr(value, "dtype"))
-        )
-
-    def __str__(self):
-        return "an array-like"
+def _is_array_like(value):
+    """Lists, tuples and arrays, not scalars or strings."""
+    if isinstance(value, (str, bytes)) or np.isscalar(value):
+        return False
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return True
+    return (
+        hasattr(value, "__array__")
+        or hasattr(value, "__array_namespace__")
+        or (hasattr(value, "shape") and hasattr(value, "dtype"))
+    )
 
 
-class _InstanceOf:
-    """A Python type used as a constraint: an ``isinstance`` check."""
-
-    def __init__(self, type):
-        self.type = type
-
-    def is_satisfied_by(self, value):
-        return isinstance(value, self.type)
-
-    def __str__(self):
-        return f"an instance of {_type_name(self.type)!r}"
-
-
-class _Boolean:
-    """The ``"boolean"`` marker: ``bool`` or ``numpy.bool_``."""
-
-    _parts = (_InstanceOf(bool), _InstanceOf(np.bool_))
-
-    def is_satisfied_by(self, value):
-        return _is_bool(value)
-
-    def __str__(self):
-        return _join([str(p) for p in self._parts])
-
-
-class _IsNone:
-    """The ``None`` marker: the value None."""
-
-    def is_satisfied_by(self, value):
-        return value is None
-
-    def __str__(self):
-        return "None"
+def _instance_of(t):
+    return f"an instance of {_type_name(t)!r}"
 
 
 def _join(descriptions):
@@ -257,46 +164,26 @@ def _join(descriptions):
     return f"{', '.join(descriptions[:-1])} or {descriptions[-1]}"
 
 
-def _as_constraint(constraint):
-    """Turn one entry of a constraint list into an object with ``is_satisfied_by``."""
+def _check_and_description(constraint):
+    """``(predicate, description)`` of one entry of a constraint list."""
     if isinstance(constraint, (Interval, Options)):
-        return constraint
-    if isinstance(constraint, str):
-        if constraint == "array-like":
-            return _ArrayLike()
-        if constraint == "boolean":
-            return _Boolean()
-    elif constraint is None:
-        return _IsNone()
-    elif isinstance(constraint, type):
-        return _InstanceOf(constraint)
+        return constraint.is_satisfied_by, str(constraint)
+    if constraint is None:
+        return (lambda value: value is None), "None"
+    if isinstance(constraint, type):
+        return (lambda value: isinstance(value, constraint)), _instance_of(constraint)
+    if isinstance(constraint, str) and constraint == "array-like":
+        return _is_array_like, "an array-like"
+    if isinstance(constraint, str) and constraint == "boolean":
+        return _is_bool, _join([_instance_of(bool), _instance_of(np.bool_)])
     raise ValueError(f"Unknown constraint type: {constraint!r}")
 
 
 @functools.cache
 def param_names(cls):
-    """The constructor parameter names of an estimator class, sorted.
-
-    Same result as scikit-learn's ``BaseEstimator._get_param_names``, cached
-    per class.
-
-    Parameters
-    ----------
-    cls : type
-        The estimator class.
-
-    Returns
-    -------
-    names : tuple of str
-        The names of the parameters of ``cls.__init__``, without ``self`` and
-        ``**kwargs``, in alphabetical order; empty if the class does not
-        define ``__init__``.
-
-    Raises
-    ------
-    RuntimeError
-        If ``cls.__init__`` takes ``*args``.
-    """
+    """The sorted constructor parameter names of an estimator class (cached), as
+    scikit-learn's ``BaseEstimator._get_param_names``: without ``self`` and
+    ``**kwargs``; a RuntimeError for ``*args``."""
     init = cls.__init__
     if init is object.__init__:
         return ()
@@ -316,28 +203,12 @@ def param_names(cls):
 
 
 def validate_params(estimator):
-    """Check an estimator's parameters against its class's ``_param_constraints``.
+    """Raise InvalidParameterError, with scikit-learn's message, for the first
+    parameter of the estimator's ``__init__`` (alphabetically, as scikit-learn)
+    that satisfies none of its class's ``_param_constraints``.
 
-    Parameters
-    ----------
-    estimator : object
-        The estimator. ``type(estimator)._param_constraints`` maps parameter
-        names to lists of constraints (see the module docstring); each value
-        ``getattr(estimator, name)`` must satisfy at least one constraint of
-        its list. Only the estimator's own parameters (those of its
-        ``__init__``) are checked: a subclass may inherit constraints of
-        parameters it does not take. They are checked in alphabetical order,
-        as scikit-learn does, so the first error reported is the same.
-
-    Raises
-    ------
-    InvalidParameterError
-        For the first parameter that satisfies none of its constraints, with
-        scikit-learn's message, e.g. ``The 'alpha' parameter of MultinomialNB
-        must be a float in the range [0.0, inf) or an array-like. Got -1
-        instead.``
-    ValueError
-        If a constraint list holds something that is not a known constraint.
+    A subclass may inherit constraints of parameters it does not take: those
+    are skipped.
     """
     cls = type(estimator)
     own = param_names(cls)
@@ -345,9 +216,8 @@ def validate_params(estimator):
         if name not in own:
             continue
         value = getattr(estimator, name)
-        checks = [_as_constraint(c) for c in constraints]
-        if any(check.is_satisfied_by(value) for check in checks):
+        checks = [_check_and_description(c) for c in constraints]
+        if any(check(value) for check, _ in checks):
             continue
-        raise InvalidParameterError(
-            f"The {name!r} parameter of {cls.__name__} must be {_join([str(c) for c in checks])}. Got {value!r} instead."
-        )
+        allowed = _join([description for _, description in checks])
+        raise InvalidParameterError(f"The {name!r} parameter of {cls.__name__} must be {allowed}. Got {value!r} instead.")

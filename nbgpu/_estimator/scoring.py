@@ -62,15 +62,13 @@ class _ScoringMixin:
             )
             raise self._NotFittedError(msg)
 
-    def _validated_for_scoring(self, X, *, values=True):
-        """``(X, xp, device)`` checked for scoring; ``values=False`` leaves the
-        passes over the values (finiteness, ``_check_values``) to the caller."""
+    def _validated_for_scoring(self, X):
+        """``(X, xp, device)`` checked for scoring, but for the passes over the
+        values (finiteness, ``_check_values``), which are left to the caller."""
         self._check_is_fitted()
         check_feature_names(self, X, reset=False)  # before X becomes an array
-        X, xp, device = check_X(X, estimator=self, allow_nan=self._ignore_missing, finite=values)
+        X, xp, device = check_X(X, estimator=self, allow_nan=self._ignore_missing, finite=False)
         check_n_features(self, X.shape[1], reset=False)
-        if values:
-            self._check_values(X)
         return X, xp, device
 
     def _check_block_values(self, X, *, finite=True):
@@ -82,7 +80,7 @@ class _ScoringMixin:
         """``(jll, xp, device)``; ``per_block(jll, xp)``, if given, maps each row
         block's scores on the worker that made them (e.g. the argmax of
         ``predict``, which then runs on all cores and concatenates less)."""
-        X, xp, device = self._validated_for_scoring(X, values=False)
+        X, xp, device = self._validated_for_scoring(X)
         # The values are checked where it is cheapest: on the host, each row
         # block on the core that scores it, while it is in cache (one parallel
         # pass instead of serial passes over X); on a device, all of X at once
@@ -130,16 +128,12 @@ class _ScoringMixin:
 
     def _fitted_arrays(self, names, *, xp, device, dtype):
         """Fitted arrays as ``dtype`` on the scoring namespace and device."""
-        out = []
-        for name in names:
-            a = to_namespace(getattr(self, name), xp, device)
-            out.append(a if a.dtype == dtype else xp.astype(a, dtype))
-        return out
+        arrays = (to_namespace(getattr(self, name), xp, device) for name in names)
+        return [a if a.dtype == dtype else xp.astype(a, dtype) for a in arrays]
 
     def _scores_and_joint(self, X):
-        """``(scores, jll)`` of ``X``, scored once: the scores posteriors come
-        from (``log_posterior``) and the joint log-likelihood
-        ``predict_joint_log_proba`` returns; the same array here."""
+        """``(scores posteriors come from, joint log-likelihood)`` of ``X``,
+        scored once; the same array here."""
         jll = self._score_blocks(X)[0]
         return jll, jll
 
@@ -211,8 +205,7 @@ class _ScoringMixin:
         if getattr(self, "loss_matrix", None) is None:
             best, xp, device = self._score_blocks(X, per_block=lambda jll, xp: xp.argmax(jll, axis=1))
             return self._labels_of(best, xp=xp, device=device)
-        jll, xp, device = self._score_blocks(X)
-        return self._decide(xp.exp(log_posterior(jll, xp=xp)))
+        return self._decide(self.predict_proba(X))
 
     @blockwise_collections
     def predict_risk(self, X):
@@ -248,11 +241,7 @@ class _ScoringMixin:
         >>> nb.predict([[1.3]])
         array([1])
         """
-        return self._risk(X)[0]
-
-    def _risk(self, X):
-        jll, xp, device = self._score_blocks(X)
-        return self._risk_of(xp.exp(log_posterior(jll, xp=xp))), xp, device
+        return self._risk_of(self.predict_proba(X))
 
     def _risk_of(self, proba):
         """``proba @ loss_matrix.T`` (the 0-1 loss when there is none)."""
@@ -267,9 +256,7 @@ class _ScoringMixin:
 
     def _decide(self, proba):
         """The labels ``predict`` gives for posterior probabilities ``proba``
-        (n × k): the class of least risk under ``loss_matrix``, else the most
-        probable one. The one decision rule, for callers that already hold
-        the probabilities (the command line)."""
+        (n × k): the one decision rule, also for callers that hold ``proba``."""
         xp = get_namespace(proba)
         if getattr(self, "loss_matrix", None) is None:
             index = xp.argmax(proba, axis=1)

@@ -16,7 +16,6 @@ import numpy as np
 
 from .._array.sparse_counts import is_sparse_counts
 
-_FINITE_BLOCK = 2**20  # elements per pass of the finiteness check: bounded temporaries
 # The dtypes statistics are stored in, by kind: sums in float64, or float32
 # on a device without float64 (``accumulation_dtype``), and int64 category
 # counts. Never float16 (a sum of 65,505 ones overflows it) nor longdouble
@@ -53,9 +52,9 @@ def check_array(a, name, shapes, *, values, kinds="f", non_negative=False, spars
     A shape is a tuple whose entries are lengths or None (any length).
     ``kinds`` are the numpy dtype kinds allowed ("f": floating, "iu":
     integers), each of the dtypes the models store in (``_DTYPES``). With
-    ``values``, the entries must be finite and so must their total (the
-    model's sums of them do not overflow), and >= 0 if ``non_negative``.
-    With ``sparse``, a canonical scipy CSC array is taken too
+    ``values``, their total must be finite (so are the entries, and the
+    model's sums of them do not overflow), and >= 0 if ``non_negative``. With
+    ``sparse``, a canonical scipy CSC array is taken too
     (``sparse_counts.py``), its stored values checked. Returns ``a``.
     """
     kept_sparse = sparse and is_sparse_counts(a)
@@ -77,10 +76,12 @@ def check_array(a, name, shapes, *, values, kinds="f", non_negative=False, spars
         raise ValueError(msg)
     if values:
         stored = a.csc.data if kept_sparse else a
-        if stored.dtype.kind == "f" and not _all_finite(stored):
+        with np.errstate(over="ignore", invalid="ignore"):
+            total_finite = stored.dtype.kind != "f" or bool(np.isfinite(np.sum(stored)))
+        if not total_finite and not np.isfinite(stored).all():
             msg = f"statistics entry {name!r} holds NaN or infinity"
             raise ValueError(msg)
-        if stored.dtype.kind == "f" and not _total_finite(stored):
+        if not total_finite:
             msg = (
                 f"statistics entry {name!r} sums to infinity in {stored.dtype} (values up to {np.abs(stored).max():g}): "
                 "the totals the model divides by would overflow"
@@ -108,15 +109,3 @@ def check_class_count(a, n_classes, *, values, name="class_count"):
 
 def _fits(shape, pattern):
     return len(shape) == len(pattern) and all(p is None or n == p for n, p in zip(shape, pattern))
-
-
-def _total_finite(a):
-    """Whether the sum of ``a`` is finite: as a fit checks its statistics
-    (``check_statistics_finite``), so every total a model takes of them is."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        return bool(np.isfinite(np.sum(a)))
-
-
-def _all_finite(a):
-    flat = a.reshape(-1)
-    return all(np.isfinite(flat[i : i + _FINITE_BLOCK]).all() for i in range(0, flat.shape[0], _FINITE_BLOCK))

@@ -44,9 +44,12 @@ def _is_direct(path):
         return False
 
 
-def _target(path):
-    """The file a write of ``path`` replaces: symbolic links followed."""
-    return Path(os.path.realpath(path))
+def _target(text):
+    """The file a write of ``text`` replaces (symbolic links followed); its directory must exist."""
+    target = Path(os.path.realpath(text))
+    if not target.parent.is_dir():
+        raise ValueError(f"cannot write {text}: directory {target.parent} does not exist")
+    return target
 
 
 def check_output(path, *, inputs=(), what="output"):
@@ -73,11 +76,8 @@ def check_output(path, *, inputs=(), what="output"):
     target = _target(text)
     if target.is_dir():
         raise ValueError(f"cannot write {text}: it is a directory")
-    directory = target.parent
-    if not directory.is_dir():
-        raise ValueError(f"cannot write {text}: directory {directory} does not exist")
-    if not os.access(directory, os.W_OK | os.X_OK):
-        raise ValueError(f"cannot write {text}: directory {directory} is not writable")
+    if not os.access(target.parent, os.W_OK | os.X_OK):
+        raise ValueError(f"cannot write {text}: directory {target.parent} is not writable")
     if target.exists() and not os.access(target, os.W_OK):
         raise ValueError(f"cannot write {text}: the file is read-only")
 
@@ -126,16 +126,13 @@ def atomic_output(path, mode="w"):
             yield f
         return
     target = _target(text)
-    directory = target.parent
-    if not directory.is_dir():
-        msg = f"cannot write {text}: directory {directory} does not exist"
-        raise ValueError(msg)
     remove_stale_partials(target)
     try:
         mode_bits = stat.S_IMODE(os.stat(target).st_mode)
     except OSError:
         mode_bits = 0o666 & ~_umask()
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.{_host()}-{os.getpid()}.", suffix=_PARTIAL, dir=directory)
+    prefix = f".{target.name}.{_host()}-{os.getpid()}."
+    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=_PARTIAL, dir=target.parent)
     try:
         with os.fdopen(fd, mode) as f:
             os.fchmod(f.fileno(), mode_bits)  # mkstemp makes 0600; keep the file's (or the usual) permissions

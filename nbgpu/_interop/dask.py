@@ -19,6 +19,8 @@ not use Dask never import it.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 from sklearn.base import clone
 
@@ -33,6 +35,7 @@ from .dask_blocks import (
     _row_pieces,
     _rows_only,
     _shared,
+    _sizes_known,
     _split_every,
 )
 from .dask_em import dask_em_data
@@ -153,26 +156,22 @@ def _as_dask_rows(values, pred, name):
         chunks = _known_row_chunks(pred, "X")
         values = np.asarray(to_numpy(values) if hasattr(values, "shape") else values)
         values = da.from_array(values, chunks=(chunks,)) if values.shape == pred.shape else values
-    if values.shape != pred.shape and not any(c != c for c in pred.shape + values.shape):
+    if values.shape != pred.shape and _sizes_known(pred.shape + values.shape):
         msg = f"`{name}` has shape {values.shape} but X has {pred.shape[0]} rows; they must match."
         raise ValueError(msg)
-    if not any(c != c for c in pred.chunks[0] + values.chunks[0]):
+    if _sizes_known(pred.chunks[0] + values.chunks[0]):
         values = values.rechunk((pred.chunks[0],))
     return values
 
 
-class _DaskAdapter:
-    """What the estimators call for a Dask array (see ``_estimator/adapters.py``)."""
-
-    accepts = staticmethod(is_dask_array)
-    fit = staticmethod(dask_fit)
-    map = staticmethod(dask_map)
-    score = staticmethod(dask_score)
-    em_data = staticmethod(dask_em_data)
-
-    @staticmethod
-    def compute(values):
-        return values.compute()
-
-
-ADAPTER = adapters.register(_DaskAdapter())
+# What the estimators call for a Dask array (see ``_estimator/adapters.py``).
+ADAPTER = adapters.register(
+    SimpleNamespace(
+        accepts=is_dask_array,
+        fit=dask_fit,
+        map=dask_map,
+        score=dask_score,
+        em_data=dask_em_data,
+        compute=lambda values: values.compute(),
+    )
+)

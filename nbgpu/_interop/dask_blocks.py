@@ -43,9 +43,14 @@ def _rows_only(X):
     return X
 
 
+def _sizes_known(sizes):
+    """True unless a size is NaN (a Dask block whose size is not known yet)."""
+    return not any(size != size for size in sizes)
+
+
 def _known_row_chunks(X, name):
     chunks = X.chunks[0]
-    if any(c != c for c in chunks):  # NaN: sizes not known yet
+    if not _sizes_known(chunks):
         msg = (
             f"`{name}` has row blocks of unknown size; pass `y` (and `sample_weight`) "
             f"as Dask arrays with the same blocks, or call {name}.compute_chunk_sizes() first."
@@ -68,7 +73,7 @@ def _row_pieces(values, X, name):
         if values.ndim != 1:
             msg = f"`{name}` must be 1-D with one entry per row of X; got shape {values.shape}."
             raise ValueError(msg)
-        if not any(c != c for c in X.chunks[0] + values.chunks[0]):
+        if _sizes_known(X.chunks[0] + values.chunks[0]):
             if values.shape[0] != X.shape[0]:
                 msg = f"`{name}` has {values.shape[0]} entries but X has {X.shape[0]} rows; they must match."
                 raise ValueError(msg)

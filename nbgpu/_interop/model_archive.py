@@ -86,9 +86,14 @@ def plain_dtype(text, where):
     raise ModelFileError(msg)
 
 
+def is_int(value):
+    """True for a Python int that is not a bool (JSON numbers and flags are both)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def plain_shape(value, where):
     """``value`` as a shape tuple if it is a list or tuple of non-negative ints."""
-    ints = isinstance(value, (list, tuple)) and all(isinstance(n, int) and not isinstance(n, bool) for n in value)
+    ints = isinstance(value, (list, tuple)) and all(map(is_int, value))
     if ints and len(value) <= 32 and all(n >= 0 for n in value):
         return tuple(value)
     msg = f"{where} has shape {value!r}; expected a list of non-negative integers"
@@ -104,13 +109,8 @@ def data_bytes(dtype, shape):
 # Writing
 # --------------------------------------------------------------------------- #
 def write_archive(path, members):
-    """Write ``members`` (name -> numpy array) as a deflated zip of ``.npy`` files.
-
-    Written under a temporary name and renamed (see ``atomic_files``);
-    arrays are written in C order, never pickled.
-    """
-    # Deflate level 1: on the statistics of a wide model (indices and counts)
-    # six times faster than the default level 6 for files about 15 % larger.
+    """Write ``members`` (name -> numpy array) atomically as a deflated zip of ``.npy`` files (no pickle)."""
+    # Deflate level 1: on a wide model's statistics much faster than the default, files a little larger.
     with atomic_output(path, "wb") as f, zipfile.ZipFile(f, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as z:
         for name, array in members.items():
             with z.open(f"{name}.npy", "w", force_zip64=True) as out:
@@ -190,16 +190,10 @@ class Archive:
             found[name[:-4]] = info
         return found
 
-    def size(self, name):
-        """Uncompressed bytes of member ``name``, as the zip directory declares them."""
-        return self._infos[name].file_size
-
     def read(self, name, dtype, shape=None, *, max_bytes=None):
         """Member ``name``, which must be an array of ``dtype`` (and ``shape``, if given).
 
-        The member's ``.npy`` header and its size in the zip directory are
-        checked against them and against ``max_bytes`` before any data is
-        read; the data is then streamed into its final array.
+        Its ``.npy`` header and zip size are checked (``max_bytes`` too) before any data is read.
         """
         where = f"{self.where}: member {name!r}"
         info = self._infos.get(name)
@@ -218,7 +212,10 @@ class Archive:
                 if info.file_size != offset + size:
                     msg = f"{where} is {info.file_size} bytes long; a {dtype.str} array of shape {shape} takes {offset + size}"
                     raise ModelFileError(msg)
-                array = _allocate(dtype, shape[::-1] if fortran else shape, where)
+                try:
+                    array = np.empty(shape[::-1] if fortran else shape, dtype=dtype)
+                except MemoryError as exc:  # within the sanity bound, but not in this machine's memory
+                    raise ModelFileError(f"{where}: not enough memory for its {size} bytes") from exc
                 _read_into(f, array, where)
         except ModelFileError:
             raise
@@ -230,9 +227,7 @@ class Archive:
 def _read_npy_header(f, where):
     """(dtype, fortran order, shape, bytes before the data) of the ``.npy`` file open in ``f``.
 
-    Read by numpy's own functions (``read_magic``, ``read_array_header_*``,
-    with ``max_header_size``); the dtype and shape are then held to what a
-    model file may hold (``plain_dtype``, ``plain_shape``).
+    Parsed by numpy's own functions; the dtype and shape must be ones a model file may hold.
     """
     try:
         major, _minor = npy_format.read_magic(f)
@@ -247,13 +242,6 @@ def _read_npy_header(f, where):
     except Exception as exc:  # numpy's parser: ValueError, SyntaxError, tokenize's TokenError, ...
         raise ModelFileError(f"{where} has a malformed .npy header ({type(exc).__name__}: {exc})") from exc
     return plain_dtype(dtype.str, where), fortran, plain_shape(shape, where), f.tell()
-
-
-def _allocate(dtype, shape, where):
-    try:
-        return np.empty(shape, dtype=dtype)
-    except MemoryError as exc:  # a size within the sanity bound, but not in this machine's memory
-        raise ModelFileError(f"{where}: not enough memory for its {data_bytes(dtype, shape)} bytes") from exc
 
 
 def _read_into(f, array, where):

@@ -1,18 +1,12 @@
 """Model files that are safe to load from anyone: arrays and a JSON header, no pickle.
 
-A model file is a zip of ``.npy`` arrays (numpy's ``.npz`` layout, see
-``model_archive.py``) with one member ``header``: UTF-8 JSON describing the
-estimator, its parameters and statistics and listing every array with its
-SHA-256 (see ``model_header.py``). The other members are plain arrays: the
-labels, the feature names, array parameters and the model's statistics,
-those that are mostly zeros (counts of hashed text) stored as their
-nonzero entries.
-
-A fitted naive Bayes model is fully determined by its parameters, its
-classes and its statistics, so only those are stored; the fitted
-parameters are derived from the statistics again after loading. There is
-one source of truth, and a loaded model can go on learning with
-``partial_fit``.
+A model file is a zip of ``.npy`` arrays (``model_archive.py``) with one
+member ``header``, UTF-8 JSON describing the estimator and listing every
+array with its SHA-256 (``model_header.py``). A fitted naive Bayes model is
+fully determined by its parameters, its classes and its statistics, so only
+those are stored (statistics that are mostly zeros as their nonzero
+entries); the fitted parameters are derived from the statistics again after
+loading, and a loaded model can go on learning with ``partial_fit``.
 
 Loading never executes code from the file and checks everything before it
 builds anything: the archive's structure, the header, the declared shapes
@@ -38,7 +32,7 @@ import numpy as np
 from .._array import sparse_counts
 from .._array.namespace import to_numpy
 from .._estimator.base import _BaseNB
-from .model_archive import Archive, ModelFileError, write_archive
+from .model_archive import Archive, ModelFileError, is_int, write_archive
 from .model_header import (
     MAX_HEADER_BYTES,
     arrays_of,
@@ -47,13 +41,12 @@ from .model_header import (
     estimator_from,
     estimator_spec,
     flatten,
-    header_bytes,
     header_of,
     make_header,
     parse_header,
     unflatten,
 )
-from .vectorizer_settings import check_settings, vectorizer_from_settings, vectorizer_settings
+from .vectorizer_settings import vectorizer_from_settings, vectorizer_settings
 
 __all__ = ["load", "save"]
 
@@ -98,15 +91,13 @@ class _Contents(NamedTuple):
 def _contents(header, listed, resolve, *, statistics=True, core=False):
     """The checked contents of a model file; a ValueError or TypeError says what is wrong.
 
-    ``resolve(kind, body)`` gives the arrays (read from a file, or those
-    about to be written). With ``statistics=False`` neither the statistics
-    nor the feature names are looked at. ``core=True`` makes the model's
-    core class and gives the vectorizer as its checked parameters (a dict):
-    neither loads scikit-learn.
+    ``resolve(kind, body)`` gives the arrays (read, or about to be written). ``statistics=False``
+    skips the statistics and feature names; ``core=True`` loads no scikit-learn (core model
+    class, the vectorizer as its checked parameters).
     """
     model = estimator_from(header, resolve, where="header entry 'estimator'", at="params", core=core)
     n_features, dtype = header["n_features_in"], header["dtype"]
-    if not isinstance(n_features, int) or isinstance(n_features, bool) or n_features < 1:
+    if not is_int(n_features) or n_features < 1:
         raise ValueError(f"n_features_in must be a positive integer; got {n_features!r}")
     if dtype not in ("float32", "float64"):
         raise ValueError(f"dtype must be float32 or float64; got {dtype!r}")
@@ -118,11 +109,7 @@ def _contents(header, listed, resolve, *, statistics=True, core=False):
         raise ValueError(f"classes must be a non-empty 1-D array; got shape {classes.shape}")
     if classes.shape[0] > 1 and not np.all(classes[1:] > classes[:-1]):
         raise ValueError("classes must be sorted and distinct")
-    settings = header.get("vectorizer")
-    if core:
-        vectorizer = None if settings is None else check_settings(settings, n_features)
-    else:
-        vectorizer = vectorizer_from_settings(settings, n_features)
+    vectorizer = vectorizer_from_settings(header.get("vectorizer"), n_features, core=core)
     if not statistics:
         return _Contents(model, classes, n_features, None, dtype, None, vectorizer)
     names = None
@@ -134,22 +121,19 @@ def _contents(header, listed, resolve, *, statistics=True, core=False):
     k = classes.shape[0]
     # The layout first, on stand-ins: a file whose statistics do not fit its
     # classes and features is refused before their data is read.
-    model._check_statistics(unflatten(header["stats"], _StandIns(listed), "stats"), k, n_features, feature_names=names, values=False)
+    stand_ins = unflatten(header["stats"], _stand_ins(listed), "stats")
+    model._check_statistics(stand_ins, k, n_features, feature_names=names, values=False)
     stats = unflatten(header["stats"], _keeping_sparse(resolve, model, header["stats"]), "stats")
     model._check_statistics(stats, k, n_features, feature_names=names, values=True)
     return _Contents(model, classes, n_features, names, dtype, stats, vectorizer)
 
 
 def _fitted(contents):
-    """The model ``contents`` describe, fitted, its parameters checked: a
-    ValueError names one that holds NaN or +infinity.
+    """The model ``contents`` describe, fitted, its parameters derived now and checked.
 
-    Checked statistics can still make parameters that are not numbers
-    (class weights so small that a mean or a rate divided by them
-    overflows), and such a model predicts NaN. So the parameters are
-    derived now, once, as the first prediction would (the deferred k × d
-    ones excepted: they are made from these and the checked entries).
-    -infinity is fine: the log-probability of a class never seen.
+    Checked statistics can still overflow into parameters that are not numbers (tiny class
+    weights), and such a model predicts NaN: a ValueError names the parameter (-infinity,
+    a class never seen, is fine). Deferred k × d parameters are derived when first used.
     """
     model = contents.model
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):  # what overflows is refused below
@@ -185,38 +169,23 @@ def _check_parameters(model, part=""):
 
 
 def _keeping_sparse(resolve, model, spec):
-    """``resolve`` giving the statistics that ``model`` keeps sparse
-    (``sparse_counts.py``), when stored as their nonzero entries, as they
-    are stored rather than as dense arrays."""
-    entries = spec.get("dict") if isinstance(spec, dict) else None
-    keys = set()
-    for name in model._sparse_statistics:
-        entry = entries.get(name) if isinstance(entries, dict) else None
-        body = entry.get("sparse") if isinstance(entry, dict) else None
-        if isinstance(body, dict) and isinstance(body.get("values"), str):
-            keys.add(body["values"])
-    if not keys:
-        return resolve
-
-    def resolved(kind, body):
-        if kind == "sparse" and isinstance(body, dict) and body.get("values") in keys:
-            return resolve(kind, body, sparse=True)
-        return resolve(kind, body)
-
-    return resolved
+    """``resolve`` giving the statistics ``model`` keeps sparse (``sparse_counts.py``) as stored."""
+    entries = spec.get("dict", {})  # ``spec`` is well formed: unflatten has read it
+    bodies = [entries.get(name, {}).get("sparse") for name in model._sparse_statistics]
+    keys = {body["values"] for body in bodies if body is not None}
+    return lambda kind, body: resolve(kind, body, sparse=kind == "sparse" and body["values"] in keys)
 
 
-class _StandIns:
-    """Arrays of the declared dtypes and shapes that take no memory (for checks of the layout)."""
+def _stand_ins(listed):
+    """A ``resolve`` giving arrays of the declared dtypes and shapes that take no memory."""
 
-    def __init__(self, listed):
-        self.listed = listed
-
-    def __call__(self, kind, body):
+    def resolve(kind, body):
         if kind == "array":
-            return self.listed[body].stand_in()
-        _check_sparse_layout(body, self.listed)
-        return self.listed[body["values"]].stand_in(tuple(body["shape"]))
+            return listed[body].stand_in()
+        _check_sparse_layout(body, listed)
+        return listed[body["values"]].stand_in(tuple(body["shape"]))
+
+    return resolve
 
 
 def _check_sparse_layout(body, listed):
@@ -231,21 +200,26 @@ def _check_sparse_layout(body, listed):
         raise ValueError(msg)
 
 
-class _FileArrays:
-    """The arrays of an open model file, each read when asked for and checked against the header's list."""
+def _file_arrays(archive, listed, where):
+    """A ``resolve`` reading the arrays of an open model file when asked for, checked against ``listed``."""
 
-    def __init__(self, archive, listed, where):
-        self.archive, self.listed, self.where = archive, listed, where
+    def read(key):
+        entry = listed[key]
+        array = archive.read(key, entry.dtype, entry.shape)
+        if digest(array) != entry.sha256:
+            msg = f"{where} is corrupted: array {key!r} does not match its SHA-256 checksum"
+            raise ModelFileError(msg)
+        return array
 
-    def __call__(self, kind, body, *, sparse=False):
+    def resolve(kind, body, *, sparse=False):
         if kind == "array":
-            return self._read(body)
-        _check_sparse_layout(body, self.listed)
-        indices, values = self._read(body["indices"]), self._read(body["values"])
+            return read(body)
+        _check_sparse_layout(body, listed)
+        indices, values = read(body["indices"]), read(body["values"])
         shape = tuple(body["shape"])
         size = math.prod(shape)
         if indices.size and (indices[0] < 0 or indices[-1] >= size or not np.all(indices[1:] > indices[:-1])):
-            raise ModelFileError(f"{self.where}: inconsistent model file (sparse array {body['values']!r} has indices out of order or of range)")
+            raise ModelFileError(f"{where}: inconsistent model file (sparse array {body['values']!r} has indices out of order or of range)")
         # The shape is within MAX_ARRAY_ELEMENTS (parse_header), yet need not
         # fit in this machine's memory: that too is an error about the file.
         try:
@@ -254,27 +228,11 @@ class _FileArrays:
             dense = np.zeros(shape, dtype=values.dtype)
             dense.reshape(-1)[indices] = values
         except MemoryError as exc:
-            msg = f"{self.where}: not enough memory for sparse array {body['values']!r} of shape {list(shape)} ({size} elements)"
+            msg = f"{where}: not enough memory for sparse array {body['values']!r} of shape {list(shape)} ({size} elements)"
             raise ModelFileError(msg) from exc
         return dense
 
-    def _read(self, key):
-        entry = self.listed[key]
-        array = self.archive.read(key, entry.dtype, entry.shape)
-        if digest(array) != entry.sha256:
-            msg = f"{self.where} is corrupted: array {key!r} does not match its SHA-256 checksum"
-            raise ModelFileError(msg)
-        return array
-
-
-class _ArraysToWrite:
-    """The arrays ``save`` is about to write, as loading would see them (sparse ones whole)."""
-
-    def __init__(self, arrays, dense):
-        self.arrays, self.dense = arrays, dense
-
-    def __call__(self, kind, body, *, sparse=False):
-        return self.arrays[body] if kind == "array" else self.dense[body["values"]]
+    return resolve
 
 
 # --------------------------------------------------------------------------- #
@@ -350,7 +308,7 @@ def save(model, path, *, vectorizer=None, metadata=None):
     if names is not None:
         arrays["feature_names_in"] = np.asarray(names, dtype=str)
     n_features = int(model.n_features_in_)
-    header = make_header(
+    raw = make_header(
         spec,
         n_features=n_features,
         dtype=model._fit_dtype_,
@@ -359,7 +317,6 @@ def save(model, path, *, vectorizer=None, metadata=None):
         metadata=metadata or {},
         arrays=arrays,
     )
-    raw = header_bytes(header)
     path = Path(path)
     try:
         _check_writable(raw, arrays, dense)
@@ -375,14 +332,21 @@ def _check_writable(raw, arrays, dense):
     if len(raw) > MAX_HEADER_BYTES:
         raise ValueError(f"its header takes {len(raw)} bytes; at most {MAX_HEADER_BYTES} are allowed (large metadata?)")
     header, listed = parse_header(raw, arrays, "the model file")
-    _contents(header, listed, _ArraysToWrite(arrays, dense), core=True)  # the same checks, no scikit-learn
+
+    def to_write(kind, body, *, sparse=False):  # the arrays as loading would see them (sparse ones whole)
+        return arrays[body] if kind == "array" else dense[body["values"]]
+
+    _contents(header, listed, to_write, core=True)  # the same checks, no scikit-learn
 
 
 # --------------------------------------------------------------------------- #
 # Loading
 # --------------------------------------------------------------------------- #
-def _checked(where, read):
-    """``read()``, with what it finds wrong with the file as a ModelFileError naming the file."""
+def _checked(where, read, *, unexpected=()):
+    """``read()``, with what it finds wrong with the file as a ModelFileError naming the file.
+
+    Exceptions of the types ``unexpected`` are reported with their type.
+    """
     try:
         return read()
     except ModelFileError:
@@ -391,41 +355,38 @@ def _checked(where, read):
         raise ModelFileError(f"{where}: inconsistent model file ({exc})") from exc
     except MemoryError as exc:  # sizes within the bounds, but not within this machine's memory
         raise ModelFileError(f"{where}: not enough memory to load it ({exc or 'MemoryError'})") from exc
+    except unexpected as exc:
+        raise ModelFileError(f"{where}: inconsistent model file ({type(exc).__name__}: {exc})") from exc
 
 
-def read_model_file(path, *, core=False):
-    """Load a model file into a :class:`ModelFile` (model, vectorizer, header).
-
-    ``core=True`` (the command line): the model's core class and the
-    vectorizer's parameters, with no scikit-learn loaded (see ``_contents``).
-    Raises ValueError with a one-line message naming the file for anything
-    that is not a complete, consistent nbgpu model file.
-    """
+def _read_contents(path, **options):
+    """``(where, header, listed, contents)`` of the model file ``path`` (see ``_contents``)."""
     where = str(path)
     with Archive(path) as archive:
         header, listed = header_of(archive, where)
-        contents = _checked(where, lambda: _contents(header, listed, _FileArrays(archive, listed, where), core=core))
-    try:
-        model = _checked(where, lambda: _fitted(contents))
-    except ModelFileError:
-        raise
-    except Exception as exc:  # the statistics passed every check: a failure here means the file contradicts itself
-        raise ModelFileError(f"{where}: inconsistent model file ({type(exc).__name__}: {exc})") from exc
+        resolve = _file_arrays(archive, listed, where)
+        contents = _checked(where, lambda: _contents(header, listed, resolve, **options))
+    return where, header, listed, contents
+
+
+def read_model_file(path, *, core=False):
+    """Load a model file into a :class:`ModelFile`; ``core`` as for ``_contents`` (the command line).
+
+    Raises ValueError with a one-line message naming the file for anything
+    that is not a complete, consistent nbgpu model file.
+    """
+    where, header, _, contents = _read_contents(path, core=core)
+    # The statistics passed every check: any failure now means the file contradicts itself.
+    model = _checked(where, lambda: _fitted(contents), unexpected=Exception)
     return ModelFile(model, contents.vectorizer, header)
 
 
 def read_model_info(path, *, core=False):
-    """What the header of a model file says, and its labels (:class:`ModelInfo`).
+    """What the header of a model file says, and its labels (:class:`ModelInfo`), all checked.
 
-    Reads the header, the labels and any array parameters, never the
-    statistics, so it is cheap for any size of model; checks all it reads.
-    ``core`` as for :func:`read_model_file`.
+    The statistics are never read, so this is cheap for any size of model.
     """
-    where = str(path)
-    with Archive(path) as archive:
-        header, listed = header_of(archive, where)
-        contents = _checked(where, lambda: _contents(header, listed, _FileArrays(archive, listed, where),
-                                                     statistics=False, core=core))
+    where, header, listed, contents = _read_contents(path, statistics=False, core=core)
     nbytes = arrays_of(header["stats"], listed, where, sparse=True)[1]
     return ModelInfo(contents.model, contents.classes, contents.n_features, nbytes, header)
 

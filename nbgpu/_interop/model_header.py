@@ -14,11 +14,8 @@ statistics only (format 2), ``{"sparse": {"shape": [...], "indices": key,
 "values": key}}``: an array stored as its nonzero entries, ``values`` at
 the flat (C-order) positions ``indices``.
 
-Reading a header never builds anything: :func:`parse_header` checks the
-JSON and the list of arrays (their dtypes, shapes, each within
-``MAX_ARRAY_ELEMENTS``, a sparse one at its full size, and total size) and
-:func:`unflatten` turns a described value back into Python values, asking a
-``resolve`` callable for the arrays.
+Reading a header never builds anything: :func:`parse_header` checks it;
+:func:`unflatten` turns a described value back into Python values.
 """
 
 from __future__ import annotations
@@ -35,9 +32,9 @@ from .._array.sparse_counts import is_sparse_counts, stored_entries
 from .._version import __version__
 from .model_archive import (
     MAX_FILE_DATA_BYTES,
-    Archive,
     ModelFileError,
     data_bytes,
+    is_int,
     plain_dtype,
     plain_shape,
 )
@@ -52,10 +49,8 @@ MAX_HEADER_BYTES = 16 * 2**20
 _MEMBER_OVERHEAD = 512
 # The most elements any array of a model file may declare, a sparse one
 # counted at its full size (what densifying it, or the d + 1 column index
-# of a k × d one kept sparse, allocates). 1024 classes × 2**20 hashed
-# features (HashingVectorizer's default) fit, 8 GiB of float64; a header
-# declaring more is refused before anything is allocated, however few
-# entries its file stores.
+# of a k × d one kept sparse, allocates): 1024 classes × 2**20 hashed
+# features fit. More is refused before anything is allocated.
 MAX_ARRAY_ELEMENTS = 2**30
 # A model's per-feature arrays take O(n_features) memory whatever its file
 # stores: a file wider than MAX_FREE_WIDTH features must store at least one
@@ -95,27 +90,29 @@ def flatten(value, key, arrays, *, sparse=None):
     if value is None or isinstance(value, (bool, int, float, str)):
         return {"value": value}
     if is_sparse_counts(value) and sparse is not None:  # statistics kept sparse: their entries
-        indices, values = (_free_key(f"{key}.{part}", arrays) for part in ("indices", "values"))
-        arrays[indices], arrays[values] = stored_entries(value, _index_dtype(math.prod(value.shape)))
-        sparse[values] = value
-        return {"sparse": {"shape": list(value.shape), "indices": indices, "values": values}}
+        entries = stored_entries(value, _index_dtype(math.prod(value.shape)))
+        return _sparse_entry(key, value, entries, arrays, sparse)
     if is_array(value):
         host = np.asarray(to_numpy(value))
         if host.dtype == object:
             msg = f"`{key}` is an object array, which cannot be saved without pickle."
             raise TypeError(msg)
-        if sparse is not None:
-            compact = _sparse_parts(host)
-            if compact is not None:
-                indices, values = (_free_key(f"{key}.{part}", arrays) for part in ("indices", "values"))
-                arrays[indices], arrays[values] = compact
-                sparse[values] = host
-                return {"sparse": {"shape": list(host.shape), "indices": indices, "values": values}}
+        entries = None if sparse is None else _sparse_parts(host)
+        if entries is not None:
+            return _sparse_entry(key, host, entries, arrays, sparse)
         key = _free_key(key, arrays)
         arrays[key] = host
         return {"array": key}
     msg = f"`{key}` of type {type(value).__name__} cannot be saved in a model file."
     raise TypeError(msg)
+
+
+def _sparse_entry(key, whole, entries, arrays, sparse):
+    """The description of ``whole`` stored as ``entries`` (flat indices, values), which go into ``arrays``."""
+    indices, values = (_free_key(f"{key}.{part}", arrays) for part in ("indices", "values"))
+    arrays[indices], arrays[values] = entries
+    sparse[values] = whole
+    return {"sparse": {"shape": list(whole.shape), "indices": indices, "values": values}}
 
 
 def _sparse_parts(a):
@@ -140,7 +137,7 @@ def _index_dtype(size):
 
 
 def _is_int_or_none(value):
-    return value is None or (isinstance(value, int) and not isinstance(value, bool))
+    return value is None or is_int(value)
 
 
 def _is_int64(value):
@@ -162,10 +159,10 @@ def digest(a):
 
 
 def estimator_class(name, where, *, core=False):
-    """nbgpu's estimator class called ``name`` (``core=True``: its core
-    class, which loads no scikit-learn); a ValueError for any other name."""
-    # The models load here, when an estimator is made or described: reading
-    # a header alone (read_header) needs none.
+    """nbgpu's estimator class called ``name`` (``core=True``: its core class, no scikit-learn).
+
+    A ValueError for any other name. The models load here: reading a header alone needs none.
+    """
     from .._models import model_class
 
     cls = model_class(name, core=core)
@@ -176,10 +173,9 @@ def estimator_class(name, where, *, core=False):
 
 
 def estimator_spec(model, key, arrays, *, where):
-    """The header's description of ``model``: its class and parameters, parts included.
+    """The header's description of ``model`` (or a ColumnwiseNB's part): class and parameters.
 
-    The top-level model and the parts of a ColumnwiseNB are described alike;
-    their arrays go into ``arrays`` under ``key.*``.
+    Its arrays go into ``arrays`` under ``key.*``.
     """
     name = type(model).__name__
     if type(model) is not estimator_class(name, where, core=True) and type(model) is not estimator_class(name, where):
@@ -190,8 +186,8 @@ def estimator_spec(model, key, arrays, *, where):
 
 
 def make_header(spec, *, n_features, dtype, stats, vectorizer, metadata, arrays):
-    """The header (a dict) of a model file holding ``arrays``."""
-    return {
+    """The header of a model file holding ``arrays``, as the UTF-8 JSON stored in the file."""
+    header = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "nbgpu_version": __version__,
@@ -203,10 +199,6 @@ def make_header(spec, *, n_features, dtype, stats, vectorizer, metadata, arrays)
         "metadata": metadata,
         "arrays": {k: {"dtype": a.dtype.str, "shape": list(a.shape), "sha256": digest(a)} for k, a in arrays.items()},
     }
-
-
-def header_bytes(header):
-    """The header as the UTF-8 JSON stored in the file."""
     return json.dumps(header, allow_nan=True).encode("utf-8")
 
 
@@ -247,13 +239,6 @@ def _check_elements(shape, at):
         raise ModelFileError(msg)
 
 
-def read_header(path):
-    """``(header, listed)`` of the model file ``path`` (see :func:`parse_header`),
-    without reading its arrays or loading the models."""
-    with Archive(path) as archive:
-        return header_of(archive, str(path))
-
-
 def header_of(archive, where):
     """``(header, listed)`` of an open model file (an :class:`Archive`)."""
     if "header" not in archive.names:
@@ -265,13 +250,9 @@ def header_of(archive, where):
 
 
 def parse_header(raw, archive_names, where):
-    """``(header, listed)``: the header (a dict) of the file ``where`` and its
-    list of arrays (key -> :class:`Listed`).
+    """``(header, listed)``: the header (a dict) of the file ``where``, its arrays (key -> :class:`Listed`).
 
     ``raw`` is the header member's bytes; ``archive_names`` the other members.
-    Checks the format and version, that the list names exactly the other
-    members, each once in the described values, and that the declared data
-    (sparse arrays counted at their full size) stays within the sanity bound.
     """
     foreign = f"{where} is not an nbgpu model file"
     try:
@@ -281,7 +262,7 @@ def parse_header(raw, archive_names, where):
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         raise ModelFileError(f"{foreign} (the header does not say format {FORMAT!r})")
     version = header.get("format_version")
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+    if not is_int(version) or version < 1:
         raise ModelFileError(f"{where}: invalid model format version {version!r}")
     if version > FORMAT_VERSION:
         msg = (
@@ -323,8 +304,7 @@ def _check_references(header, listed, version, where):
 
 
 def check_width(n_features, stats, listed, where):
-    """Raise unless ``n_features`` is within what the statistics (``stats``,
-    the header's description) store: see ``MAX_FREE_WIDTH``."""
+    """Raise unless ``n_features`` is within what the described ``stats`` store (``MAX_FREE_WIDTH``)."""
     if n_features <= MAX_FREE_WIDTH:
         return
     keys, _ = arrays_of(stats, listed, where, sparse=True)
@@ -340,8 +320,7 @@ def check_width(n_features, stats, listed, where):
 def arrays_of(node, listed, where, *, sparse):
     """(keys of the arrays a described value uses, bytes they take to load).
 
-    A sparse array (allowed if ``sparse``) counts its members and its whole
-    size, which it is built to.
+    A sparse array (allowed if ``sparse``) counts its members and its whole size.
     """
     keys, total = [], 0
     for kind, body in _leaves(node, where):
@@ -415,7 +394,7 @@ def unflatten(node, resolve, where):
 def estimator_from(spec, resolve, *, where, at, core=False):
     """The unfitted estimator ``spec`` describes: only nbgpu's classes, parameters checked.
 
-    ``where`` starts the error messages; ``at`` is where the parameters are in the header.
+    ``where`` starts the error messages; ``at`` is where the parameters are.
     """
     cls = estimator_class(spec["estimator"], where, core=core)
     params = unflatten(spec["params"], resolve, at)

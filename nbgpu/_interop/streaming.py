@@ -30,17 +30,15 @@ _DONE = object()
 
 
 def _split_chunk(chunk, index):
+    """``(X, y, sample_weight or None)`` of one chunk of ``fit_stream``."""
     if not isinstance(chunk, (tuple, list)) or len(chunk) not in (2, 3):
+        length = f" of length {len(chunk)}" if isinstance(chunk, (tuple, list)) else ""
         msg = (
             f"chunk {index} must be a tuple (X, y) or (X, y, sample_weight); "
-            f"got {type(chunk).__name__}"
-            + (f" of length {len(chunk)}" if isinstance(chunk, (tuple, list)) else "")
-            + "."
+            f"got {type(chunk).__name__}{length}."
         )
         raise TypeError(msg)
-    X, y = chunk[0], chunk[1]
-    weight = chunk[2] if len(chunk) == 3 else None
-    return X, y, weight
+    return chunk[0], chunk[1], chunk[2] if len(chunk) == 3 else None
 
 
 class _Prefetcher:
@@ -219,23 +217,10 @@ def svmlight_chunks(path, *, n_features, chunk_bytes=256 * 2**20, dtype=np.float
     if not isinstance(chunk_bytes, (int, np.integer)) or chunk_bytes < 1:
         msg = f"`chunk_bytes` must be a positive int; got {chunk_bytes!r}."
         raise ValueError(msg)
-    for X, y in svmlight_byte_ranges(
-        path, n_features=n_features, chunk_bytes=int(chunk_bytes), dtype=dtype, zero_based=zero_based, query_id=query_id
-    ):
-        yield X, y
-
-
-def svmlight_byte_ranges(path, *, n_features, chunk_bytes, dtype, zero_based, query_id=False):
-    """``(X, y)`` of every byte range of ``chunk_bytes`` of an svmlight file
-    that holds rows (scikit-learn's loader with ``offset`` and ``length``).
-
-    A malformed range raises a ValueError naming the file and the byte
-    offset (or the number of features, when a row has more).
-    """
     from sklearn.datasets import load_svmlight_file
 
-    size = os.path.getsize(path)
-    for offset in range(0, size, chunk_bytes):
+    chunk_bytes = int(chunk_bytes)
+    for offset in range(0, os.path.getsize(path), chunk_bytes):
         try:
             loaded = load_svmlight_file(
                 str(path), n_features=n_features, dtype=dtype, zero_based=zero_based, query_id=query_id,

@@ -19,6 +19,7 @@ import codecs
 import numpy as np
 
 from ..text._transform import DEFAULTS as HASHING_PARAMETERS
+from .model_archive import is_int
 
 # scikit-learn's default (words of 2+ characters), and words of any length.
 TOKEN_PATTERNS = (r"(?u)\b\w\w+\b", r"(?u)\b\w+\b")
@@ -86,12 +87,15 @@ def vectorizer_settings(vectorizer, n_features):
     return settings
 
 
-def vectorizer_from_settings(settings, n_features):
-    """The vectorizer that ``settings`` (from a model file) describe; None for None."""
+def vectorizer_from_settings(settings, n_features, *, core=False):
+    """The vectorizer that ``settings`` (from a model file) describe; None for None.
+
+    ``core=True``: its checked keyword arguments instead, which loads no scikit-learn.
+    """
     if settings is None:
         return None
     kwargs = check_settings(settings, n_features)
-    return _classes()[0](**kwargs)
+    return kwargs if core else _classes()[0](**kwargs)
 
 
 def check_settings(settings, n_features):
@@ -116,9 +120,9 @@ def check_settings(settings, n_features):
     if not (stop is None or stop == "english" or _is_word_list(stop)):
         raise ValueError(f"vectorizer setting stop_words must be null, 'english' or a list of words; got {stop!r:.80}")
     ngram = settings["ngram_range"]
-    if not (isinstance(ngram, list) and len(ngram) == 2 and all(_is_int(n) for n in ngram) and 1 <= ngram[0] <= ngram[1] <= MAX_NGRAM):
+    if not (isinstance(ngram, list) and len(ngram) == 2 and all(map(is_int, ngram)) and 1 <= ngram[0] <= ngram[1] <= MAX_NGRAM):
         raise ValueError(f"vectorizer setting ngram_range={ngram!r} is not accepted; expected [low, high] with 1 <= low <= high <= {MAX_NGRAM}")
-    if settings["n_features"] != n_features or not _is_int(settings["n_features"]):
+    if settings["n_features"] != n_features or not is_int(settings["n_features"]):
         raise ValueError(f"vectorizer setting n_features={settings['n_features']!r} differs from the model's {n_features} features")
     kwargs = dict(settings)
     kwargs["ngram_range"] = tuple(ngram)
@@ -126,10 +130,6 @@ def check_settings(settings, n_features):
     if isinstance(stop, list):
         kwargs["stop_words"] = list(stop)
     return kwargs
-
-
-def _is_int(value):
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _is_word_list(value):

@@ -16,7 +16,7 @@ from sklearn.utils.murmurhash import murmurhash3_32 as reference_murmur
 
 from nbgpu.text import HashingVectorizer
 from nbgpu.text import _murmurhash
-from nbgpu.text._murmurhash import byte_words, finish, murmurhash3_32, state
+from nbgpu.text._murmurhash import ByteWords, finish, murmurhash3_32, state
 
 MIB = 2**20
 
@@ -26,7 +26,7 @@ def _strings(lengths, seed=0):
     strings = [rng.integers(0, 256, n, dtype=np.uint8).tobytes() for n in lengths]
     sizes = np.array(lengths, dtype=np.int64)
     buf = np.frombuffer(b"".join(strings), dtype=np.uint8)
-    return strings, byte_words(buf, xp=np), np.cumsum(sizes) - sizes, sizes
+    return strings, ByteWords(buf, xp=np), np.cumsum(sizes) - sizes, sizes
 
 
 def _lengths():

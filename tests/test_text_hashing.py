@@ -24,7 +24,7 @@ from nbgpu.text import HashingVectorizer
 from nbgpu.text import _pipeline, _words
 from nbgpu.text._charclass import EXTRA_SHIFT, WORD, code_point_flags, lower_code_points
 from nbgpu.text._transform import DEFAULTS
-from nbgpu.text._murmurhash import byte_words, extend, finish, hash_to_index, murmurhash3_32, state
+from nbgpu.text._murmurhash import ByteWords, extend, finish, hash_to_index, murmurhash3_32, state
 
 DOCS = [
     "This is the first document.",
@@ -226,7 +226,7 @@ def test_stop_words_exact_under_hash_collisions():
     buf = np.frombuffer(b"the thf zz zy", dtype=np.uint8)
     starts = np.array([0, 4, 8, 11])
     lengths = np.array([3, 3, 2, 2])
-    words = byte_words(buf, xp=np)
+    words = ByteWords(buf, xp=np)
     # hashes forced equal to the stop words': only byte equality decides
     forced = np.array([stop.hashes[0], stop.hashes[0], stop.hashes[1], stop.hashes[1]], dtype=np.uint32)
     forced = np.where(lengths == 3, murmurhash3_32(words, starts[:1], lengths[:1], xp=np)[0], forced)
@@ -243,7 +243,7 @@ def test_murmurhash_matches_sklearn():
     lengths = np.array([len(s) for s in strings], dtype=np.int64)
     starts = np.cumsum(lengths) - lengths
     buf = np.frombuffer(b"".join(strings), dtype=np.uint8)
-    h = murmurhash3_32(byte_words(buf, xp=np), starts, lengths, xp=np)
+    h = murmurhash3_32(ByteWords(buf, xp=np), starts, lengths, xp=np)
     signed = np.array([reference_murmur(s, 0) for s in strings], dtype=np.int64)
     np.testing.assert_array_equal(h.view(np.int32), signed)
     index, negative = hash_to_index(h, 12345, xp=np)
@@ -254,7 +254,7 @@ def test_murmurhash_matches_sklearn():
         same = [s[:length] for s in strings if len(s) >= length][:50]
         starts = np.arange(len(same), dtype=np.int64) * length
         buf = np.frombuffer(b"".join(same), dtype=np.uint8)
-        h = murmurhash3_32(byte_words(buf, xp=np), starts, length, xp=np)
+        h = murmurhash3_32(ByteWords(buf, xp=np), starts, length, xp=np)
         np.testing.assert_array_equal(h.view(np.int32), [reference_murmur(s, 0) for s in same])
     # the one hash whose absolute value does not fit int32
     index, negative = hash_to_index(np.array([2**31], dtype=np.uint32), 1000, xp=np)
@@ -271,7 +271,7 @@ def test_extend_hashes_strings_joined_by_a_space(split):
     flat = [p for triple in zip(*parts) for p in triple]
     lengths = np.array([len(p) for p in flat], dtype=np.int64)
     starts = np.cumsum(lengths) - lengths
-    words = byte_words(np.frombuffer(b"".join(flat), dtype=np.uint8), xp=np)
+    words = ByteWords(np.frombuffer(b"".join(flat), dtype=np.uint8), xp=np)
     h, tail = state(words, starts[0::3], lengths[0::3], xp=np)
     np.testing.assert_array_equal(
         finish(h, tail, lengths[0::3], xp=np).view(np.int32), [reference_murmur(a, 0) for a in parts[0]]

@@ -128,20 +128,13 @@ class HashingVectorizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=N
         self.alternate_sign = alternate_sign
         self.dtype = dtype
 
-    # ------------------------------------------------------------------ #
     def _sklearn(self):
-        """scikit-learn's HashingVectorizer with this one's parameters (kept, so
-        its once-per-stop-list consistency warning is given once, as there)."""
+        """scikit-learn's HashingVectorizer with these parameters (one kept, to warn once as it does)."""
         twin = getattr(self, "_sklearn_twin", None)
         if twin is None:
             twin = self._sklearn_twin = _SklearnHashingVectorizer()
         return twin.set_params(**self.get_params())
 
-    def _plan(self):
-        """The fast path's Plan, or None when scikit-learn must do the work."""
-        return fast_plan(self.get_params())
-
-    # ------------------------------------------------------------------ #
     def partial_fit(self, X, y=None):
         """Do nothing: this estimator is stateless (as scikit-learn's).
 
@@ -191,7 +184,7 @@ class HashingVectorizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=N
         if isinstance(X, str):
             msg = "Iterable over raw text documents expected, string object received."
             raise ValueError(msg)
-        plan = self._plan()
+        plan = fast_plan(self.get_params())  # None: scikit-learn does the work
         if plan is None:
             return self._sklearn().transform(X)
         docs = X if isinstance(X, list) else list(X)

@@ -11,13 +11,10 @@ of ``a + " " + b`` follows from the state of ``a`` and the bytes of ``b``
 alone (:func:`extend`), so word n-grams are hashed without building their
 strings.
 
-All arithmetic is on uint32 arrays and wraps modulo 2**32, which numpy and
-cupy both do for unsigned integers; every function takes the array namespace
-``xp`` as a keyword-only argument.  The body of a string is a chain, one
-step per block, that no array step can shorten: the blocks past the first
-``ARRAY_BLOCKS`` of the few strings that long are mixed one string at a
-time by scikit-learn's compiled MurmurHash3 (imported on first use), so the
-cost stays linear in the bytes with a compiled constant.
+All arithmetic is on uint32 arrays and wraps modulo 2**32, as numpy and cupy
+do for unsigned integers.  The body of a string is a chain, one step per
+block: the blocks past the first ``ARRAY_BLOCKS`` of the few strings that
+long are mixed one string at a time by scikit-learn's compiled MurmurHash3.
 """
 
 from __future__ import annotations
@@ -26,7 +23,7 @@ import numpy as np
 
 from ._array import to_numpy
 
-__all__ = ["ByteWords", "byte_words", "extend", "finish", "hash_to_index", "murmurhash3_32", "state"]
+__all__ = ["ByteWords", "extend", "finish", "hash_to_index", "murmurhash3_32", "state"]
 
 _C1 = 0xCC9E2D51
 _C2 = 0x1B873593
@@ -69,14 +66,13 @@ def _round(h):
 
 
 class ByteWords:
-    """``buf[i] | buf[i+1] << 8 | buf[i+2] << 16 | buf[i+3] << 24`` at any ``i``.
+    """``buf[i] | buf[i+1] << 8 | buf[i+2] << 16 | buf[i+3] << 24`` at any ``i`` of the uint8 ``buf``.
 
-    ``buf`` is a uint8 array of ``n`` bytes, read as zero padded; positions
-    run from 0 to ``last + 3`` (``last = n``: a string may end at ``n``, its
-    empty tail read at ``n``).  The words are kept as four aligned uint32 copies
-    of the buffer shifted by 0 to 3 bytes (four byte copies, no arithmetic),
-    so the word at position ``p`` is element ``index(p)`` of one array and
-    the next block of a string is the next element.
+    ``buf`` is read as zero padded; positions run from 0 to ``last + 3``
+    (``last`` is its length: an empty tail is read there).  The words are four
+    aligned uint32 copies of the buffer shifted by 0 to 3 bytes, so the word
+    at position ``p`` is element ``index(p)`` of one array and the next block
+    of a string is the next element.
     """
 
     def __init__(self, buf, *, xp):
@@ -96,7 +92,7 @@ class ByteWords:
         """The bytes ``buf[start:stop]``, as a host ``bytes`` object."""
         return to_numpy(self._buf[start:stop]).tobytes()
 
-    def index(self, positions, *, xp):
+    def index(self, positions):
         """int64 index of the word at each byte position (``take`` reads it)."""
         return (positions & 3) * self._row + (positions >> 2)
 
@@ -106,12 +102,7 @@ class ByteWords:
 
     def at(self, positions, *, xp):
         """uint32 words at int64 ``positions`` (each in ``[0, last]``)."""
-        return self.take(self.index(positions, xp=xp), xp=xp)
-
-
-def byte_words(buf, *, xp):
-    """The :class:`ByteWords` of uint8 ``buf``."""
-    return ByteWords(buf, xp=xp)
+        return self.take(self.index(positions), xp=xp)
 
 
 def _tail_masks(lengths, *, xp):
@@ -123,14 +114,13 @@ def state(words, starts, lengths, *, xp, h=None):
 
     ``h`` (uint32, updated in place when given) is the state before the
     strings' bytes (zero for a whole string); ``tail`` is the uint32 of the
-    ``length % 4`` bytes past the last full block.  The body runs once per
-    block position over the strings that still have a block there: in order
-    of block count those are a suffix, so each step works on a slice.  The
-    few strings with blocks past those steps (:func:`_array_steps`) are
-    finished one at a time by compiled code (:func:`_long_bodies`).
+    ``length % 4`` bytes past the last full block.  One array step per block
+    position mixes the strings that still have a block there (sorted by block
+    count, a slice); the few with blocks past :func:`_array_steps` are
+    finished by :func:`_long_bodies`.
     """
     n = starts.shape[0]
-    index = words.index(starts, xp=xp)
+    index = words.index(starts)
     nblocks = lengths >> 2
     max_blocks = int(xp.max(nblocks)) if n else 0
     if max_blocks:
@@ -161,14 +151,9 @@ def state(words, starts, lengths, *, xp, h=None):
 
 
 def _array_steps(sorted_nb, max_blocks):
-    """How many block positions :func:`state` runs as array steps.
-
-    ``sorted_nb`` are the strings' block counts in increasing order.  All
-    positions up to ``ARRAY_BLOCKS``; past them, only those where at least
-    ``_FEW_STRINGS`` strings still have a block (``sorted_nb[-_FEW_STRINGS]``
-    of them), so a step mixes many blocks and the strings left over are few
-    and long.  The cost is linear in the bytes whatever their lengths.
-    """
+    """How many block positions :func:`state` runs as array steps, of strings
+    with the sorted block counts ``sorted_nb``: all up to ``ARRAY_BLOCKS``, and
+    past them those where at least ``_FEW_STRINGS`` strings still have a block."""
     if max_blocks <= ARRAY_BLOCKS:
         return max_blocks
     n = sorted_nb.shape[0]
@@ -177,23 +162,16 @@ def _array_steps(sorted_nb, max_blocks):
     return min(max(ARRAY_BLOCKS, int(sorted_nb[n - _FEW_STRINGS])), max_blocks)
 
 
-def _compiled_murmurhash3():
-    # scikit-learn's compiled MurmurHash3 (bytes in, C loop over the blocks),
-    # imported at first need: the text fast path imports no scikit-learn
-    # until a string longer than 1 KiB needs it.
-    from sklearn.utils.murmurhash import murmurhash3_32
-
-    return murmurhash3_32
-
-
 def _long_bodies(words, starts, nblocks, h, *, xp):
     """uint32 ``h`` of each string after mixing in ``nblocks`` blocks from ``starts``.
 
-    The compiled hash of those bytes alone, seeded with ``h``, is the body
-    then ended with no tail (whose scramble is zero) and its byte count:
-    :func:`_unfinish` undoes the end.
+    scikit-learn's compiled hash of those bytes, seeded with ``h``, is that
+    body ended with no tail (whose scramble is zero) and its byte count, which
+    :func:`_unfinish` undoes.  Imported here: no scikit-learn until a string
+    longer than 1 KiB needs it.
     """
-    hash_bytes = _compiled_murmurhash3()
+    from sklearn.utils.murmurhash import murmurhash3_32 as hash_bytes
+
     out = np.empty(starts.shape[0], dtype=np.uint32)
     for i, (start, count, seed) in enumerate(zip(*(to_numpy(a).tolist() for a in (starts, nblocks, h)))):
         size = 4 * count
@@ -229,13 +207,11 @@ def _final_mix(h):
 
 
 def extend(words, h, tail, lengths, starts, more, *, xp):
-    """The state of each string followed by a space and ``buf[start:start + more]``.
+    """``(h, tail, lengths)`` of each string followed by a space and ``buf[start:start + more]``.
 
-    ``(h, tail)`` is the state of strings of ``lengths`` bytes (as from
-    :func:`state`; ``h`` is updated in place); returns ``(h, tail, lengths)``
-    of the longer strings.  The block after the old full blocks is the old
-    tail, the space and the first bytes of the new part; the rest of the new
-    part is read in place.
+    ``(h, tail)`` is the state of strings of ``lengths`` bytes (``h`` is
+    updated in place).  The block after the old full blocks is the old tail,
+    the space and the first bytes of the new part; the rest is read in place.
     """
     pending = lengths & 3  # bytes in the old tail
     shift = xp.astype(pending, xp.uint64) << 3
@@ -268,17 +244,16 @@ def _equal_lengths(words, starts, length, *, xp):
     # Every string has ``length`` bytes: no per-string block counts, masks
     # or working sets (character n-grams of ASCII text).
     nblocks, rem = divmod(length, 4)
-    index = words.index(starts, xp=xp)
+    index = words.index(starts)
     h = None
     for j in range(nblocks):
         k = _scramble(words.take(index, xp=xp, blocks=j))
         h = _round(k) if h is None else _mix(h, k)  # the first block mixes into h = 0
     if rem:
         tail = _scramble(words.take(index, xp=xp, blocks=nblocks) & _TAIL_MASKS[rem])
-        if h is None:
-            h = tail
-        else:
-            h ^= tail
+        if h is not None:
+            tail ^= h
+        h = tail
     if h is None:
         h = xp.zeros(starts.shape[0], dtype=xp.uint32)
     h ^= length

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._array import n_threads, parallel_map, retain_freed_blocks
-from ._murmurhash import byte_words, finish, hash_to_index, murmurhash3_32, state
+from ._charclass import code_points, utf8_offsets
+from ._murmurhash import ByteWords, finish, hash_to_index, murmurhash3_32, state
 from ._ngrams import char_spans, word_ngrams
-from ._preprocess import decoded, prepared, strip_accents_ascii, strip_accents_unicode
+from ._preprocess import decoded, prepared
 from ._rows import cell_keys, sum_cells
-from ._utf8 import code_points, utf8_offsets
 from ._words import word_tokens
 
 __all__ = ["Plan", "hash_documents"]
@@ -52,12 +52,8 @@ class Plan:
 
 
 def _encoded(text, xp):
-    """``(buf, code_points, offsets)`` of a string; offsets None when ASCII.
-
-    ``buf`` is the UTF-8 bytes (uint8), ``code_points`` uint32 (the bytes
-    themselves when ASCII) and ``offsets`` the byte offset of every character
-    and of the end.
-    """
+    """``(utf8, code_points, offsets)`` of a string: its UTF-8 bytes (uint8), its code points (the
+    bytes when ASCII) and the byte offset of every character and of the end (None when ASCII)."""
     raw = text.encode("utf-8")
     buf = xp.asarray(np.frombuffer(raw, dtype=np.uint8))
     if len(raw) == len(text):
@@ -72,16 +68,15 @@ _SEPARATORS = "\x00\x01\x02\x03\x04\x05\x06\x07\x08"
 
 
 def _joined_text(docs, plan, pad=""):
-    """``(text, separator)``: the preprocessed documents in one string, or None.
+    """``(text, separator)``: the documents joined by ``pad + separator + pad`` and preprocessed,
+    separator the first of ``_SEPARATORS`` no document contains; None if all occur or accents
+    are stripped by a callable.
 
-    One ``lower`` (and accent stripping) of the joined text equals the
-    per-document ones: they act on each character alone, except the final
-    sigma rule of ``lower``, which looks across case-ignorable characters
-    only, and a control character is neither cased nor case-ignorable; NFKD
-    reorders combining marks only, and a control character is a starter.
-    The separator is the first of ``_SEPARATORS`` that no document contains,
-    with ``pad`` on both sides.  None when every one occurs, or accents are
-    stripped by a callable.
+    Preprocessing the joined text equals preprocessing each document: ``lower``
+    and accent stripping act on each character alone, except the final-sigma
+    rule of ``lower``, which looks across case-ignorable characters only (a
+    control character is neither cased nor case-ignorable), and NFKD, which
+    reorders combining marks only (a control character is a starter).
     """
     if callable(plan.strip_accents):
         return None
@@ -91,18 +86,12 @@ def _joined_text(docs, plan, pad=""):
             break
     else:
         return None
-    if plan.lowercase:
-        text = text.lower()
-    if plan.strip_accents == "ascii":
-        text = strip_accents_ascii(text)
-    elif plan.strip_accents == "unicode":
-        text = strip_accents_unicode(text)
-    return text, separator
+    return prepared([text], plan)[0], separator
 
 
 def _spans_word(docs, plan, xp):
     buf, starts, lengths, rows = word_tokens(docs, plan, xp=xp)
-    words = byte_words(buf, xp=xp)
+    words = ByteWords(buf, xp=xp)
     h, tail = state(words, starts, lengths, xp=xp)
     min_n, max_n = plan.ngram_range
     hashes = None
@@ -124,12 +113,10 @@ def _spans_char(docs, plan, xp):
     joined = _joined_text([*docs, ""], plan)
     if joined is None:
         docs = [_WHITE_SPACES.sub(" ", d) for d in prepared(docs, plan)]
-        text = "".join(docs)
-        lens = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
-        nonempty = np.flatnonzero(lens)
-        seg_starts = (np.cumsum(lens) - lens)[nonempty]
-        seg_ends = seg_starts + lens[nonempty]
-        return _hash_segments(text, xp.asarray(seg_starts), xp.asarray(seg_ends), nonempty, plan, xp, whole=None)
+        rows = [i for i, d in enumerate(docs) if d]  # segments of char_spans are not empty
+        text, seg_starts, seg_ends = _end_to_end([docs[i] for i in rows], "", xp)
+        buf, _, offsets = _encoded(text, xp)
+        return _hash_segments(text, buf, offsets, seg_starts, seg_ends, rows, plan, xp, whole=False)
     text, separator = joined
     text = _WHITE_SPACES.sub(" ", text)
     buf, cps, offsets = _encoded(text, xp)
@@ -138,7 +125,7 @@ def _spans_char(docs, plan, xp):
     seg_ends = xp.astype(xp.nonzero(cps == ord(separator))[0], xp.int64)
     seg_starts = xp.concat([xp.zeros(1, dtype=xp.int64), seg_ends[:-1] + 1])
     rows = np.arange(len(docs))
-    return _hash_segments(text, seg_starts, seg_ends, rows, plan, xp, whole=None, encoded=(buf, offsets))
+    return _hash_segments(text, buf, offsets, seg_starts, seg_ends, rows, plan, xp, whole=False)
 
 
 def _spans_char_wb(docs, plan, xp):
@@ -157,37 +144,33 @@ def _spans_char_wb(docs, plan, xp):
         words = text.split()
     if not words:
         return []
-    text = " " + "  ".join(words) + " "  # every word padded by its own spaces
-    lens = np.fromiter(map(len, words), dtype=np.int64, count=len(words)) + 2
-    seg_starts = xp.asarray(np.cumsum(lens) - lens)
-    seg_ends = seg_starts + xp.asarray(lens)
+    text, seg_starts, seg_ends = _end_to_end(words, " ", xp)
     buf, cps, offsets = _encoded(text, xp)
     if separator is None:
         counts = np.fromiter(map(len, split), dtype=np.int64, count=len(split))
         rows = np.repeat(np.arange(len(docs), dtype=np.int64), counts)
     else:  # a separator's segment holds nothing; the next segments are the next row's
-        marker = (xp.asarray(lens) == 3) & (xp.take(cps, seg_starts + 1) == ord(separator))
+        marker = (seg_ends - seg_starts == 3) & (xp.take(cps, seg_starts + 1) == ord(separator))
         seg_ends = xp.where(marker, seg_starts, seg_ends)
         rows = xp.cumulative_sum(xp.astype(marker, xp.uint32))
-    return _hash_segments(text, seg_starts, seg_ends, rows, plan, xp, whole=True, encoded=(buf, offsets))
+    return _hash_segments(text, buf, offsets, seg_starts, seg_ends, rows, plan, xp, whole=True)
 
 
-def _hash_segments(text, seg_starts, seg_ends, seg_rows, plan, xp, whole, encoded=None):
-    if not text:
-        return []
-    buf, offsets = encoded if encoded is not None else _encoded(text, xp)[::2]
-    words = byte_words(buf, xp=xp)
-    n = len(text)
+def _end_to_end(pieces, pad, xp):
+    """``(text, starts, ends)`` of the strings ``pieces``, each between two ``pad``, laid end to end."""
+    lens = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces)) + 2 * len(pad)
+    starts = np.cumsum(lens) - lens
+    return pad + (2 * pad).join(pieces) + pad, xp.asarray(starts), xp.asarray(starts + lens)
+
+
+def _hash_segments(text, buf, offsets, seg_starts, seg_ends, seg_rows, plan, xp, *, whole):
+    """``[(hashes, rows)]`` of the character n-grams of the segments of ``text`` (see ``char_spans``),
+    from its UTF-8 ``buf`` and ``offsets`` (from ``_encoded``)."""
+    seg_rows = xp.astype(xp.asarray(seg_rows), xp.uint32)  # rows of a chunk fit; keys need no cast
     spans = char_spans(
-        seg_starts,
-        seg_ends,
-        xp.astype(xp.asarray(seg_rows), xp.uint32),  # rows of a chunk fit; keys need no cast
-        n,
-        plan.ngram_range,
-        offsets,
-        xp=xp,
-        whole=whole,
+        seg_starts, seg_ends, seg_rows, len(text), plan.ngram_range, offsets, xp=xp, whole=whole
     )
+    words = ByteWords(buf, xp=xp)
     return [(murmurhash3_32(words, s, l, xp=xp), r) for s, l, r in spans]
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._murmurhash import _TAIL_MASKS, byte_words, murmurhash3_32
+from ._murmurhash import _TAIL_MASKS, ByteWords, murmurhash3_32
 
 __all__ = ["StopWords"]
 
@@ -33,15 +33,13 @@ class StopWords:
         buf = np.frombuffer(b"".join(encoded), dtype=np.uint8)
         lengths = np.array([len(w) for w in encoded], dtype=np.int64)
         starts = np.cumsum(lengths) - lengths
-        hashes = murmurhash3_32(byte_words(buf, xp=np), starts, lengths, xp=np)
+        hashes = murmurhash3_32(ByteWords(buf, xp=np), starts, lengths, xp=np)
         order = np.argsort(hashes, kind="stable")
         self.hashes = hashes[order]
         self.lengths = lengths[order]
-        n_blocks = int((lengths.max() + 3) // 4) if len(encoded) else 0
-        padded = np.zeros((len(encoded), 4 * n_blocks + 4), dtype=np.uint8)
-        for i, w in enumerate(encoded[j] for j in order):
-            padded[i, : len(w)] = np.frombuffer(w, dtype=np.uint8)
-        self.blocks = padded[:, : 4 * n_blocks].view("<u4").astype(np.uint32).reshape(len(encoded), n_blocks)
+        width = 4 * int((lengths.max() + 3) // 4) if len(encoded) else 0  # bytes of the longest, in blocks
+        padded = b"".join(encoded[j].ljust(width, b"\0") for j in order)
+        self.blocks = np.frombuffer(padded, dtype="<u4").astype(np.uint32).reshape(len(encoded), width // 4)
         _, counts = np.unique(self.hashes, return_counts=True)
         self.max_collisions = int(counts.max()) if len(counts) else 0
 
@@ -57,7 +55,7 @@ class StopWords:
         table_h = xp.asarray(self.hashes)
         table_len = xp.asarray(self.lengths)
         blocks = xp.asarray(self.blocks)
-        masks = xp.asarray(_TAIL_MASKS, dtype=xp.uint32)
+        masks = xp.asarray([*_TAIL_MASKS, 0xFFFFFFFF], dtype=xp.uint32)  # of the first 0 to 4 bytes
         lo = xp.searchsorted(table_h, hashes, side="left")
         hi = xp.searchsorted(table_h, hashes, side="right")
         cand = xp.nonzero(hi > lo)[0]
@@ -70,10 +68,9 @@ class StopWords:
             s = xp.minimum(c_lo + r, last)
             eq = ((c_lo + r) < c_hi) & (xp.take(table_len, s) == c_len)
             for j in range(blocks.shape[1]):
-                left = c_len - 4 * j
-                left = xp.minimum(xp.maximum(left, xp.zeros_like(left)), xp.full_like(left, 4))  # not clip (syncs on cupy)
+                left = c_len - 4 * j  # bytes of the token from block j on, at most 4 (no clip: syncs on cupy)
+                left = xp.minimum(xp.maximum(left, xp.zeros_like(left)), xp.full_like(left, 4))
                 full = words.at(xp.minimum(c_start + 4 * j, limit), xp=xp)
-                mask = xp.where(left == 4, 0xFFFFFFFF, xp.take(masks, xp.minimum(left, 3)))
-                eq = eq & ((full & mask) == xp.take(blocks[:, j], s))
+                eq = eq & ((full & xp.take(masks, left)) == xp.take(blocks[:, j], s))
             found[cand[eq]] = True
         return found

@@ -10,6 +10,7 @@ longer than 1 KiB) are imported when first needed.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from numbers import Integral
 
 import numpy as np
@@ -49,15 +50,13 @@ _TOKEN_PATTERNS = {
     r"(?u)\b\w+\b": 1,
     r"\b\w+\b": 1,
 }
-_ENGLISH = []  # the StopWords of scikit-learn's ENGLISH_STOP_WORDS, built on first use
 
 
+@functools.cache
 def _english_stop_words():
-    if not _ENGLISH:
-        from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-        _ENGLISH.append(StopWords(ENGLISH_STOP_WORDS))
-    return _ENGLISH[0]
+    return StopWords(ENGLISH_STOP_WORDS)
 
 
 def _is_int(value):
@@ -68,19 +67,17 @@ def _stop_words(analyzer, params):
     """``(min_token_chars, StopWords or None)`` of a word analyzer; None if not accelerated."""
     if analyzer != "word":
         return 1, None
-    if params["tokenizer"] is not None or not isinstance(params["token_pattern"], str):
+    pattern, stop = params["token_pattern"], params["stop_words"]
+    min_token_chars = _TOKEN_PATTERNS.get(pattern) if isinstance(pattern, str) else None
+    if params["tokenizer"] is not None or min_token_chars is None:
         return None
-    min_token_chars = _TOKEN_PATTERNS.get(params["token_pattern"])
-    stop = params["stop_words"]
-    if min_token_chars is None:
-        return None
-    if isinstance(stop, str):
-        return (min_token_chars, _english_stop_words()) if stop == "english" else None
     if stop is None:
         return min_token_chars, None
-    if not isinstance(stop, (list, tuple, set, frozenset)):
-        return None
-    return min_token_chars, StopWords(stop)
+    if isinstance(stop, str):
+        return (min_token_chars, _english_stop_words()) if stop == "english" else None
+    if isinstance(stop, (list, tuple, set, frozenset)):
+        return min_token_chars, StopWords(stop)
+    return None
 
 
 def fast_plan(params):

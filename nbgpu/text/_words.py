@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._charclass import EXTRA_SHIFT, WORD, code_point_flags, lower_code_points
+from ._charclass import EXTRA_SHIFT, WORD, code_point_flags, code_points, lower_code_points
 from ._ngrams import runs
 from ._preprocess import decoded, prepared
 
@@ -50,19 +50,12 @@ def word_tokens(docs, plan, *, xp):
     return buf, starts, ends - starts, rows
 
 
-def _rows(starts, doc_starts, xp):
-    """uint32 document of each token, from where the tokens and the documents start."""
-    first_token = xp.searchsorted(starts, doc_starts)
+def _rows(starts, pieces, xp):
+    """uint32 document of each token starting at ``starts`` in ``pieces`` joined by single spaces."""
+    sizes = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces)) + 1
+    first_token = xp.searchsorted(starts, xp.asarray(np.cumsum(sizes) - sizes))
     counts = xp.concat([first_token[1:], xp.asarray([starts.shape[0]], dtype=first_token.dtype)]) - first_token
-    return xp.repeat(xp.arange(doc_starts.shape[0], dtype=xp.uint32), counts)
-
-
-def _joined_bytes(docs, xp):
-    """The UTF-8 bytes of the documents joined by spaces, and where each starts."""
-    encoded = [d.encode("utf-8") for d in docs]
-    sizes = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)) + 1
-    buf = xp.asarray(np.frombuffer(b" ".join(encoded), dtype=np.uint8))
-    return buf, xp.asarray(np.cumsum(sizes) - sizes)
+    return xp.repeat(xp.arange(len(pieces), dtype=xp.uint32), counts)
 
 
 # UTF-8 bytes of a character by its first byte (a token never starts inside a character)
@@ -81,7 +74,8 @@ def _on_bytes(docs, plan, fast_lower, xp):
             docs[i] = docs[i].lower()
     else:
         docs = prepared(docs, plan)
-    buf, doc_starts = _joined_bytes(docs, xp)
+    encoded = [d.encode("utf-8") for d in docs]
+    buf = xp.asarray(np.frombuffer(b" ".join(encoded), dtype=np.uint8))
     letters = ((buf | 0x20) - 97) < 26  # a-z and A-Z: uint8 arithmetic wraps
     if fast_lower:  # a letter's bit 0x20 makes it small
         buf = buf | (xp.astype(letters, xp.uint8) << 5)
@@ -91,7 +85,7 @@ def _on_bytes(docs, plan, fast_lower, xp):
         one_char = xp.take(_UTF8_SIZE, xp.take(buf, starts))
         keep = xp.nonzero((ends - starts) > one_char)[0]
         starts, ends = xp.take(starts, keep), xp.take(ends, keep)
-    return buf, starts, ends, _rows(starts, doc_starts, xp)
+    return buf, starts, ends, _rows(starts, encoded, xp)
 
 
 def _byte_word_mask(buf, letters, leads, xp):
@@ -102,13 +96,11 @@ def _byte_word_mask(buf, letters, leads, xp):
     if leads.shape[0]:
         n = buf.shape[0]
         b0 = xp.astype(xp.take(buf, leads), xp.uint32)
-        b1, b2, b3 = (xp.astype(xp.take(buf, xp.minimum(leads + k, n - 1)), xp.uint32) & 0x3F for k in (1, 2, 3))
-        size = 2 + xp.astype(b0 >= 0xE0, xp.int64) + xp.astype(b0 >= 0xF0, xp.int64)
-        cps = xp.where(
-            size == 2,
-            ((b0 & 0x1F) << 6) | b1,
-            xp.where(size == 3, ((b0 & 0x0F) << 12) | (b1 << 6) | b2, ((b0 & 0x07) << 18) | (b1 << 12) | (b2 << 6) | b3),
-        )
+        size = 2 + xp.astype(b0 >= 0xE0, xp.uint32) + xp.astype(b0 >= 0xF0, xp.uint32)
+        cps = b0 & (0x7F >> size)  # the lead byte's bits, then 6 from each byte that follows
+        for k in (1, 2, 3):
+            more = xp.astype(xp.take(buf, xp.minimum(leads + k, n - 1)), xp.uint32) & 0x3F
+            cps = xp.where(size > k, (cps << 6) | more, cps)
         flag = (code_point_flags(cps, xp=xp) & WORD) != 0
         word[leads] = flag
         word[leads + 1] = flag
@@ -118,21 +110,12 @@ def _byte_word_mask(buf, letters, leads, xp):
     return word
 
 
-def _code_points(text, xp):
-    """The code points of ``text``, uint16 (its UTF-16, two bytes a character
-    and half the work to make and decode) when it has none past U+FFFF."""
-    units = text.encode("utf-16-le")
-    if len(units) == 2 * len(text):
-        return xp.asarray(np.frombuffer(units, dtype="<u2"))
-    return xp.asarray(np.frombuffer(text.encode("utf-32-le"), dtype="<u4"))
-
-
 def _on_code_points(docs, plan, fast_lower, xp):
     """``(buf, byte_starts, byte_ends, rows)`` of the tokens, found on the code points."""
     lowered = None
     if fast_lower:
         text = " ".join(docs)
-        cps = _code_points(text, xp)
+        cps = code_points(text, xp=xp)
         lowered = lower_code_points(cps, xp=xp)  # a character below U+10000 lowers to one
         if lowered is not None:
             low, word, extra = lowered
@@ -141,11 +124,9 @@ def _on_code_points(docs, plan, fast_lower, xp):
     if lowered is None:
         docs = prepared(docs, plan)
         text = " ".join(docs)
-        flags = code_point_flags(_code_points(text, xp), xp=xp)
+        flags = code_point_flags(code_points(text, xp=xp), xp=xp)
         word = (flags & WORD) != 0
         extra = xp.astype(flags >> EXTRA_SHIFT, xp.uint32)
-    sizes = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs)) + 1
-    doc_starts = xp.asarray(np.cumsum(sizes) - sizes)
     buf = xp.asarray(np.frombuffer(text.encode("utf-8"), dtype=np.uint8))
     if plan.min_token_chars == 2:  # runs of pairs of word characters: the tokens less their last
         starts, ends = runs(word[1:] & word[:-1], xp=xp)
@@ -156,4 +137,4 @@ def _on_code_points(docs, plan, fast_lower, xp):
     before = xp.cumulative_sum(extra, dtype=xp.uint32)  # through character i
     byte_starts = starts + xp.astype(xp.take(before, starts) - xp.take(extra, starts), xp.int64)
     byte_ends = ends + xp.astype(xp.take(before, ends - 1), xp.int64)
-    return buf, byte_starts, byte_ends, _rows(starts, doc_starts, xp)
+    return buf, byte_starts, byte_ends, _rows(starts, docs, xp)

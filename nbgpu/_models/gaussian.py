@@ -26,11 +26,8 @@ from .._estimator.statistics_checks import check_array, check_keys, check_tuple
 
 
 def _pooled(count, mean, m2, *, xp):
-    """(weight, mean, M2) of the union of the classes, from theirs (exact).
-
-    ``count`` is (k, 1), or (k, d) where values are missing; the pooled
-    weight is (1,) or (d,) accordingly.
-    """
+    """(weight, mean, M2) of the union of the classes, from theirs (exact); the
+    weight is (1,) for a ``count`` of (k, 1), (d,) for (k, d) (missing values)."""
     n = xp.sum(count, axis=0)
     mu = xp.sum(count * mean, axis=0) / nonzero(n, xp=xp)
     delta = mean - mu
@@ -117,7 +114,8 @@ class GaussianNB(_BaseNB):
     # row leaves every class's score of that row non-finite.
     _nonfinite_reaches_scores = True
 
-    def __init__(self, *, priors=None, var_smoothing=1e-9, prior_smoothing=0.0, loss_matrix=None, missing="error"):
+    def __init__(self, *, priors=None, var_smoothing=1e-9, prior_smoothing=0.0, loss_matrix=None,
+                 missing="error"):
         self.priors = priors
         self.var_smoothing = var_smoothing
         self.prior_smoothing = prior_smoothing
@@ -135,7 +133,8 @@ class GaussianNB(_BaseNB):
         # (weight, mean, M2) per class and of all rows; a weight per feature
         # where values were missing. No sign checks: observed weights are
         # differences of sums, which rounding may leave a hair below 0.
-        for key, (n_shapes, moment) in {"per_class": ([(k, 1), (k, d)], (k, d)), "total": ([(1,), (d,)], (d,))}.items():
+        shapes = {"per_class": ([(k, 1), (k, d)], (k, d)), "total": ([(1,), (d,)], (d,))}
+        for key, (n_shapes, moment) in shapes.items():
             weight, mean, m2 = check_tuple(stats[key], 3, key)
             check_array(weight, f"{key}.0", n_shapes, values=values)
             check_array(mean, f"{key}.1", [moment], values=values)
@@ -144,45 +143,38 @@ class GaussianNB(_BaseNB):
     def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
         n, d = X.shape
         if is_sparse(X):
-            return self._accumulate_sparse(X, codes, weights, n_classes, xp=xp, dtype=dtype)
+            return self._moments(X, codes, weights, n_classes, xp=xp, dtype=dtype)
 
         def block(start, stop):
             wb = None if weights is None else weights[start:stop]
-            return self._block_stats(X[start:stop, :], codes[start:stop], wb, n_classes, xp=xp, dtype=dtype)
+            Xb = xp.astype(X[start:stop, :], dtype)
+            return self._moments(Xb, codes[start:stop], wb, n_classes, xp=xp, dtype=dtype)
 
         # Blocks in parallel on the CPU, each upcast to float64 on its own.
         row_bytes = 8 * ((4 if self._ignore_missing else 3) * d + n_classes)
         parts = map_row_blocks(block, n, row_bytes, xp=xp, host_budget=host_fit_block_bytes())
         return functools.reduce(lambda a, b: self._merge(a, b, xp=xp), parts)
 
-    def _block_stats(self, X, codes, weights, n_classes, *, xp, dtype):
-        """Statistics of one dense row block (two passes: means, then residuals)."""
-        Xb, miss = xp.astype(X, dtype), None
+    def _moments(self, X, codes, weights, n_classes, *, xp, dtype):
+        """Statistics of one block: dense in two passes (means, then residuals);
+        sparse from sums S and sums of squares Q, M2 = Q - S²/W, so X stays sparse."""
+        miss = None
         if self._ignore_missing:
-            Xb, miss = split_missing(Xb, xp=xp)
+            X, miss = split_missing(X, xp=xp)
         rows = class_totals(codes, weights, n_classes, dtype=dtype, xp=xp)
         count = observed_weights(rows, miss, codes, weights, n_classes, xp=xp, dtype=dtype)
-        mean = class_sums(Xb, codes, weights, n_classes, xp=xp, dtype=dtype) / nonzero(count, xp=xp)
-        resid = zero_missing(Xb - xp.take(mean, codes, axis=0), miss)
-        resid *= resid
-        m2 = class_sums(resid, codes, weights, n_classes, xp=xp, dtype=dtype)
+        sums = class_sums(X, codes, weights, n_classes, xp=xp, dtype=dtype)
+        mean = sums / nonzero(count, xp=xp)
+        if is_sparse(X):
+            m2 = class_sums(X, codes, weights, n_classes, xp=xp, dtype=dtype, power=2) - mean * sums
+            m2 = xp.maximum(m2, xp.zeros_like(m2))  # rounding below 0 (not clip: a masked assignment on cupy)
+        else:
+            resid = zero_missing(X - xp.take(mean, codes, axis=0), miss)
+            resid *= resid
+            m2 = class_sums(resid, codes, weights, n_classes, xp=xp, dtype=dtype)
         # Weighted moments of all rows (epsilon_ and the scoring shift),
         # pooled from the classes': an integer weight acts as repeated rows.
-        total = _pooled(count, mean, m2, xp=xp)
-        return {"class_count": rows, "per_class": (count, mean, m2), "total": total}
-
-    def _accumulate_sparse(self, X, codes, weights, n_classes, *, xp, dtype):
-        # Sums and sums of squares in float64, then M2 = Q - S²/W per class.
-        X, miss = split_missing(X, xp=xp) if self._ignore_missing else (X, None)
-        rows = class_totals(codes, weights, n_classes, dtype=dtype, xp=xp)
-        count = observed_weights(rows, miss, codes, weights, n_classes, xp=xp, dtype=dtype)
-        s1 = class_sums(X, codes, weights, n_classes, xp=xp, dtype=dtype)
-        s2 = class_sums(X, codes, weights, n_classes, xp=xp, dtype=dtype, power=2)
-        mean = s1 / nonzero(count, xp=xp)
-        m2 = s2 - mean * s1
-        m2 = xp.maximum(m2, xp.zeros_like(m2))  # rounding below 0 (not clip: a masked assignment on cupy)
-        total = _pooled(count, mean, m2, xp=xp)
-        return {"class_count": rows, "per_class": (count, mean, m2), "total": total}
+        return {"class_count": rows, "per_class": (count, mean, m2), "total": _pooled(count, mean, m2, xp=xp)}
 
     def _merge(self, a, b, *, xp):
         return {
@@ -202,20 +194,15 @@ class GaussianNB(_BaseNB):
         floor = xp.finfo(dtype).eps * (1.0 + mean_all * mean_all)
         var = xp.where(var > 0, var, xp.broadcast_to(floor, var.shape))
         prior, log_prior = self._class_prior(rows, xp=xp, fixed=self.priors, name="priors")
-        # Scoring weights: the quadratic form expanded around the overall mean;
-        # terms[c, j] is feature j's contribution at that mean (dropped where j is missing).
+        # Scoring expands the quadratic form around a shift s: the overall mean
+        # rounded to the score dtype (exactly what scoring subtracts), so float32
+        # does not cancel x² against the linear term where a mean is large against
+        # its spread. Where none is (|mean| <= std everywhere, e.g. standardised
+        # data) s = 0, within a factor two of that error, and scoring skips a pass
+        # over X. terms[c, j] is feature j's contribution at s (dropped if missing).
         precision = 1.0 / var
-        # Centring by a pooled shift keeps float32 from cancelling x² against
-        # the linear term when a feature's mean is large against its spread.
-        # Where no mean is (|mean| <= std for every feature, e.g. standardised
-        # data) the error bound is within a factor of two of the centred one,
-        # so the shift is zero and scoring skips that pass over X. Otherwise
-        # expand around the shift exactly as scoring will subtract it (rounded
-        # to the score dtype), or float32 loses the offset of large means.
         centred = bool(xp.any(mean_all * mean_all > m2_all / nonzero(n_all, xp=xp)))
-        shift = xp.astype(xp.astype(mean_all, dtype), mean_all.dtype)
-        if not centred:
-            shift = xp.zeros_like(shift)
+        shift = xp.astype(xp.astype(mean_all, dtype), mean_all.dtype) if centred else xp.zeros_like(mean_all)
         offset = mean - shift
         terms = -0.5 * xp.log(2.0 * math.pi * var) - 0.5 * offset * offset * precision
         const = log_prior + xp.sum(terms, axis=1)
@@ -242,17 +229,11 @@ class GaussianNB(_BaseNB):
         # scikit-learn keeps no moments of all rows: pool the classes (exact for
         # an unweighted fit), then scale so that var_smoothing reproduces its
         # epsilon_ exactly (it may come from a first partial_fit batch only).
-        n = count.sum()
-        mean_all = count @ mean / n
-        m2_all = m2.sum(axis=0) + (count[:, None] * (mean - mean_all) ** 2).sum(axis=0)
+        n, mean_all, m2_all = _pooled(count[:, None], mean, m2, xp=np)
         implied = est.var_smoothing * np.max(m2_all / n)
         if implied > 0 and est.epsilon_ > 0:
             m2_all = m2_all * (est.epsilon_ / implied)
-        return {
-            "class_count": count,
-            "per_class": (count[:, None], mean, m2),
-            "total": (np.asarray([n]), mean_all, m2_all),
-        }
+        return {"class_count": count, "per_class": (count[:, None], mean, m2), "total": (n, mean_all, m2_all)}
 
     # ---- scoring ------------------------------------------------------- #
     def _score_row_bytes(self, n_features, n_classes, *, xp, stored=None):

@@ -208,7 +208,8 @@ class KernelDensityNB(_BaseNB):
         gathered = xp.reshape(xp.take(order, xp.reshape(sorted_index, (-1,))), (n_classes, m))
         source = xp.where(slot[None, :] < counts[:, None], gathered, xp.full_like(gathered, n))
         source = xp.reshape(source, (-1,))
-        pad_points = xp.concat([points, xp.full((1, d), math.nan, dtype=points.dtype, device=points.device)], axis=0)
+        nan_row = xp.full((1, d), math.nan, dtype=points.dtype, device=points.device)
+        pad_points = xp.concat([points, nan_row], axis=0)
         pad_weights = xp.concat([weights, xp.zeros(1, dtype=weights.dtype, device=weights.device)], axis=0)
         grid_points = xp.reshape(xp.take(pad_points, source, axis=0), (n_classes, m, d))
         grid_weights = xp.reshape(xp.take(pad_weights, source, axis=0), (n_classes, m))
@@ -221,19 +222,17 @@ class KernelDensityNB(_BaseNB):
             return xp.full((k, d), float(self.bandwidth), dtype=points.dtype, device=points.device)
         n, var = _weighted_spread(points, weights, xp=xp)
         _, pooled = _weighted_spread(xp.reshape(points, (1, -1, d)), xp.reshape(weights, (1, -1)), xp=xp)
-        pooled = xp.where(pooled > 0, pooled, xp.ones_like(pooled))
-        var = xp.where(var > 0, var, xp.broadcast_to(pooled, var.shape))
-        n = xp.where(n > 0, n, xp.ones_like(n))
+        var = xp.where(var > 0, var, xp.broadcast_to(nonzero(pooled, xp=xp), var.shape))
+        n = nonzero(n, xp=xp)
         factor = n ** (-0.2) if self.bandwidth == "scott" else (0.75 * n) ** (-0.2)
         return factor * xp.sqrt(var)
 
     def _finalize(self, stats, classes, *, xp, dtype):
-        n_classes = classes.shape[0]
-        points, weights = self._padded(stats, n_classes, xp=xp)
+        points, weights = self._padded(stats, classes.shape[0], xp=xp)
         h = self._bandwidth(points, weights, xp=xp)
         observed = ~xp.isnan(points)
-        log_w = log_or_neg_inf(xp.where(observed, weights[..., None], xp.zeros_like(points)), xp=xp)
-        total = xp.sum(xp.where(observed, weights[..., None], xp.zeros_like(points)), axis=1)
+        w = xp.where(observed, weights[..., None], xp.zeros_like(points))
+        total = xp.sum(w, axis=1)
         # A class without a value of a feature: a flat term 0 (the feature is
         # left out for it), as for a missing test value.
         log_norm = xp.where(total > 0, log_or_neg_inf(total, xp=xp) + xp.log(h), xp.zeros_like(total))
@@ -244,7 +243,7 @@ class KernelDensityNB(_BaseNB):
             "class_count_": stats["class_count"],
             "class_prior_": xp.astype(prior, dtype),
             "_points_": xp.astype(values, dtype),
-            "_log_weights_": xp.astype(log_w, dtype),
+            "_log_weights_": xp.astype(log_or_neg_inf(w, xp=xp), dtype),
             "_log_norm_": xp.astype(log_norm, dtype),
             "_log_prior_": xp.astype(log_prior, dtype),
             "_has_values_": total > 0,
@@ -256,11 +255,11 @@ class KernelDensityNB(_BaseNB):
         return 8 * (4 * n_classes * m + n_features + n_classes)
 
     def _joint_log_likelihood(self, X, *, xp, device, dtype):
-        points, log_w, log_norm, log_prior, bandwidth = self._fitted_arrays(
-            ("_points_", "_log_weights_", "_log_norm_", "_log_prior_", "bandwidth_"),
+        points, log_w, log_norm, log_prior, bandwidth, has_values = self._fitted_arrays(
+            ("_points_", "_log_weights_", "_log_norm_", "_log_prior_", "bandwidth_", "_has_values_"),
             xp=xp, device=device, dtype=dtype,
         )
-        has_values = self._fitted_arrays(("_has_values_",), xp=xp, device=device, dtype=dtype)[0] > 0
+        has_values = has_values > 0
         n, d = X.shape
         jll = xp.zeros((n, points.shape[0]), dtype=dtype, device=device) + log_prior
         for j in range(d):

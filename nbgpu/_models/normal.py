@@ -2,9 +2,9 @@
 
 Statistics are per-class weight, mean and scatter matrix ``Σᵢ wᵢ (xᵢ−μ)(xᵢ−μ)ᵀ``
 (a flat dict of arrays), merged exactly by the matrix form of Chan, Golub &
-LeVeque's update. Scoring
-whitens with the inverse Cholesky factor of every class: all classes at once
-are one matrix product ``X · [U₁ … U_k]`` (``Uₖ = Lₖ⁻ᵀ``), then squared norms.
+LeVeque's update. Scoring whitens with the inverse Cholesky factor of every
+class: all classes at once are one matrix product ``X · [U₁ … U_k]``
+(``Uₖ = Lₖ⁻ᵀ``), then squared norms.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from .._estimator.params import Interval
 from .._array.blocks import row_blocks
 from .._array.class_sums import class_scatter
 from .._array.namespace import is_sparse, to_numpy
-from .._array.numerics import chan_merge, contiguous
+from .._array.numerics import chan_merge, contiguous, nonzero
 from .._estimator.base import _BaseNB
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.statistics_checks import check_array, check_keys
@@ -150,32 +150,29 @@ class NormalBayesClassifier(_BaseNB):
         stats = None
         for start, stop in row_blocks(n, 8 * (n_classes * d + 3 * d + n_classes), xp=xp):
             wb = None if weights is None else weights[start:stop]
-            block = dict(
-                zip(STATS, class_scatter(xp.astype(X[start:stop, :], dtype), codes[start:stop], wb, n_classes, xp=xp, dtype=dtype))
-            )
+            Xb = xp.astype(X[start:stop, :], dtype)
+            block = dict(zip(STATS, class_scatter(Xb, codes[start:stop], wb, n_classes, xp=xp, dtype=dtype)))
             stats = block if stats is None else self._merge(stats, block, xp=xp)
         return stats
 
     def _merge(self, a, b, *, xp):
         # Chan's update of scatter matrices; the class weight (k,) broadcasts as (k, 1).
         n, mean, scatter = chan_merge(
-            *(((xp.reshape(s["class_count"], (-1, 1)), s["mean"], s["scatter"])) for s in (a, b)), xp=xp
+            *((xp.reshape(s["class_count"], (-1, 1)), s["mean"], s["scatter"]) for s in (a, b)), xp=xp
         )
         return {"class_count": xp.reshape(n, (-1,)), "mean": mean, "scatter": scatter}
 
     def _finalize(self, stats, classes, *, xp, dtype):
-        n_classes = classes.shape[0]
         count, mean, scatter = (stats[k] for k in STATS)
         total = xp.sum(count)  # > 0: check_sample_weight refuses all-zero weights
-        d = mean.shape[1]
+        n_classes, d = mean.shape
         eye = xp.eye(d, dtype=scatter.dtype, device=scatter.device)
-        safe = xp.where(count > 0, count, xp.ones_like(count))
-        cov = scatter / safe[:, None, None] + self.reg_covar * eye
+        cov = scatter / nonzero(count, xp=xp)[:, None, None] + self.reg_covar * eye
         chol = self._cholesky(cov, xp=xp)
         # U = L⁻ᵀ from a solve against the identity (triangular, well conditioned
         # when Σ is); Σ itself is never inverted.
         whiten = xp.matrix_transpose(xp.linalg.solve(chol, xp.broadcast_to(eye, cov.shape)))
-        log_det = 2.0 * xp.sum(xp.log(xp.sum(chol * eye, axis=2)), axis=1)
+        log_det = 2.0 * xp.sum(xp.log(xp.linalg.diagonal(chol)), axis=1)
         prior, log_prior = self._class_prior(count, xp=xp, fixed=self.priors, name="priors")
         # Centre on the overall mean: (x − μₖ)Uₖ = (x − s)Uₖ − (μₖ − s)Uₖ.
         shift = (count @ mean) / total
@@ -196,14 +193,12 @@ class NormalBayesClassifier(_BaseNB):
 
     def _cholesky(self, cov, *, xp):
         """Batched Cholesky factors; a clear error when one is not positive definite."""
-        d = cov.shape[1]
-        eye = xp.eye(d, dtype=cov.dtype, device=cov.device)
         # A pivot this small relative to its variance is rounding noise: the
         # matrix is numerically singular even where the factorisation "succeeds".
-        tol = 10.0 * d * xp.finfo(cov.dtype).eps * xp.sum(cov * eye, axis=2)
+        tol = 10.0 * cov.shape[1] * xp.finfo(cov.dtype).eps * xp.linalg.diagonal(cov)
         try:
             chol = xp.linalg.cholesky(cov)
-            pivots = xp.sum(chol * eye, axis=2)
+            pivots = xp.linalg.diagonal(chol)
             ok = bool(xp.all(xp.isfinite(chol))) and bool(xp.all(pivots * pivots > tol))
         except (ValueError, RuntimeError, ArithmeticError):  # LinAlgError of numpy / torch
             ok = False

@@ -11,7 +11,7 @@ cost of the product) is added only where it matters:
 from __future__ import annotations
 
 from .._array.namespace import get_namespace, is_sparse
-from .._array.numerics import lgamma, safe_log, scoring_weights
+from .._array.numerics import lgamma, nonzero, safe_log, scoring_weights
 from .._array.sparse import sparse_matmul, sparse_values, sparse_with_values
 from .._estimator.base_measure import _BaseMeasureMixin
 from .._estimator.docs import shared_parameters_doc
@@ -19,17 +19,6 @@ from .._estimator.missing import drop_missing, observed_weights, split_missing
 from .._estimator.statistics_checks import check_array
 from .._validation import check_non_negative
 from .discrete import _CountNB
-
-
-def log_factorial_rows(X, *, xp, device, dtype):
-    """``Σⱼ log xⱼ!`` (as ``log Γ(x + 1)``) of every row; sparse ``X`` stays sparse."""
-    if is_sparse(X):
-        values = sparse_values(X)
-        vxp = get_namespace(values)
-        logged = sparse_with_values(X, lgamma(values + 1.0, xp=vxp))
-        ones = xp.ones((X.shape[1], 1), dtype=dtype, device=device)
-        return sparse_matmul(logged, ones)
-    return xp.sum(lgamma(X + 1.0, xp=xp), axis=1, keepdims=True)
 
 
 def _observed_count(stats, *, xp):
@@ -181,17 +170,15 @@ class PoissonNB(_BaseMeasureMixin, _CountNB):
         return merged
 
     def _finalize(self, stats, classes, *, xp, dtype):
-        n_classes = classes.shape[0]
         cc, fc = stats["class_count"], stats["feature_count"]
         alpha = self._alpha(fc.shape[1], xp=xp, device=fc.device, dtype=fc.dtype)
         observed = _observed_count(stats, xp=xp)  # N_cj
-        total = xp.sum(observed, axis=0)
-        pooled = xp.sum(fc, axis=0) / xp.where(total > 0, total, xp.ones_like(total))
+        pooled = xp.sum(fc, axis=0) / nonzero(xp.sum(observed, axis=0), xp=xp)
         denom = observed + alpha
         # With alpha = 0 a class of weight 0 has no estimate: it gets the prior mean.
-        safe = xp.where(denom > 0, denom, xp.ones_like(denom))
+        safe = nonzero(denom, xp=xp)
         rate = xp.where(denom > 0, (fc + alpha * pooled) / safe, pooled * xp.ones_like(denom))
-        log_prior = self._class_log_prior(cc, n_classes, xp=xp)
+        log_prior = self._class_log_prior(cc, classes.shape[0], xp=xp)
         return {
             "class_count_": cc,
             "feature_count_": fc,
@@ -215,9 +202,14 @@ class PoissonNB(_BaseMeasureMixin, _CountNB):
         return 8 * (n_classes + (2 * n_features if self._ignore_missing else 0))
 
     def _log_base_measure(self, X, *, xp, device, dtype):
+        """``−Σⱼ log xⱼ!`` (as ``log Γ(x + 1)``) of every row; sparse ``X`` stays sparse."""
         if self._ignore_missing:
             X, _ = split_missing(X, xp=xp)  # log 0! = 0: a missing entry adds nothing
-        return -log_factorial_rows(X, xp=xp, device=device, dtype=dtype)
+        if is_sparse(X):
+            values = sparse_values(X)
+            logged = sparse_with_values(X, lgamma(values + 1.0, xp=get_namespace(values)))
+            return -sparse_matmul(logged, xp.ones((X.shape[1], 1), dtype=dtype, device=device))
+        return -xp.sum(lgamma(X + 1.0, xp=xp), axis=1, keepdims=True)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -74,23 +74,18 @@ def _paired(n_categories):
 
 
 def _groups(n_categories):
-    """``(first, second)`` features of each lookup; ``second`` is -1 for a
-    feature looked up alone (the last of an odd number, or all unpaired)."""
+    """``(first, second, sizes)``: the features of each lookup (``second`` -1
+    for a feature looked up alone: the last of an odd number, or all when
+    unpaired) and the rows of its scoring table."""
     d = n_categories.shape[0]
-    if not _paired(n_categories):
-        return np.arange(d), np.full(d, -1)
-    p = d // 2
-    first = np.arange(0, d, 2)
-    second = np.concatenate([np.arange(1, 2 * p, 2), np.full(d - 2 * p, -1)])
-    return first, second
-
-
-def _group_sizes(n_categories):
-    """Rows of the scoring table of each lookup, and the first row of each."""
+    if _paired(n_categories):
+        p = d // 2
+        first = np.arange(0, d, 2)
+        second = np.concatenate([np.arange(1, 2 * p, 2), np.full(d - 2 * p, -1)])
+    else:
+        first, second = np.arange(d), np.full(d, -1)
     m = n_categories + 1  # each feature's categories and its zero row
-    first, second = _groups(n_categories)
-    sizes = m[first] * np.where(second < 0, 1, m[np.maximum(second, 0)])
-    return sizes, np.cumsum(sizes) - sizes
+    return first, second, m[first] * np.where(second < 0, 1, m[np.maximum(second, 0)])
 
 
 def _table_rows(n_categories):
@@ -102,12 +97,11 @@ def _table_rows(n_categories):
     scores zero. A pair's code is ``c_first * (m_second + 1) + c_second``.
     """
     off = _offsets(n_categories)
-    first, second = _groups(n_categories)
-    sizes, starts = _group_sizes(n_categories)
+    first, second, sizes = _groups(n_categories)
     alone = second < 0
     second = np.maximum(second, 0)
     group = np.repeat(np.arange(first.shape[0]), sizes)
-    r = np.arange(group.shape[0]) - starts[group]
+    r = np.arange(group.shape[0]) - (np.cumsum(sizes) - sizes)[group]
     m_second = np.where(alone, 1, n_categories[second] + 1)[group]
     c_first, c_second = r // m_second, r % m_second
 
@@ -283,7 +277,10 @@ class CategoricalNB(_DiscreteNB):
             )
             raise ValueError(msg)
         if counts.shape[1] < n_features:
-            msg = f"statistics entry 'counts' has {counts.shape[1]} columns; {n_features} features need at least as many"
+            msg = (
+                f"statistics entry 'counts' has {counts.shape[1]} columns; "
+                f"{n_features} features need at least as many"
+            )
             raise ValueError(msg)
 
     def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
@@ -302,11 +299,12 @@ class CategoricalNB(_DiscreteNB):
             n_cat = np.maximum(n_cat, to_numpy(previous["n_categories"]))
         self._check_table_size(n_cat, seen, n_classes)
         count = class_totals(codes, weights, n_classes, dtype=dtype, xp=xp)
-        counts = category_counts(X, codes, weights, _offsets(n_cat), n_classes, xp=xp, dtype=dtype)
+        off = _offsets(n_cat)
+        counts = category_counts(X, codes, weights, off, n_classes, xp=xp, dtype=dtype)
         if miss is not None:
             missing = class_sums(miss, codes, weights, n_classes, xp=xp, dtype=dtype)
-            off = _offsets(n_cat)
-            first = xp.asarray(np.arange(off[-1]) == off[_column_feature(n_cat)], dtype=dtype, device=counts.device)
+            first = np.arange(off[-1]) == off[_column_feature(n_cat)]  # each feature's category 0
+            first = xp.asarray(first, dtype=dtype, device=counts.device)
             counts = counts - _spread(missing, n_cat, xp=xp) * first
         return {"class_count": count, "counts": counts, "n_categories": n_cat}
 
@@ -370,12 +368,13 @@ class CategoricalNB(_DiscreteNB):
         device an upload per block would wait for the device), and the
         category numbers as host metadata that stays on the host."""
         p = n_cat.shape[0] // 2
-        index_dtype = xp.int32 if int(_group_sizes(n_cat)[0].sum()) < 2**31 else xp.int64
+        sizes = _groups(n_cat)[2]
+        index_dtype = xp.int32 if int(sizes.sum()) < 2**31 else xp.int64
         return {
             "_n_cat_host_": tuple(int(v) for v in n_cat),
             "_code_limit_": xp.asarray(n_cat, device=device),
             "_radix_": xp.asarray(n_cat[1 : 2 * p : 2] + 1, device=device),
-            "_group_start_": xp.asarray(_group_sizes(n_cat)[1], dtype=index_dtype, device=device),
+            "_group_start_": xp.asarray(np.cumsum(sizes) - sizes, dtype=index_dtype, device=device),
             "_offsets_": xp.asarray(_offsets(n_cat), device=device),
         }
 
@@ -441,9 +440,8 @@ class CategoricalNB(_DiscreteNB):
 
     def _joint_log_likelihood(self, X, *, xp, device, dtype):
         n_cat = np.asarray(self._n_cat_host_, dtype=np.int64)
-        limit, radix, start, offsets = (
-            to_namespace(getattr(self, name), xp, device) for name in ("_code_limit_", "_radix_", "_group_start_", "_offsets_")
-        )
+        names = ("_code_limit_", "_radix_", "_group_start_", "_offsets_")
+        limit, radix, start, offsets = (to_namespace(getattr(self, name), xp, device) for name in names)
         if self._ignore_missing:
             # An unseen category has the same factor (1) in every class, which
             # is exactly a marginalised feature: score missing values as one.

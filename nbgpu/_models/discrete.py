@@ -8,6 +8,7 @@ product ``X @ W + b``.
 
 from __future__ import annotations
 
+import functools
 from numbers import Real
 
 import numpy as np
@@ -48,7 +49,6 @@ _COUNT_ATTRIBUTES = ("class_count_", "feature_count_", "class_log_prior_", "feat
 class _DiscreteNB(_BaseNB):
     """Shared parameters and class prior of the discrete models."""
 
-    _product_operands = ("_weight_",)
     _param_constraints: dict = {
         **_BaseNB._param_constraints,
         "alpha": [Interval(Real, 0, None, closed="left"), "array-like"],
@@ -70,21 +70,131 @@ class _DiscreteNB(_BaseNB):
         return xp.asarray(alpha, dtype=dtype, device=device)
 
     def _class_log_prior(self, class_count, n_classes, *, xp):
-        fixed = self.class_prior
-        return self._class_prior(class_count, xp=xp, fixed=fixed, name="class_prior", fit_prior=self.fit_prior)[1]
+        fixed, fit_prior = self.class_prior, self.fit_prior
+        return self._class_prior(class_count, xp=xp, fixed=fixed, name="class_prior", fit_prior=fit_prior)[1]
 
-    def _score_row_bytes(self, n_features, n_classes, *, xp, stored=None):
-        return 8 * n_classes
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.poor_score = True
+        return tags
+
+
+class _CountNB(_DiscreteNB):
+    """Models whose statistics are class counts and per-class feature sums,
+    scored by one product ``X · W + b``."""
+
+    _class_axis_statistics = ("class_count", "feature_count", "observed_count")
+    _product_operands = ("_weight_",)
+    # The k × d parameters, made a column chunk at a time by ``_weight_columns``
+    # from the statistics and the per-class values of ``_class_context``: at
+    # fit, else when first needed, and only the columns it scores where that
+    # is all it needs. ``feature_count_`` is the statistics, made dense.
+    _deferred_parameters = {
+        "_weight_": "_laid_out_weight",
+        "feature_log_prob_": "_feature_log_prob",
+        "feature_count_": "_dense_feature_count",
+    }
+
+    # Further statistics a subclass may keep (checked by that subclass).
+    _optional_statistics = ()
+    # Fitted attributes that are values of the context, {name: key}.
+    _context_attributes: dict = {}
+
+    def _check_statistics(self, stats, n_classes, n_features, *, feature_names=None, values=True):
+        super()._check_statistics(stats, n_classes, n_features, feature_names=feature_names, values=values)
+        check_keys(stats, ["class_count", "feature_count"], self._optional_statistics)
+        # Sums of non-negative features with non-negative weights.
+        check_array(stats["feature_count"], "feature_count", [(n_classes, n_features)], values=values,
+                    non_negative=True, sparse=bool(self._sparse_statistics))
+
+    def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
+        if self._sparse_statistics and sparse_counts.gathers_sparse(X, n_classes):
+            sums = sparse_counts.SparseCounts.empty((n_classes, X.shape[1]))
+            sums.add(*csr_class_entries(X, codes, weights, n_classes))
+            sums = sparse_counts.kept(sums)
+        else:
+            sums = class_sums(X, codes, weights, n_classes, xp=xp, dtype=dtype)
+        count = class_totals(codes, weights, n_classes, dtype=dtype, xp=xp)
+        return {"class_count": count, "feature_count": sums}
+
+    def _merge(self, a, b, *, xp):
+        return {key: sparse_counts.added(a[key], b[key]) for key in a}
+
+    def _accumulate_onto(self, previous, X, codes, weights, n_classes, *, xp, dtype):
+        # Added in place where the sums allow it (NaN, missing values, are
+        # split out by _accumulate, not summed); else merged.
+        fc = previous["feature_count"]
+        sparse_sums = sparse_counts.is_sparse_counts(fc)
+        if not self._ignore_missing and (sparse_counts.is_host_csr(X) or not sparse_sums):
+            # The k class weights are checked before anything is written; the
+            # in-place sums write no entry that would overflow (else the merge
+            # below runs and refuses them).
+            count = previous["class_count"] + class_totals(codes, weights, n_classes, dtype=dtype, xp=xp)
+            if not bool(xp.all(xp.isfinite(count))):  # one read back; the check below says why
+                check_statistics_finite({"class_count": count}, estimator=self, X=X, sample_weight=weights)
+            if sparse_sums:
+                added = fc.add(*csr_class_entries(X, codes, weights, n_classes))
+            else:
+                added = add_class_sums_into(fc, X, codes, weights, xp=xp)
+            if added:
+                return {"class_count": count, "feature_count": sparse_counts.kept(fc)}
+        return super()._accumulate_onto(previous, X, codes, weights, n_classes, xp=xp, dtype=dtype)
+
+    def _finalize(self, stats, classes, *, xp, dtype):
+        cc, fc = stats["class_count"], stats["feature_count"]
+        alpha = self._alpha(fc.shape[1], xp=xp, device=cc.device, dtype=fc.dtype)
+        log_prior = self._class_log_prior(cc, classes.shape[0], xp=xp)
+        context = {"alpha": alpha, **self._class_context(cc, fc, alpha, xp=xp)}
+        attrs = {
+            "class_count_": cc,
+            "class_log_prior_": xp.astype(log_prior, dtype),
+            "_bias_": xp.astype(self._scoring_bias(context, log_prior, xp=xp), dtype),
+            "_context_": context,
+        }
+        for name, key in self._context_attributes.items():
+            attrs[name] = context[key]
+        return attrs
+
+    @staticmethod
+    def _alpha_total(alpha, n_features, *, xp):
+        """``Σ_j α_j`` of a scalar or per-feature ``alpha``."""
+        return xp.sum(alpha) if alpha.ndim else alpha * n_features
+
+    def _class_context(self, class_count, feature_count, alpha, *, xp):
+        """The per-class values over all features that the weights of a
+        column chunk depend on (e.g. each class's total count): a dict."""
+        raise NotImplementedError
+
+    def _scoring_bias(self, context, log_prior, *, xp):
+        return log_prior
+
+    def _weight_columns(self, stats, context, cols, *, xp):
+        """The k × c scoring weights (float64) of the features ``cols`` (a
+        slice or an index array), from the statistics and ``context``."""
+        raise NotImplementedError
+
+    def _laid_out_weight(self, stats, attrs, dtype):
+        xp = get_namespace(stats["class_count"])
+        make = functools.partial(self._weight_columns, stats, attrs["_context_"], xp=xp)
+        return laid_out_by_columns(make, stats["feature_count"].shape, dtype, xp=xp)
+
+    def _dense_feature_count(self, stats, attrs, dtype):
+        return sparse_counts.dense(stats["feature_count"])  # float64 whatever the score dtype
+
+    def _feature_log_prob(self, stats, attrs, dtype):
+        # The scoring weights are the log-probabilities themselves (a view).
+        weight = attrs["_weight_"] if "_weight_" in attrs else self._weight_
+        return weight.T
 
     def _joint_log_likelihood(self, X, *, xp, device, dtype):
         (bias,) = self._fitted_arrays(("_bias_",), xp=xp, device=device, dtype=dtype)
         if is_sparse(X) and self._few_columns(X):
-            # Not made yet (loaded or streamed) and X uses few features: the
-            # weights of those only, the same numbers as the whole layout's.
+            # Only the weights of the features X uses (the same numbers as
+            # the whole layout's), from the hyper-parameters of the last fit.
             columns, X = compact_columns(X)
-            attrs = {"_context_": self._context_}  # derived by now (the bias above)
-            model = self._as_fitted()
-            make = lambda part: model._weight_columns(self._stats, attrs, columns[part], xp=xp)  # noqa: E731
+            context = self._context_  # derived by now (the bias above)
+            model, stats = self._as_fitted(), self._stats
+            make = lambda part: model._weight_columns(stats, context, columns[part], xp=xp)  # noqa: E731
             weight = laid_out_by_columns(make, (bias.shape[-1], columns.shape[0]), dtype, xp=xp)
         else:
             (weight,) = self._fitted_arrays(("_weight_",), xp=xp, device=device, dtype=dtype)
@@ -102,143 +212,16 @@ class _DiscreteNB(_BaseNB):
             self._weight_  # noqa: B018 (made now if deferred)
 
     def _few_columns(self, X):
-        """Whether scoring host CSR ``X`` should make the weights of the
-        features it uses rather than all d × k of them (not made yet). With
-        at most d/8 stored values that costs at most an eighth of the whole,
-        and about what the product itself costs. With sparse statistics
-        (``sparse_counts.py``) always: the whole would be the dense k × d
-        array they are kept sparse to avoid, and the columns of a batch cost
-        no more than its product."""
+        """Whether scoring host CSR ``X`` makes the weights (not made yet) of
+        only the features it uses: when it stores at most d/8 values, so they
+        cost about what its product does, and always with sparse statistics,
+        whose whole weights are the dense k × d array they are kept sparse to avoid."""
         if "_weight_" not in self._deferred_parameters or "_weight_" in self.__dict__:
             return False
         if getattr(X, "format", None) != "csr" or not is_host_array(X.indices):
             return False
         fc = self._stats["feature_count"]
         return sparse_counts.is_sparse_counts(fc) or (is_host_array(fc) and 8 * X.nnz <= X.shape[1])
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.poor_score = True
-        return tags
-
-
-class _CountNB(_DiscreteNB):
-    """Models whose statistics are class counts and per-class feature sums."""
-
-    _class_axis_statistics = ("class_count", "feature_count", "observed_count")
-    # The k × d parameters are made a column chunk at a time from the
-    # statistics and a few per-class values (``_context_``, see
-    # _class_context): when first needed by a lazy model, and only the
-    # columns it scores where that is all it needs. ``feature_count_`` is
-    # the statistics themselves, made dense if they are kept sparse.
-    _deferred_parameters = {
-        "_weight_": "_laid_out_weight",
-        "feature_log_prob_": "_feature_log_prob",
-        "feature_count_": "_dense_feature_count",
-    }
-
-    # Whether the per-class feature sums of a wide model fitted on sparse
-    # input are kept sparse (``sparse_counts.py``): models whose parameters
-    # are made a column at a time from them alone.
-    _sparse_feature_counts = False
-
-    # Further statistics a subclass may keep (checked by that subclass).
-    _optional_statistics = ()
-
-    def _check_statistics(self, stats, n_classes, n_features, *, feature_names=None, values=True):
-        super()._check_statistics(stats, n_classes, n_features, feature_names=feature_names, values=values)
-        check_keys(stats, ["class_count", "feature_count"], self._optional_statistics)
-        # Sums of non-negative features with non-negative weights.
-        check_array(stats["feature_count"], "feature_count", [(n_classes, n_features)], values=values,
-                    non_negative=True, sparse=self._keeps_sparse_counts)
-
-    @property
-    def _keeps_sparse_counts(self):
-        # NaN-aware sums (missing='ignore') come with dense observed counts.
-        return self._sparse_feature_counts and not self._ignore_missing
-
-    @property
-    def _sparse_statistics(self):
-        return ("feature_count",) if self._keeps_sparse_counts else ()
-
-    def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
-        if self._keeps_sparse_counts and sparse_counts.gathers_sparse(X, n_classes):
-            sums = sparse_counts.SparseCounts.empty((n_classes, X.shape[1]))
-            sums.add(*csr_class_entries(X, codes, weights, n_classes))
-            sums = sparse_counts.kept(sums)
-        else:
-            sums = class_sums(X, codes, weights, n_classes, xp=xp, dtype=dtype)
-        return {"class_count": class_totals(codes, weights, n_classes, dtype=dtype, xp=xp), "feature_count": sums}
-
-    def _merge(self, a, b, *, xp):
-        return {key: sparse_counts.added(a[key], b[key]) for key in a}
-
-    def _accumulate_onto(self, previous, X, codes, weights, n_classes, *, xp, dtype):
-        fc = previous["feature_count"]
-        # NaN (missing values) are split out by _accumulate, not summed.
-        sparse_sums = sparse_counts.is_sparse_counts(fc)
-        if self._ignore_missing or (sparse_sums and not sparse_counts.is_host_csr(X)):
-            return super()._accumulate_onto(previous, X, codes, weights, n_classes, xp=xp, dtype=dtype)
-        # The k class weights are checked before anything is written; the
-        # in-place sums write no entry that would overflow (else the merge
-        # below runs and refuses them).
-        count = previous["class_count"] + class_totals(codes, weights, n_classes, dtype=dtype, xp=xp)
-        if not bool(xp.all(xp.isfinite(count))):  # one read back; the check below says why
-            check_statistics_finite({"class_count": count}, estimator=self, X=X, sample_weight=weights)
-        if sparse_sums:
-            if not fc.add(*csr_class_entries(X, codes, weights, n_classes)):
-                return super()._accumulate_onto(previous, X, codes, weights, n_classes, xp=xp, dtype=dtype)
-            return {"class_count": count, "feature_count": sparse_counts.kept(fc)}
-        if not add_class_sums_into(fc, X, codes, weights, xp=xp):
-            return super()._accumulate_onto(previous, X, codes, weights, n_classes, xp=xp, dtype=dtype)
-        return {"class_count": count, "feature_count": fc}
-
-    def _finalize(self, stats, classes, *, xp, dtype):
-        cc, fc = stats["class_count"], stats["feature_count"]
-        alpha = self._alpha(fc.shape[1], xp=xp, device=cc.device, dtype=fc.dtype)
-        log_prior = self._class_log_prior(cc, classes.shape[0], xp=xp)
-        context = {"alpha": alpha, **self._class_context(cc, fc, alpha, xp=xp)}
-        return {
-            "class_count_": cc,
-            "class_log_prior_": xp.astype(log_prior, dtype),
-            "_bias_": xp.astype(self._scoring_bias(context, log_prior, xp=xp), dtype),
-            "_context_": context,
-            **self._extra_attributes(context),
-        }
-
-    def _extra_attributes(self, context):
-        return {}
-
-    @staticmethod
-    def _alpha_total(alpha, n_features, *, xp):
-        """``Σ_j α_j`` of a scalar or per-feature ``alpha``."""
-        return xp.sum(alpha) if alpha.ndim else alpha * n_features
-
-    def _class_context(self, class_count, feature_count, alpha, *, xp):
-        """Per-class values over all the features that the parameters of a
-        column chunk depend on (e.g. each class's total count): a dict."""
-        raise NotImplementedError
-
-    def _scoring_bias(self, context, log_prior, *, xp):
-        return log_prior
-
-    def _weight_columns(self, stats, attrs, cols, *, xp):
-        """The k × c scoring weights of the features ``cols`` (a slice or an
-        index array), float64, from the statistics and ``attrs["_context_"]``."""
-        raise NotImplementedError
-
-    def _laid_out_weight(self, stats, attrs, dtype):
-        xp = get_namespace(stats["class_count"])
-        make = lambda cols: self._weight_columns(stats, attrs, cols, xp=xp)  # noqa: E731
-        return laid_out_by_columns(make, stats["feature_count"].shape, dtype, xp=xp)
-
-    def _dense_feature_count(self, stats, attrs, dtype):
-        return sparse_counts.dense(stats["feature_count"])  # float64 whatever the score dtype
-
-    def _feature_log_prob(self, stats, attrs, dtype):
-        # The scoring weights are the log-probabilities themselves (a view).
-        weight = attrs["_weight_"] if "_weight_" in attrs else self._weight_
-        return weight.T
 
     @classmethod
     def _stats_from_sklearn(cls, estimator):
@@ -287,7 +270,9 @@ class _LinearCountNB(_CountNB):
 
     _acts_on_elements = False
     _integer_input = True
-    _sparse_feature_counts = True
+    # Per-class feature sums of a wide model fitted on sparse input are kept
+    # sparse (``sparse_counts.py``): its weights are made a column at a time from them alone.
+    _sparse_statistics = ("feature_count",)
 
     def _check_values(self, X):
         check_non_negative(X, estimator=self)
@@ -297,6 +282,11 @@ class _LinearCountNB(_CountNB):
         # usual checks decide and report.
         if not plainly_non_negative(X):
             super()._check_block_values(X, finite=finite)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.positive_only = True
+        return tags
 
 
 @shared_parameters_doc("prior_smoothing", "loss_matrix")
@@ -359,7 +349,8 @@ class MultinomialNB(_LinearCountNB):
     _sklearn_counterpart = ("MultinomialNB", _COUNT_ATTRIBUTES)
 
     def __init__(
-        self, *, alpha=1.0, force_alpha=True, fit_prior=True, class_prior=None, prior_smoothing=0.0, loss_matrix=None
+        self, *, alpha=1.0, force_alpha=True, fit_prior=True, class_prior=None, prior_smoothing=0.0,
+        loss_matrix=None,
     ):
         self.alpha = alpha
         self.force_alpha = force_alpha
@@ -373,15 +364,10 @@ class MultinomialNB(_LinearCountNB):
         alpha_total = self._alpha_total(alpha, feature_count.shape[1], xp=xp)
         return {"total": sparse_counts.row_totals(feature_count, xp=xp) + alpha_total}
 
-    def _weight_columns(self, stats, attrs, cols, *, xp):
-        context = attrs["_context_"]
+    def _weight_columns(self, stats, context, cols, *, xp):
+        # log θ_cj = log(N_cj + α_j) − log Σ_j (N_cj + α_j)
         smoothed = sparse_counts.columns(stats["feature_count"], cols) + columns_of(context["alpha"], cols)
         return log_ratio(smoothed, context["total"], xp=xp, overwrite_num=True)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.positive_only = True
-        return tags
 
 
 @shared_parameters_doc("prior_smoothing", "loss_matrix")
@@ -438,6 +424,7 @@ class ComplementNB(_LinearCountNB):
     _param_constraints: dict = {**_DiscreteNB._param_constraints, "norm": ["boolean"]}
     _sklearn_counterpart = ("ComplementNB", (*_COUNT_ATTRIBUTES, "feature_all_"))
     _scores_are_log_likelihoods = False  # weights of class complements
+    _context_attributes = {"feature_all_": "everything"}  # Σ_c N_cj, summed once for the context
 
     def __init__(
         self,
@@ -457,9 +444,6 @@ class ComplementNB(_LinearCountNB):
         self.norm = norm
         self.prior_smoothing = prior_smoothing
         self.loss_matrix = loss_matrix
-
-    def _extra_attributes(self, context):
-        return {"feature_all_": context["everything"]}  # Σ_c N_cj, summed once for the context
 
     def _class_context(self, class_count, feature_count, alpha, *, xp):
         # Complement counts N~_cj = Σ_c' N_c'j + α_j − N_cj, and their totals
@@ -487,15 +471,18 @@ class ComplementNB(_LinearCountNB):
         at = np.repeat(column, np.diff(csc.indptr))  # that of each stored N_cj
         with np.errstate(divide="ignore"):  # log 0 = -inf, as the dense sums give it
             shared = np.sum(np.log(column))
-            stored = np.bincount(csc.indices, weights=np.log(at - csc.data) - np.log(at), minlength=csc.shape[0])
+            logs = np.log(at - csc.data) - np.log(at)
+            stored = np.bincount(csc.indices, weights=logs, minlength=csc.shape[0])
             return (shared + stored).reshape(-1, 1) - csc.shape[1] * np.log(total)
 
-    def _complement_logs(self, feature_count, alpha, context, cols, *, xp):
-        comp = columns_of(context["everything"], cols) + columns_of(alpha, cols) - sparse_counts.columns(feature_count, cols)
+    @staticmethod
+    def _complement_logs(feature_count, alpha, context, cols, *, xp):
+        """``log θ~_cj = log(E_j + α_j − N_cj) − log total_c`` of the features ``cols``."""
+        column = columns_of(context["everything"], cols) + columns_of(alpha, cols)  # E_j + α_j
+        comp = column - sparse_counts.columns(feature_count, cols)
         return log_ratio(comp, context["total"], xp=xp, overwrite_num=True)
 
-    def _weight_columns(self, stats, attrs, cols, *, xp):
-        context = attrs["_context_"]
+    def _weight_columns(self, stats, context, cols, *, xp):
         logged = self._complement_logs(stats["feature_count"], context["alpha"], context, cols, xp=xp)
         if self.norm:
             logged /= context["norm"]
@@ -506,11 +493,6 @@ class ComplementNB(_LinearCountNB):
     def _scoring_bias(self, context, log_prior, *, xp):
         # The prior only breaks the tie of a single class (scikit-learn's rule).
         return log_prior if log_prior.shape[0] == 1 else xp.zeros_like(log_prior)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.positive_only = True
-        return tags
 
 
 @shared_parameters_doc("prior_smoothing", "loss_matrix")
@@ -611,7 +593,8 @@ class BernoulliNB(_CountNB):
         make = lambda cols: self._log_probs(class_count, feature_count, alpha, cols, xp=xp)[1]  # noqa: E731
         return {"absent": xp.reshape(row_sums_by_columns(make, feature_count.shape, xp=xp), (-1,))}
 
-    def _log_probs(self, class_count, feature_count, alpha, cols, *, xp):
+    @staticmethod
+    def _log_probs(class_count, feature_count, alpha, cols, *, xp):
         """``(log p_cj, log(1 − p_cj))`` of the features ``cols``."""
         alpha = columns_of(alpha, cols)
         counts = feature_count[:, cols]
@@ -627,8 +610,9 @@ class BernoulliNB(_CountNB):
         neg -= log_total
         return flp, neg
 
-    def _weight_columns(self, stats, attrs, cols, *, xp):
-        flp, neg = self._log_probs(stats["class_count"], stats["feature_count"], attrs["_context_"]["alpha"], cols, xp=xp)
+    def _weight_columns(self, stats, context, cols, *, xp):
+        cc, fc = stats["class_count"], stats["feature_count"]
+        flp, neg = self._log_probs(cc, fc, context["alpha"], cols, xp=xp)
         flp -= neg
         return flp
 
@@ -636,7 +620,7 @@ class BernoulliNB(_CountNB):
         return log_prior + context["absent"]
 
     def _feature_log_prob(self, stats, attrs, dtype):
-        xp = get_namespace(stats["class_count"])
-        alpha = attrs["_context_"]["alpha"]
-        make = lambda cols: self._log_probs(stats["class_count"], stats["feature_count"], alpha, cols, xp=xp)[0]  # noqa: E731
-        return made_by_columns(make, stats["feature_count"].shape, dtype, xp=xp)
+        cc, fc, alpha = stats["class_count"], stats["feature_count"], attrs["_context_"]["alpha"]
+        xp = get_namespace(cc)
+        make = lambda cols: self._log_probs(cc, fc, alpha, cols, xp=xp)[0]  # noqa: E731
+        return made_by_columns(make, fc.shape, dtype, xp=xp)

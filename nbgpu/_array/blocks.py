@@ -69,22 +69,9 @@ def host_fit_block_bytes():
     return max(BLOCK_BYTES // n_threads(), 1)
 
 
-def nnz_blocks(indptr, budget_nnz):
-    """``[(start, stop, lo, hi), ...]`` over the major axis of a CSR/CSC matrix.
-
-    ``indptr`` is the host (numpy) index pointer; each block holds at most
-    ``budget_nnz`` nonzeros ``lo:hi`` (at least one major index).
-    """
-    n_major = indptr.shape[0] - 1
-    out, start = [], 0
-    while start < n_major:
-        # The last major index whose nonzeros still fit the budget (at least one).
-        limit = indptr[start] + budget_nnz
-        stop = int(np.searchsorted(indptr, limit, side="right")) - 1
-        stop = min(max(stop, start + 1), n_major)
-        out.append((start, stop, int(indptr[start]), int(indptr[stop])))
-        start = stop
-    return out
+def nnz_cuts(indptr, budget_nnz):
+    """Major indices that cut a host ``indptr`` every ``budget_nnz`` stored values."""
+    return np.searchsorted(indptr, np.arange(budget_nnz, int(indptr[-1]), budget_nnz))
 
 
 def even_nnz_splits(indptr, parts):

@@ -34,7 +34,6 @@ from .namespace import (
 from .sparse import (
     index_dtype,
     onehot_nonzero_columns,
-    sparse_host_array,
     sparse_onehot_nonzero,
     stored_rows,
 )
@@ -197,44 +196,29 @@ def sparse_class_sums(X, codes, weights, n_classes, *, power=1, dtype=None):
         return _device_sparse_class_sums(X, codes, weights, n_classes, power=power, dtype=dtype)
     if X.format == "csr":
         return _csr_class_sums(X, codes, weights, n_classes, power=power, dtype=dtype)
-    n_samples, n_features = X.shape
-    k = n_classes
-    n_bins = n_features * k
-    key_dtype = lib.int32 if n_bins < 2**31 else lib.int64
-    is_csr = X.format == "csr"
+    n_features = X.shape[1]
+    n_bins = n_features * n_classes
+    key_dtype = index_dtype(np, n_bins)
     codes = codes.astype(key_dtype)
-
-    def keys_values(start, stop, lo, hi):
-        counts = lib.diff(X.indptr[start : stop + 1])
-        if is_csr:
-            keys = X.indices[lo:hi].astype(key_dtype) * key_dtype(k)
-            keys += lib.repeat(codes[start:stop], counts)
-        else:
-            keys = codes[X.indices[lo:hi]]
-            keys += lib.repeat(lib.arange(start, stop, dtype=key_dtype) * key_dtype(k), counts)
-        rows = None
-        if weights is not None:
-            rows = lib.repeat(lib.arange(start, stop), counts) if is_csr else X.indices[lo:hi]
-        return keys, _nonzero_values(X.data[lo:hi], power, None if rows is None else weights[rows], dtype)
-
-    index_bytes = X.indices.nbytes + X.indptr.nbytes
+    threads = _threads(X)
     per_nnz = np.dtype(key_dtype).itemsize + np.dtype(dtype).itemsize
-    threads = n_threads() if X.nnz >= blocks.PARALLEL_NNZ else 1
-    budget = max(max(index_bytes, blocks.BLOCK_BYTES) // (per_nnz * threads), 1)
-    pieces = [b for b in blocks.nnz_blocks(X.indptr, budget) if b[3] > b[2]]
-    if threads > 1 and len(pieces) < threads:
+    budget = _piece_budget(X, per_nnz, threads)
+    if X.nnz <= budget * (threads - 1):  # fewer pieces than threads: equal shares
         cuts = blocks.even_nnz_splits(X.indptr, threads)
-        pieces = [
-            (int(a), int(b), int(X.indptr[a]), int(X.indptr[b])) for a, b in zip(cuts[:-1], cuts[1:])
-        ]
-    groups = blocks.round_robin(pieces, threads)
+    else:  # pieces of about ``budget`` stored values
+        cuts = np.unique(np.concatenate([[0], blocks.nnz_cuts(X.indptr, budget), [n_features]]))
 
     def scatter(group):
         # Summing duplicates is what densifying a one-row CSR matrix does,
         # in scipy's compiled loop (no cast of keys to int64, no GIL).
         acc = None
-        for block in group:
-            keys, values = keys_values(*block)
+        for start, stop in group:
+            lo, hi = X.indptr[start], X.indptr[stop]
+            keys = codes[X.indices[lo:hi]]
+            bins = np.arange(start, stop, dtype=key_dtype) * key_dtype(n_classes)
+            keys += np.repeat(bins, np.diff(X.indptr[start : stop + 1]))
+            row_weights = None if weights is None else weights[X.indices[lo:hi]]
+            values = _nonzero_values(X.data[lo:hi], power, row_weights, dtype)
             indptr = np.asarray([0, keys.shape[0]], dtype=key_dtype)
             row = sp.csr_matrix((values, keys, indptr), shape=(1, n_bins)).toarray()
             if acc is None:
@@ -243,13 +227,22 @@ def sparse_class_sums(X, codes, weights, n_classes, *, power=1, dtype=None):
                 acc += row
         return acc
 
-    parts = parallel_map(scatter, groups)
-    if not parts:
-        return np.zeros((k, n_features), dtype=dtype)
+    pieces = list(zip(cuts[:-1], cuts[1:]))
+    if not pieces:  # no features
+        return np.zeros((n_classes, n_features), dtype=dtype)
+    parts = parallel_map(scatter, blocks.round_robin(pieces, threads))
     out = parts[0]
     for part in parts[1:]:
         out += part
-    return out.reshape(n_features, k).T
+    return out.reshape(n_features, n_classes).T
+
+
+def _column_class_keys(columns, classes, n_classes, key_dtype):
+    """Keys ``column * n_classes + class`` in ``key_dtype``: the (feature, class)
+    bin of every stored value, bins of a column next to each other."""
+    keys = columns.astype(key_dtype, copy=False) * key_dtype(n_classes)
+    keys += classes
+    return keys
 
 
 def _device_sparse_class_sums(X, codes, weights, n_classes, *, power, dtype):
@@ -264,25 +257,21 @@ def _device_sparse_class_sums(X, codes, weights, n_classes, *, power, dtype):
     multiply-adds per stored value.
     """
     lib = device_library(get_namespace(codes))
-    cp = lib.cupy
     n_features = X.shape[1]
-    k = n_classes
-    key_dtype = index_dtype(cp, n_features * k)
+    key_dtype = index_dtype(lib.cupy, n_features * n_classes)
     codes = codes.astype(key_dtype)
-    is_csr = X.format == "csr"
-    out = cp.zeros(n_features * k, dtype=dtype)
+    out = lib.cupy.zeros(n_features * n_classes, dtype=dtype)
     # keys, major index, positions, values, gathered weights: ~32 bytes each
     step = max(blocks.block_bytes(get_namespace(codes)) // 32, 1)
     for lo in range(0, X.nnz, step):
         hi = min(lo + step, X.nnz)
         major = stored_rows(X, lo, hi)
         minor = X.indices[lo:hi]
-        rows, columns = (major, minor) if is_csr else (minor, major)
-        keys = columns.astype(key_dtype) * key_dtype(k)
-        keys += codes[rows]
+        rows, columns = (major, minor) if X.format == "csr" else (minor, major)
+        keys = _column_class_keys(columns, codes[rows], n_classes, key_dtype)
         values = _nonzero_values(X.data[lo:hi], power, None if weights is None else weights[rows], dtype)
         lib.cupy.add.at(out, keys, values)
-    return out.reshape(n_features, k).T
+    return out.reshape(n_features, n_classes).T
 
 
 def _csr_class_sums(X, codes, weights, n_classes, *, power, dtype):
@@ -301,17 +290,27 @@ def _csr_class_sums(X, codes, weights, n_classes, *, power, dtype):
     end.
     """
     n_features = X.shape[1]
-    order, sorted_codes, starts, class_starts = _class_order(X, codes, n_classes)
+    order = np.argsort(codes, kind="stable")
+    sorted_codes = np.asarray(codes)[order]
+    starts = np.zeros(X.shape[0] + 1, dtype=np.int64)  # the indptr of the class-ordered rows
+    np.cumsum(np.diff(X.indptr)[order], out=starts[1:])
+    class_starts = np.searchsorted(sorted_codes, np.arange(n_classes + 1))
     threads = _threads(X)
-    budget = _piece_budget(X, dtype, threads)
+    budget = _piece_budget(X, X.indices.itemsize + X.data.itemsize + np.dtype(dtype).itemsize, threads)
     shares = blocks.even_nnz_splits(starts, threads)
-    cuts = np.unique(
-        np.concatenate([class_starts, shares, np.searchsorted(starts, np.arange(budget, X.nnz, budget))])
-    )
+    cuts = np.unique(np.concatenate([class_starts, shares, blocks.nnz_cuts(starts, budget)]))
     out = np.zeros((n_classes, n_features), dtype=dtype)  # empty classes stay zero
 
     def scatter(a, b, target=None):
-        return _row_sums(X, order[a:b], weights, power=power, dtype=dtype, target=target)
+        """The (weighted) sum of class-ordered rows ``a:b``, 1 × d, into ``target`` if given."""
+        rows = order[a:b]
+        piece = X[rows]
+        row_weights = None if weights is None else np.repeat(weights[rows], np.diff(piece.indptr))
+        values = _nonzero_values(piece.data, power, row_weights, dtype, owned=True)
+        indptr = np.asarray([0, values.shape[0]], dtype=piece.indices.dtype)
+        # Densifying a one-row CSR matrix sums duplicate columns in scipy's
+        # compiled loop (no GIL); it zeroes ``target`` first.
+        return sp.csr_matrix((values, piece.indices, indptr), shape=(1, n_features)).toarray(out=target)
 
     def sum_share(bounds):
         lo, hi = bounds
@@ -335,36 +334,16 @@ def _csr_class_sums(X, codes, weights, n_classes, *, power, dtype):
     return out
 
 
-def _class_order(X, codes, n_classes):
-    """The rows of CSR ``X`` in class order: ``(order, sorted codes, nonzeros
-    before each class-ordered row, first class-ordered row of each class)``."""
-    order = np.argsort(codes, kind="stable")
-    sorted_codes = np.asarray(codes)[order]
-    starts = np.zeros(X.shape[0] + 1, dtype=np.int64)  # the indptr of the sorted rows
-    np.cumsum(np.diff(X.indptr)[order], out=starts[1:])
-    return order, sorted_codes, starts, np.searchsorted(sorted_codes, np.arange(n_classes + 1))
-
-
 def _threads(X):
+    """Threads for a kernel over the stored values of ``X``: one for small ``X``."""
     return n_threads() if X.nnz >= blocks.PARALLEL_NNZ else 1
 
 
-def _piece_budget(X, dtype, threads):
-    """Nonzeros per gathered piece of rows: the copies of all threads take no
-    more memory than ``X``'s index arrays (at least ``BLOCK_BYTES``)."""
-    per_nnz = X.indices.itemsize + X.data.itemsize + np.dtype(dtype).itemsize
+def _piece_budget(X, per_nnz, threads):
+    """Stored values per piece, at ``per_nnz`` bytes of temporaries each: the
+    pieces of all threads take no more memory than ``X``'s index arrays (at
+    least ``BLOCK_BYTES``)."""
     return max(max(X.indices.nbytes + X.indptr.nbytes, blocks.BLOCK_BYTES) // (per_nnz * threads), 1)
-
-
-def _row_sums(X, rows, weights, *, power, dtype, target=None):
-    """The (weighted) sum of rows ``rows`` of CSR ``X``, 1 × d, into ``target`` if given."""
-    piece = X[rows]
-    row_weights = None if weights is None else np.repeat(weights[rows], np.diff(piece.indptr))
-    values = _nonzero_values(piece.data, power, row_weights, dtype, owned=True)
-    indptr = np.asarray([0, values.shape[0]], dtype=piece.indices.dtype)
-    # Densifying a one-row CSR matrix sums duplicate columns in scipy's
-    # compiled loop (no GIL); it zeroes ``target`` first.
-    return sp.csr_matrix((values, piece.indices, indptr), shape=(1, X.shape[1])).toarray(out=target)
 
 
 def summed_entries(keys, values, *, kind=None):
@@ -389,12 +368,13 @@ def csr_class_entries(X, codes, weights, n_classes):
     O(nnz log nnz) (no array of size d or k × d). ``X`` is taken as it
     comes (unsorted indices, duplicates, integer values). A large batch is
     sorted in row ranges on all cores and the sorted runs merged."""
-    n = X.shape[0]
-    threads = n_threads() if X.nnz >= blocks.PARALLEL_NNZ else 1
+    threads = _threads(X)
     if threads == 1:
-        return _row_range_entries(X, codes, weights, n_classes, (0, n))
+        return _row_range_entries(X, codes, weights, n_classes, (0, X.shape[0]))
     cuts = blocks.even_nnz_splits(X.indptr, threads)
-    parts = parallel_map(lambda rows: _row_range_entries(X, codes, weights, n_classes, rows), zip(cuts[:-1], cuts[1:]))
+    parts = parallel_map(
+        lambda rows: _row_range_entries(X, codes, weights, n_classes, rows), zip(cuts[:-1], cuts[1:])
+    )
     keys = np.concatenate([keys for keys, _ in parts])
     values = np.concatenate([values for _, values in parts])
     return summed_entries(keys, values, kind="stable")  # a merge sort merges the runs
@@ -407,8 +387,8 @@ def _row_range_entries(X, codes, weights, n_classes, rows):
     lo, hi = int(indptr[0]), int(indptr[-1])
     # 32-bit keys where they fit: the sort, most of the work, goes faster.
     key = np.uint32 if n_classes * X.shape[1] < 2**32 else np.int64
-    keys = X.indices[lo:hi].astype(key) * key(n_classes)
-    keys += np.repeat(np.asarray(codes[a:b]).astype(key), counts)
+    classes = np.repeat(np.asarray(codes[a:b]).astype(key), counts)
+    keys = _column_class_keys(X.indices[lo:hi], classes, n_classes, key)
     values = X.data[lo:hi].astype(np.float64)
     if weights is not None:
         values *= np.repeat(np.asarray(weights[a:b], dtype=np.float64), counts)
@@ -495,7 +475,7 @@ def _sparse_category_counts(X, codes, weights, offsets, n_classes, *, xp, dtype)
     n_columns = int(offsets[-1])
     d = X.shape[1]
     device = codes.device
-    nz = sparse_onehot_nonzero(X, sparse_host_array(X, offsets), n_columns=n_columns, dtype=dtype)
+    nz = sparse_onehot_nonzero(X, sparse_lib(X).asarray(offsets), n_columns=n_columns, dtype=dtype)
     seen, _ = onehot_nonzero_columns(np.diff(offsets))
     counts = xp.take(class_sums(nz, codes, weights, n_classes, xp=xp, dtype=dtype), xp.asarray(seen, device=device), axis=1)
     totals = class_totals(codes, weights, n_classes, dtype=dtype, xp=xp)

@@ -89,11 +89,7 @@ def laid_out_by_columns(make_columns, shape, dtype, *, xp):
     if not on_host(xp):
         return scoring_weights(make_columns(slice(None)), dtype, xp=xp)
     out = np.empty(shape[::-1], dtype=dtype)
-
-    def chunk(cols):
-        out[cols] = make_columns(cols).T
-
-    parallel_map(chunk, column_chunks(shape, 8))
+    _fill_by_columns(out.T, make_columns)
     return out
 
 
@@ -103,12 +99,18 @@ def made_by_columns(make_columns, shape, dtype, *, xp):
     if not on_host(xp):
         return xp.astype(make_columns(slice(None)), dtype, copy=False)
     out = np.empty(shape, dtype=dtype)
+    _fill_by_columns(out, make_columns)
+    return out
+
+
+def _fill_by_columns(out, make_columns, itemsize=8):
+    """``out[:, cols] = make_columns(cols)`` for the column chunks of host
+    array ``out`` (possibly a transposed view), on all cores."""
 
     def chunk(cols):
         out[:, cols] = make_columns(cols)
 
-    parallel_map(chunk, column_chunks(shape, 8))
-    return out
+    parallel_map(chunk, column_chunks(out.shape, itemsize))
 
 
 def row_sums_by_columns(make_columns, shape, *, xp):
@@ -228,11 +230,7 @@ def transposed_as(a, dtype, *, xp):
     """
     if on_host(xp):
         out = np.empty(a.shape[::-1], dtype=dtype)
-
-        def chunk(cols):
-            out[cols].T[...] = a[:, cols]
-
-        parallel_map(chunk, column_chunks(a.shape, a.itemsize))
+        _fill_by_columns(out.T, lambda cols: a[:, cols], a.itemsize)
         return out
     return contiguous(xp.astype(a, dtype).T, xp=xp)
 

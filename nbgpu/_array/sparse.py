@@ -60,21 +60,6 @@ def index_dtype(lib, *bounds):
     return lib.int32 if max(bounds) < 2**31 else lib.int64
 
 
-def sparse_canonical(X):
-    """CSR or CSC (matrix or array class) kept as is; other formats become CSR.
-
-    Duplicate entries are summed (in a copy: the input is left alone), so
-    every stored value is one matrix element; binarizing, squaring and
-    one-hot encoding act on elements, not on the parts of a sum.
-    """
-    if X.format not in ("csr", "csc"):
-        return X.tocsr()
-    if not X.has_canonical_format:
-        X = X.copy()
-        X.sum_duplicates()
-    return X
-
-
 def sparse_checked(X, *, name="X", elements=True):
     """``X`` as a CSR/CSC matrix the kernels can trust, copied only where needed.
 
@@ -88,14 +73,14 @@ def sparse_checked(X, *, name="X", elements=True):
     keeps ``X`` exactly as it comes. Binarizing, squaring, one-hot encoding
     and ``log Γ`` act on elements, so ``elements=True`` sums duplicates, in a
     copy; a matrix without duplicates is kept as it is, sorted or not.
-    Device matrices are made canonical (:func:`sparse_canonical`).
+    Device matrices are made canonical (sorted, duplicates summed in a copy).
     """
-    if not sp.issparse(X):
-        return sparse_canonical(X)
-    if X.format == "coo":
-        # scipy's conversion trusts the coordinates as much as a product does.
+    host = sp.issparse(X)
+    if host and X.format == "coo":
+        # scipy's conversion trusts the coordinates as much as a product does;
+        # read as unsigned, negative coordinates are larger than any valid one.
         for axis, coords in enumerate((X.row, X.col)):
-            if coords.size and _unsigned_max(coords, np) >= X.shape[axis]:
+            if coords.size and coords.view(f"u{coords.dtype.itemsize}").max() >= X.shape[axis]:
                 msg = (
                     f"`{name}` is not a valid COO matrix: its {('row', 'column')[axis]} indices must "
                     f"lie in [0, {X.shape[axis]}); they range from {coords.min()} to {coords.max()}."
@@ -103,11 +88,15 @@ def sparse_checked(X, *, name="X", elements=True):
                 raise ValueError(msg)
     if X.format not in ("csr", "csc"):
         return X.tocsr()
-    problem = structure_problem(X.format, X.data, X.indices, X.indptr, X.shape)
-    if problem is not None:
-        msg = f"`{name}` is not a valid {X.format.upper()} matrix: {problem}."
-        raise ValueError(msg)
-    if elements and sparse_has_duplicates(X):
+    if not host:
+        duplicates = not X.has_canonical_format
+    else:
+        problem = structure_problem(X.format, X.data, X.indices, X.indptr, X.shape)
+        if problem is not None:
+            msg = f"`{name}` is not a valid {X.format.upper()} matrix: {problem}."
+            raise ValueError(msg)
+        duplicates = elements and sparse_has_duplicates(X)
+    if duplicates:
         X = X.copy()
         X.sum_duplicates()
     return X
@@ -126,14 +115,6 @@ def sparse_has_duplicates(X):
         return False
     transposed = X.tocsc() if X.format == "csr" else X.tocsr()
     return not transposed.has_canonical_format
-
-
-def _unsigned_max(a, lib):
-    """Largest value of integer array ``a`` read as unsigned: one pass that
-    also catches negative values (they read as huge ones)."""
-    if a.dtype.kind == "u":
-        return int(lib.max(a))
-    return int(lib.max(a.view(lib.dtype(f"u{a.dtype.itemsize}"))))
 
 
 def sparse_values(X):
@@ -166,11 +147,6 @@ def sparse_binarize(X, threshold):
     out = sparse_with_values(X, keep.astype(X.dtype))
     out.eliminate_zeros()
     return out
-
-
-def sparse_host_array(X, a):
-    """A host numpy array moved to the library (numpy or cupy) of sparse ``X``."""
-    return sparse_lib(X).asarray(a)
 
 
 def sparse_column_max(X, rows=None):

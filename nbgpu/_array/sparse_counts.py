@@ -31,6 +31,7 @@ import scipy.sparse as sp
 
 from .class_sums import summed_entries
 from .namespace import is_host_array, on_host, to_namespace
+from .sparse import index_dtype
 
 # k × d from which per-class sums may be kept sparse (32 MiB of float64:
 # below that the dense array costs little).
@@ -130,7 +131,7 @@ class SparseCounts:
         keys, values = self._keys[: self._logged], self._values[: self._logged]
         if self._runs > 1:  # batches, each sorted: a merge sort finds the runs
             keys, values = summed_entries(keys, values, kind="stable")
-        self._csc = _added_csc(self._csc, from_column_keys(keys, values, self._csc.shape))
+        self._csc = _canonical_csc(self._csc + from_column_keys(keys, values, self._csc.shape))
         self._totals = {}
         self._keys = self._values = None
         self._logged = self._runs = 0
@@ -165,21 +166,28 @@ class SparseCounts:
         self.__init__(state["csc"])
 
 
-def _added_csc(a, b):
-    out = (a + b).tocsc()
-    out.sum_duplicates()  # canonical (a no-op when scipy already says so)
+def _canonical_csc(a):
+    """Sparse ``a`` as a canonical CSC array (sorted, duplicates summed)."""
+    out = a.tocsc()
+    out.sum_duplicates()  # a no-op when scipy already says it is canonical
     return out
+
+
+def _compressed(kind, values, major, minor, shape):
+    """The ``kind`` (``sp.csr_array`` or ``sp.csc_array``) of ``shape`` whose
+    entries lie at ``major`` (ascending) and ``minor``."""
+    n_major = shape[0] if kind is sp.csr_array else shape[1]
+    indptr = np.zeros(n_major + 1, dtype=np.int64)
+    np.cumsum(np.bincount(major, minlength=n_major), out=indptr[1:])
+    index = index_dtype(np, *shape, values.shape[0])
+    return kind((values, minor.astype(index), indptr.astype(index)), shape=shape)
 
 
 def from_column_keys(keys, values, shape):
     """The canonical CSC array (k × d) of entries keyed ``column * k + class``
     (ascending, unique)."""
-    k, d = shape
-    columns, rows = np.divmod(keys, k)
-    indptr = np.zeros(d + 1, dtype=np.int64)
-    np.cumsum(np.bincount(columns, minlength=d), out=indptr[1:])
-    index = np.int32 if max(d, keys.shape[0]) < 2**31 else np.int64
-    return sp.csc_array((values, rows.astype(index), indptr.astype(index)), shape=shape)
+    columns, rows = np.divmod(keys, shape[0])
+    return _compressed(sp.csc_array, values, columns, rows, shape)
 
 
 def is_sparse_counts(a) -> bool:
@@ -226,7 +234,7 @@ def added(a, b):
     """``a + b`` of two statistics entries, dense or sparse (a new entry):
     sparse while both are and the sum is sparse enough, else dense."""
     if is_sparse_counts(a) and is_sparse_counts(b):
-        return kept(SparseCounts(_added_csc(a.csc, b.csc)))
+        return kept(SparseCounts(_canonical_csc(a.csc + b.csc)))
     if is_sparse_counts(a) or is_sparse_counts(b):
         return dense(a) + dense(b)
     return a + b
@@ -236,9 +244,7 @@ def subtracted(a, b):
     """``a - b`` of two statistics entries (the sums of the rows of ``a`` not
     in ``b``), as :func:`added` adds them."""
     if is_sparse_counts(a) and is_sparse_counts(b):
-        difference = (a.csc - b.csc).tocsc()
-        difference.sum_duplicates()
-        return kept(SparseCounts(difference))
+        return kept(SparseCounts(_canonical_csc(a.csc - b.csc)))
     if is_sparse_counts(a) or is_sparse_counts(b):
         return dense(a) - dense(b)
     return a - b
@@ -291,10 +297,5 @@ def stored_entries(a, index_dtype):
 def from_entries(indices, values, shape):
     """The sparse k × d sums whose row-major flat ``indices`` (ascending,
     in range: checked by the caller) hold ``values``."""
-    k, d = shape
-    rows, cols = np.divmod(indices.astype(np.int64, copy=False), d)
-    indptr = np.zeros(k + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rows, minlength=k), out=indptr[1:])
-    index_dtype = np.int32 if max(d, indices.shape[0]) < 2**31 else np.int64
-    csr = sp.csr_array((values, cols.astype(index_dtype), indptr.astype(index_dtype)), shape=(k, d))
-    return SparseCounts(csr.tocsc())
+    rows, cols = np.divmod(indices.astype(np.int64, copy=False), shape[1])
+    return SparseCounts(_compressed(sp.csr_array, values, rows, cols, shape).tocsc())

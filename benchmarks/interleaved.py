@@ -1,20 +1,19 @@
 """Side-by-side timing for the benchmark scripts: interleaved repeats, medians."""
 
-import time
-
 import numpy as np
+
+from nbgpu._array.devices import timed_runs
 
 
 def interleaved_medians(calls, repeat):
-    """``({name: median seconds}, {name: last result})`` of ``calls`` (name -> callable),
+    """``({name: median seconds}, {name: last result})`` of ``calls`` (name -> callable on the host),
     run one after the other ``repeat`` times so that load changes hit all alike."""
     timings = {name: [] for name in calls}
     results = {}
     for _ in range(repeat):
         for name, call in calls.items():
-            t0 = time.perf_counter()
-            results[name] = call()
-            timings[name].append(time.perf_counter() - t0)
+            seconds, results[name] = timed_runs(call, 1)
+            timings[name] += seconds
     return {name: float(np.median(ts)) for name, ts in timings.items()}, results
 
 

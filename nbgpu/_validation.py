@@ -208,10 +208,8 @@ def check_categories(X, *, estimator, name="X"):
         raise ValueError(msg)
 
 
-def check_n_features(estimator, n_features, *, reset):
-    """Record or compare the number of features (scikit-learn's message)."""
-    if reset:
-        return
+def check_n_features(estimator, n_features):
+    """Raise unless ``n_features`` is the fitted number of features (scikit-learn's message)."""
     expected = getattr(estimator, "n_features_in_", None)
     if expected is not None and n_features != expected:
         msg = (

@@ -24,7 +24,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .options import PARAMETERS, UsageError, flag
-from .training import PER_CLASS_PARAMETERS, _OnePass, _SecondPassNeeded
+from .training import PER_CLASS_PARAMETERS, _OnePass, _SecondPassNeeded, made_from
 
 FOLDS = 5
 ALPHAS = (0.01, 0.03, 0.1, 0.3, 1.0)
@@ -97,18 +97,6 @@ def estimator(candidate, fixed, *, per_class=True):
     except ValueError as exc:
         raise UsageError(" ".join(str(exc).split()), "nbgpu train") from None
     return model
-
-
-def made_from(model, fitted):
-    """``model`` (unfitted) made fitted with the statistics of ``fitted``:
-    nothing is computed until it scores (lazy), and then only the weights
-    of the features the rows use."""
-    final = model._unfitted()
-    n_classes, n_features = len(fitted.classes_), fitted.n_features_in_
-    final._check_params_for_fit(n_classes, n_features)
-    final._loss_matrix(n_classes)
-    return final._become_fitted(fitted._stats, fitted.classes_, n_features=n_features, feature_names=None,
-                                score_dtype=fitted._fit_dtype_, lazy=True)
 
 
 def merged(models):
@@ -248,7 +236,7 @@ def score_folds(candidates, fixed, folds, samples):
         # Candidates share the fold's statistics, and what they derive from
         # them alone (sparse sums keep their totals).
         for i, model in enumerate(unfitted):
-            predicted = made_from(model, rest).predict(X)
+            predicted = made_from(model, rest, lazy=True).predict(X)
             scores[i, f] = float(np.mean(np.asarray(predicted) == np.asarray(y)))
     return scores
 
@@ -304,7 +292,7 @@ class FoldedPass(_OnePass):
         else:  # the best mean accuracy, the first of the list on a tie
             best = int(np.argmax(mean))
         self.search = Search(self.candidates, scores, [s.rows for s in self.samples], best, self.fixed)
-        return made_from(estimator(self.candidates[best], self.fixed), total)
+        return made_from(estimator(self.candidates[best], self.fixed), total, lazy=True)
 
 
 def state_class(candidates, fixed):

@@ -226,7 +226,11 @@ class _OnePass:
     def result(self):
         if self.model is None:
             raise ValueError(f"{self.reader.path} holds no data rows")
-        return self.model if self.classes is not None else with_parameters(self.model, self.estimator)
+        # Per-class parameters need the classes to be checked: without --classes, set here, once.
+        per_class = any(getattr(self.estimator, p, None) is not None for p in PER_CLASS_PARAMETERS)
+        if self.classes is None and per_class:
+            return made_from(self.estimator, self.model)
+        return self.model
 
 
 def _fit(model, X, y, classes, where):
@@ -238,22 +242,17 @@ def _fit(model, X, y, classes, where):
         raise ValueError(f"{where}: {exc}") from None
 
 
-def with_parameters(model, estimator):
-    """``estimator`` (unfitted) made fitted with the statistics of ``model``.
-
-    The statistics do not depend on the per-class parameters, which need
-    the number of classes to be validated: they are applied here, once.
-    """
-    if all(getattr(estimator, p, None) is None for p in PER_CLASS_PARAMETERS):
-        return model
+def made_from(estimator, fitted, *, lazy=False):
+    """``estimator`` (unfitted) made fitted with the statistics of ``fitted``, its
+    parameters checked for them (``lazy``: nothing derived until it scores)."""
     final = estimator._unfitted()
     final._check_hyper_parameters()
-    n_classes = len(model.classes_)
-    final._check_params_for_fit(n_classes, model.n_features_in_)
+    n_classes = len(fitted.classes_)
+    final._check_params_for_fit(n_classes, fitted.n_features_in_)
     final._loss_matrix(n_classes)
     return final._become_fitted(
-        model._stats, model.classes_, n_features=model.n_features_in_,
-        feature_names=getattr(model, "feature_names_in_", None), score_dtype=model._fit_dtype_,
+        fitted._stats, fitted.classes_, n_features=fitted.n_features_in_,
+        feature_names=getattr(fitted, "feature_names_in_", None), score_dtype=fitted._fit_dtype_, lazy=lazy,
     )
 
 

@@ -20,12 +20,8 @@ from array_api_compat import is_cupy_namespace, is_numpy_namespace, is_torch_nam
 
 
 def cupyx_sparse():
-    """``cupyx.scipy.sparse`` once cupy is imported, else None.
-
-    cupy imports ``cupyx`` lazily, so a caller that only ran ``import cupy``
-    has no ``cupyx.scipy.sparse`` in ``sys.modules`` yet: import it then
-    (cheap once cupy is loaded) instead of taking its absence for "no GPU".
-    """
+    """``cupyx.scipy.sparse`` once cupy is imported (imported now if need be: cupy
+    loads it lazily), else None."""
     if "cupy" not in sys.modules:
         return None
     import cupyx.scipy.sparse
@@ -50,13 +46,8 @@ def register_device_library(stand_in):
     _STAND_IN = stand_in
 
 
-def _emulated():
-    return _STAND_IN
-
-
 def _emulated_owns(x) -> bool:
-    emulated = _emulated()
-    return emulated is not None and emulated.owns(x)
+    return _STAND_IN is not None and _STAND_IN.owns(x)
 
 
 @functools.cache
@@ -73,21 +64,15 @@ def _cupy_library():
 def uses_device_library(xp) -> bool:
     """Whether namespace ``xp`` is that of the device library (cupy, or its
     CPU stand-in): the namespaces whose device paths :func:`device_library` serves."""
-    emulated = _emulated()
-    return is_cupy_namespace(xp) or (emulated is not None and xp is emulated.xp)
+    return is_cupy_namespace(xp) or (_STAND_IN is not None and xp is _STAND_IN.xp)
 
 
 def device_library(xp):
-    """cupy and cupyx behind the device namespace ``xp``: the one way device
-    code reaches them.
-
-    Returns an object with attributes ``cupy`` and ``cupyx`` (the modules, or
-    for the CPU stand-in its modules of the same names and layout) and ``xp``
-    (the Array API namespace of their arrays).
-    """
-    emulated = _emulated()
-    if emulated is not None and xp is emulated.xp:
-        return emulated.LIBRARY
+    """cupy and cupyx behind the device namespace ``xp`` (the one way device code
+    reaches them): an object with ``cupy``, ``cupyx`` (the modules, or the stand-in's)
+    and ``xp``."""
+    if _STAND_IN is not None and xp is _STAND_IN.xp:
+        return _STAND_IN.LIBRARY
     if is_cupy_namespace(xp):
         return _cupy_library()
     msg = f"namespace {getattr(xp, '__name__', xp)!r} has no device library (cupy)"
@@ -101,8 +86,7 @@ def is_sparse(X) -> bool:
     mod = cupyx_sparse()
     if mod is not None and mod.issparse(X):
         return True
-    emulated = _emulated()
-    return emulated is not None and emulated.issparse(X)
+    return _STAND_IN is not None and _STAND_IN.issparse(X)
 
 
 def is_dask_array(X) -> bool:
@@ -116,7 +100,7 @@ def sparse_lib(X):
     if sp.issparse(X):
         return np
     if _emulated_owns(X):
-        return _emulated().cupy
+        return _STAND_IN.cupy
     return _cupy_library().cupy
 
 
@@ -148,14 +132,14 @@ def get_namespace(*arrays):
         if any(is_array(a) for a in dense):
             msg = "Multiple namespaces for array inputs: the emulated device's and a host library's"
             raise TypeError(msg)
-        return _emulated().xp
+        return _STAND_IN.xp
     return array_api_compat.array_namespace(*dense)
 
 
 def get_device(X):
     """The device of a dense array or of a sparse matrix's stored values."""
     if _emulated_owns(X):
-        return _emulated().DEVICE
+        return _STAND_IN.DEVICE
     if is_sparse(X):
         return array_api_compat.device(X.data)
     return array_api_compat.device(X)
@@ -181,13 +165,16 @@ def accumulation_dtype(xp, device):
     return xp.float64 if has_float64(xp, device) else xp.float32
 
 
-def result_dtype(dtype, xp, device):
-    """The float dtype of parameters and scores for inputs of ``dtype``.
+def score_dtype_name(dtype, *, xp):
+    """"float32" for float32 and float16 inputs, else "float64": the name of the
+    dtype of parameters and scores (:func:`result_dtype`) a fitted model records."""
+    return "float32" if dtype in (xp.float32, getattr(xp, "float16", None)) else "float64"
 
-    float32 (and float16) inputs give float32; everything else gives float64
-    where the device has it.
-    """
-    if dtype in (xp.float32, getattr(xp, "float16", None)):
+
+def result_dtype(dtype, xp, device):
+    """The float dtype of parameters and scores for inputs of ``dtype``: float32
+    where :func:`score_dtype_name` says so, else float64 where the device has it."""
+    if score_dtype_name(dtype, xp=xp) == "float32":
         return xp.float32
     return accumulation_dtype(xp, device)
 
@@ -252,15 +239,10 @@ def first_array(tree):
 
 
 def on_host(xp) -> bool:
-    """Whether arrays of ``xp`` take the host code paths.
+    """Whether arrays of ``xp`` take the host code paths: the one switch between host and device code.
 
-    The one switch between host and device code: host paths (numpy, scipy)
-    split work over the CPU cores in cache-sized blocks and read values back
-    freely (a "sync" is free there); device paths hand whole blocks to the
-    library and keep synchronisations to a constant per call, whatever the
-    number of blocks. Device paths that need more than the Array API reach
-    cupy and cupyx (or their CPU stand-in) through :func:`device_library`;
-    other namespaces (torch, array-api-strict) take the device paths with the
-    Array API alone.
+    Host paths (numpy, scipy) split work over the CPU cores and read values back
+    freely; device paths (every other namespace) hand whole blocks to the library
+    and keep synchronisations to a constant per call.
     """
     return is_numpy_namespace(xp)

@@ -16,7 +16,6 @@ that raises leaves a fitted model exactly as it was.
 from __future__ import annotations
 
 import abc
-import contextlib
 import copy
 import math
 import threading
@@ -32,6 +31,7 @@ from .._array.namespace import (
     is_array,
     is_sparse,
     result_dtype,
+    score_dtype_name,
     to_namespace,
     to_namespace_tree,
 )
@@ -58,42 +58,28 @@ from .scoring import _ScoringMixin
 from .sklearn_interchange import from_sklearn, to_sklearn
 from .statistics_checks import check_class_count, check_keys
 
-# What _become_fitted sets itself; everything else a fitted model has is derived.
 # Held while a model derives parameters from its statistics (see __getattr__).
 _DERIVING = threading.RLock()
 
+# What _become_fitted sets itself; everything else a fitted model has is derived.
 _FIT_STATE = frozenset(
     {"classes_", "n_features_in_", "feature_names_in_", "_stats", "_fit_dtype_", "_fit_params_", "_derived_"}
 )
 
 
 def score_dtype_of(stats, name):
-    """The float dtype, in the namespace of ``stats``, that ``name``
-    ("float32" or "float64") stands for (float64 only where the device has it)."""
+    """The dtype ``name`` ("float32" or "float64") stands for on the namespace and device of ``stats``."""
     like = first_array(stats)
     xp = get_namespace(like)
-    if name == "float32":
-        return xp.float32
-    return result_dtype(xp.float64, xp, get_device(like))
+    return result_dtype(getattr(xp, name), xp, get_device(like))
 
 
 class _BaseNB(_ScoringMixin, abc.ABC):
-    """Base class: fitting protocol, scoring and the ``predict*`` family.
+    """The core of every model (no scikit-learn): fitting protocol, scoring, ``predict*``.
 
-    The core of every model, free of scikit-learn (the command line and
-    model files work on it without importing scikit-learn, 0.6 s a
-    command); the public estimators (``nbgpu/_models/estimators.py``) are
-    scikit-learn estimators made of a core class, ``ClassifierMixin`` and
-    ``BaseEstimator``.
-
-    It also owns what every model shares whatever its likelihood:
-    minimum-risk decisions (``loss_matrix``, read at predict time), the
-    smoothed class prior (``prior_smoothing``, :meth:`_class_prior`), the
-    switch that lets NaN through validation (``missing``; the model then
-    handles NaN, see ``nbgpu/_missing.py``), merging of fitted models and
-    conversion to and from scikit-learn. A subclass opts in to a parameter
-    by naming it in its ``__init__``; the base reads it with a default so a
-    model without it keeps the plain behaviour.
+    It owns what every model shares: ``loss_matrix``, ``prior_smoothing`` and
+    ``missing`` (read with a default, so a subclass opts in by naming them in its
+    ``__init__``), merging, and conversion to and from scikit-learn.
     """
 
     # Subclasses merge these into their own constraints ({**_BaseNB._param_constraints, ...}).
@@ -103,38 +89,28 @@ class _BaseNB(_ScoringMixin, abc.ABC):
         "missing": [Options({"error", "ignore"})],
     }
 
-    # False for a model whose scores are not joint log-likelihoods
-    # (ComplementNB): it cannot be a part of a ColumnwiseNB.
+    # False where scores are not joint log-likelihoods (ComplementNB): not a ColumnwiseNB part.
     _scores_are_log_likelihoods = True
 
-    # False for a model whose finalize can fail on the data (a singular
-    # covariance, a part's zero prior): it finalizes at every fit, so the
-    # failure belongs to the call that caused it.
+    # False where finalize can fail on the data (a singular covariance): it then
+    # runs at every fit, so the call that caused the failure raises it.
     _lazy_parameters = True
 
-    # Fitted arrays that scoring multiplies sparse X with: to_device lays
-    # them out as the target's sparse product wants (numerics.product_operand).
+    # Fitted arrays sparse X is multiplied with: to_device lays them out for the target.
     _product_operands: tuple = ()
 
     # Parameters too large to derive before they are needed, {name: method}:
-    # ``getattr(self, method)(stats, attrs, dtype)`` makes ``name`` from the
-    # statistics and the parameters derived so far (``attrs``). A fit makes
-    # them at once; a model that was loaded, streamed or merged when first
-    # read (see __getattr__), so one that only scores a few rows can take
-    # what it needs of them without making them whole.
+    # ``getattr(self, method)(stats, attrs, dtype)`` makes ``name`` from the statistics
+    # and the parameters derived so far. A fit makes them at once; a loaded, streamed
+    # or merged model at their first read (__getattr__), or only the part it scores with.
     _deferred_parameters: dict = {}
 
-    # Statistics entries the model may keep as sparse arrays (see
-    # ``sparse_counts.py``); a model file gives them back sparse.
+    # Statistics entries that may be kept sparse (``sparse_counts.py``).
     _sparse_statistics: tuple = ()
 
-    # How check_X takes X. A model whose statistics and scores are sums and
-    # products over the stored values of a sparse X (Yᵀ·X, X·W) sets
-    # _acts_on_elements False: X is then used with unsorted indices and
-    # duplicate entries as they come. Binarizing, squaring and one-hot
-    # encoding act on elements, so by default duplicates are summed first.
-    # _integer_input True keeps integer values on the host (the model's
-    # kernels convert a block at a time: no float64 copy of X).
+    # How check_X takes X: a model that only sums and multiplies a sparse X's stored
+    # values sets _acts_on_elements False (duplicates and unsorted indices kept as
+    # they come); _integer_input True keeps integers on the host (no float64 copy).
     _acts_on_elements = True
     _integer_input = False
 
@@ -143,22 +119,15 @@ class _BaseNB(_ScoringMixin, abc.ABC):
         """Model-specific checks of the values of ``X`` (fit and predict)."""
 
     def _model_input(self, X, xp):
-        """What the model's statistics and scores are computed on: ``X``
-        itself by default, ``X > binarize`` for BernoulliNB, the parts'
-        columns for ColumnwiseNB."""
+        """What statistics and scores are computed on (``X``; ``X > binarize`` for BernoulliNB)."""
         return X
 
     def _check_params_for_fit(self, n_classes, n_features):
-        """Validate data-dependent parameters before any statistic is computed.
-
-        Every parameter ``_finalize`` reads is checked here, so a call that
-        defers finalizing (a ``partial_fit`` that continues) still refuses a
-        bad parameter when it is made.
-        """
+        """Check every data-dependent parameter ``_finalize`` reads, before any statistic
+        is computed: a call that defers finalizing still refuses a bad one."""
 
     def _check_fixed_prior(self, fixed, n_classes, *, name):
-        """Validate a fixed class prior (``priors`` / ``class_prior``) and its
-        combination with ``prior_smoothing``."""
+        """Check a fixed class prior (``priors``/``class_prior``) and ``prior_smoothing`` with it."""
         check_prior(fixed, n_classes, name=name)
         smoothing = float(getattr(self, "prior_smoothing", 0.0))
         if not math.isfinite(smoothing):
@@ -173,22 +142,12 @@ class _BaseNB(_ScoringMixin, abc.ABC):
             raise ValueError(msg)
 
     def _check_statistics(self, stats, n_classes, n_features, *, feature_names=None, values=True):
-        """Raise ValueError, naming the entry, unless ``stats`` can be the
-        statistics of this model, with its parameters, fitted on
-        ``n_classes`` classes and ``n_features`` features.
+        """Raise ValueError naming the entry unless ``stats`` (host numpy arrays from a
+        model file) fit this model on ``n_classes`` classes and ``n_features`` features.
 
-        For statistics that come from outside a fit (a model file, checked
-        when it is loaded and before it is saved): nested dicts and tuples
-        of host numpy arrays. ``values=False`` checks the layout only
-        (entries, shapes, dtypes), so the arrays may be stand-ins whose data
-        has not been read yet; ``values=True`` checks the values too (finite,
-        weights >= 0). ``feature_names`` are those of ``n_features`` (for
-        ColumnwiseNB parts chosen by name).
-
-        The default checks the data-dependent parameters
-        (``_check_params_for_fit``, ``loss_matrix``) and the ``class_count``
-        entry every model has; a model extends it with its own entries
-        (helpers in ``statistics_checks.py``).
+        ``values=False`` checks the layout only (the data may not be read yet);
+        ``feature_names`` are for ColumnwiseNB parts chosen by name. A model
+        extends it with its own entries (helpers in ``statistics_checks.py``).
         """
         self._check_params_for_fit(n_classes, n_features)
         self._loss_matrix(n_classes)
@@ -205,14 +164,8 @@ class _BaseNB(_ScoringMixin, abc.ABC):
         return check_loss_matrix(getattr(self, "loss_matrix", None), n_classes)
 
     def _class_prior(self, class_count, *, xp, fixed=None, name="priors", fit_prior=True):
-        """``(prior, log_prior)`` of the classes, from counts or parameters.
-
-        A fixed prior (``fixed``, the model's ``priors``/``class_prior``) is
-        used as given; ``fit_prior=False`` gives the uniform prior; otherwise
-        the counts are smoothed by ``prior_smoothing`` (λ):
-        ``P(c) = (N_c + λ) / (N + Kλ)``, λ = 0 being the maximum-likelihood
-        estimate scikit-learn uses and λ = 1 Laplace's rule of succession.
-        """
+        """``(prior, log_prior)``: ``fixed`` as given, uniform without ``fit_prior``, else
+        the counts smoothed by ``prior_smoothing`` λ, ``P(c) = (N_c + λ) / (N + Kλ)``."""
         k = class_count.shape[0]
         self._check_fixed_prior(fixed, k, name=name)
         smoothing = float(getattr(self, "prior_smoothing", 0.0))
@@ -227,24 +180,19 @@ class _BaseNB(_ScoringMixin, abc.ABC):
 
     @abc.abstractmethod
     def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
-        """Statistics (a dict of arrays, nested for composite models) of one
-        validated batch: ``codes`` are class indices, ``weights`` sample
-        weights or None, sums in ``dtype``. ``previous`` (the statistics so
-        far, or None) is only for models whose layout depends on the data
-        seen (CategoricalNB's number of categories)."""
+        """Statistics (a dict of arrays) of one validated batch, sums in ``dtype``; ``previous``
+        (or None) for a layout that depends on the data seen (CategoricalNB's categories)."""
 
     @abc.abstractmethod
     def _merge(self, a, b, *, xp):
         """The statistics of the union of two disjoint sets of rows."""
 
-    # The keys of the statistics whose arrays (or tuples of arrays) have the
-    # class axis first; the others are shared by all classes.
+    # The statistics whose arrays (or tuples of arrays) have the class axis first.
     _class_axis_statistics: tuple = ("class_count",)
 
     def _statistics_for_classes(self, stats, index, n_classes, *, xp):
-        """``stats`` laid out for ``n_classes`` classes, class ``i`` of the old
-        layout at ``index[i]`` (host ints) and zeros for the new classes (a
-        class never seen has zero weight and zero sums)."""
+        """``stats`` laid out for ``n_classes`` classes: old class ``i`` at ``index[i]`` (host
+        ints), zeros for the new ones."""
         k = int(index.shape[0])
         # Row k of the padded arrays is zero: every new class takes it.
         source = np.full(n_classes, k, dtype=np.int64)
@@ -264,14 +212,10 @@ class _BaseNB(_ScoringMixin, abc.ABC):
         return out
 
     def _accumulate_onto(self, previous, X, codes, weights, n_classes, *, xp, dtype):
-        """``previous`` statistics with a validated batch added: what a
-        ``partial_fit`` that continues stores.
+        """``previous`` with a validated batch added (a continuing ``partial_fit``).
 
-        ``_merge`` of a fresh ``_accumulate`` by default. A model may add into
-        ``previous`` in place (its own statistics: no k × d temporary and no
-        k × d copy per chunk); it is called only once every check of the
-        call has passed, and refuses statistics that overflow
-        (``check_statistics_finite``) before it changes anything.
+        A model may add in place (called once every check has passed); it must
+        refuse overflowing statistics (``check_statistics_finite``) before changing any.
         """
         batch = self._accumulate(X, codes, weights, n_classes, xp=xp, dtype=dtype, previous=previous)
         merged = self._merge(previous, batch, xp=xp)
@@ -280,20 +224,15 @@ class _BaseNB(_ScoringMixin, abc.ABC):
 
     @abc.abstractmethod
     def _finalize(self, stats, classes, *, xp, dtype):
-        """The fitted attributes (a dict) that ``stats`` define; parameters
-        and scores in ``dtype``. May raise (e.g. a singular covariance)."""
+        """The fitted attributes (a dict) ``stats`` define, in ``dtype``; may raise."""
 
     @abc.abstractmethod
     def _joint_log_likelihood(self, X, *, xp, device, dtype):
-        """``log P(x, c)`` (n × k) of a block of validated rows (up to a
-        class-independent term, see ``base_measure.py``)."""
+        """``log P(x, c)`` (n × k) of validated rows, up to a class-independent term."""
 
     def _score_row_bytes(self, n_features, n_classes, *, xp, stored=None):
-        """Bytes of temporaries per row while scoring (sizes the row blocks).
-
-        ``stored``: for sparse ``X``, its mean stored values per row (None for
-        dense), what the temporaries of a sparse path scale with, not the width.
-        """
+        """Bytes of temporaries per row while scoring (sizes the row blocks); ``stored``:
+        a sparse X's mean stored values per row (None for dense)."""
         return 8 * n_classes
 
     # ---- fitting ------------------------------------------------------ #
@@ -360,24 +299,22 @@ class _BaseNB(_ScoringMixin, abc.ABC):
         return self._fit_batch(X, y, classes, sample_weight, reset=first, partial=True)
 
     def _fit_batch(self, X, y, classes, sample_weight, *, reset, commit=True, partial=False):
-        """Fit one batch; with ``commit=False`` only return its statistics.
-
-        ``commit=False`` (a row block fitted on a Dask worker) validates and
-        accumulates exactly as a fit does, then returns the statistics
-        without finalizing them or changing the estimator.
-        """
+        """Fit one batch; ``commit=False`` (a Dask worker's row block) validates and
+        accumulates as a fit does and returns the statistics, changing nothing."""
         if reset or not self._params_unchanged():  # a continuing partial_fit: checked by the first call
             self._check_hyper_parameters()
-        # Column names are read before check_X turns a DataFrame into an array.
-        feature_names = None  # a continuing partial_fit keeps those of its first call (below)
+        # Column names are read before check_X turns a DataFrame into an array; a
+        # continuing partial_fit keeps those of its first call.
         if reset:
             feature_names = feature_names_of(X)
-        elif "feature_names_in_" in self.__dict__ or not (is_array(X) or is_sparse(X)):
-            check_feature_names(self, X, reset=False)  # an array has no names: nothing to check
+        else:
+            feature_names = self.__dict__.get("feature_names_in_")
+            if "feature_names_in_" in self.__dict__ or not (is_array(X) or is_sparse(X)):
+                check_feature_names(self, X, reset=False)  # an array has no names: nothing to check
         X, xp, device = check_X(X, estimator=self, allow_nan=self._ignore_missing)
         n_samples, n_features = X.shape
         if not reset:
-            check_n_features(self, n_features, reset=False)
+            check_n_features(self, n_features)
         self._check_values(X)
         y = check_y(y, n_samples)
         if reset:
@@ -392,11 +329,8 @@ class _BaseNB(_ScoringMixin, abc.ABC):
         codes = encode_labels(y, classes, xp=xp, device=device)
         acc = accumulation_dtype(xp, device)
         weights = check_sample_weight(sample_weight, n_samples, xp=xp, device=device, dtype=acc)
-        dtype = result_dtype(X.dtype, xp, device)
 
-        previous = None
-        if not reset:
-            previous = to_namespace_tree(self._stats, xp, device)
+        previous = None if reset else to_namespace_tree(self._stats, xp, device)
         Xt = self._model_input(X, xp)
         if previous is None or not commit:
             batch = self._accumulate(Xt, codes, weights, n_classes, xp=xp, dtype=acc, previous=previous)
@@ -406,37 +340,25 @@ class _BaseNB(_ScoringMixin, abc.ABC):
             stats = self._accumulate_onto(previous, Xt, codes, weights, n_classes, xp=xp, dtype=acc)
         if not commit:
             return stats
-        if not reset:
-            feature_names = getattr(self, "feature_names_in_", None)
-        score_dtype = "float32" if dtype == xp.float32 else "float64"
-        # fit finalizes at once (scikit-learn's contract: predict does not
-        # change a fitted model's __dict__); partial_fit only stores its
-        # statistics: N chunks cost N accumulations and one finalize, at the
-        # first read. Parameters were checked above either way.
+        # fit finalizes at once (scikit-learn's predict does not change a fitted model's
+        # __dict__); partial_fit only stores its statistics, finalized at the first read.
         return self._become_fitted(
-            stats, classes, n_features=n_features, feature_names=feature_names, score_dtype=score_dtype, lazy=partial
+            stats, classes, n_features=n_features, feature_names=feature_names,
+            score_dtype=score_dtype_name(X.dtype, xp=xp), lazy=partial,
         )
 
     def _become_fitted(self, stats, classes, *, n_features, feature_names, score_dtype, lazy=False):
-        """Become the fitted model that ``stats`` define; returns ``self``.
+        """Become the fitted model ``stats`` define (the one way, see the module docstring).
 
-        The one way to become fitted (see the module docstring). The fitted
-        arrays are in the namespace and on the device of ``stats``;
-        ``score_dtype`` ("float32" or "float64") is the dtype of parameters
-        and scores. Everything is computed before anything is stored.
-
-        With ``lazy=True`` the parameters derived from the statistics
-        (``feature_log_prob_``, scoring weights, ...) are computed when first
-        read (:meth:`__getattr__`), once, and kept until the statistics
-        change. Models whose finalize can fail on the data finalize at once
-        whatever ``lazy`` says (``_lazy_parameters = False``).
+        Fitted arrays are in the namespace and on the device of ``stats``; parameters
+        and scores in ``score_dtype`` ("float32" or "float64"). ``lazy``: parameters
+        are derived at their first read (:meth:`__getattr__`), unless
+        ``_lazy_parameters`` is False. Everything is computed before anything is stored.
         """
         attrs = None
         if not (lazy and self._lazy_parameters):
             attrs = self._derived_from(stats, classes, score_dtype, model=self)  # this fit's parameters
-            # Statistics kept sparse are those of a wide model: its k × d
-            # parameters are made when first needed, as a streamed model's
-            # (a fit that is saved, or scores a few rows, never makes them whole).
+            # Sparse statistics are a wide model's: its deferred parameters wait for a read.
             if not any(map(is_sparse_counts, stats.values())):
                 for name, method in self._deferred_parameters.items():
                     attrs[name] = getattr(self, method)(stats, attrs, score_dtype_of(stats, score_dtype))
@@ -450,27 +372,23 @@ class _BaseNB(_ScoringMixin, abc.ABC):
         self.classes_ = classes
         self._stats = stats
         self._fit_dtype_ = score_dtype
-        # Parameters derive from the statistics and the hyper-parameters of
-        # this call, whenever they are derived (scikit-learn's models fix
-        # them at fit: a later set_params changes nothing until a refit).
+        # Parameters derive from the hyper-parameters of this fit whenever they are
+        # derived (as in scikit-learn, a later set_params changes nothing until a refit).
         self._fit_params_ = self._params()
-        # None marks parameters not derived yet; else the names of those derived.
-        self._derived_ = None
+        self._derived_ = None  # None: nothing derived yet; else the names of what was
         if attrs is not None:
             self._store_derived(attrs)
         return self
 
     def _derived_from(self, stats, classes, score_dtype, *, model=None):
-        """The fitted parameters ``_finalize`` derives from ``stats``, in
-        their namespace, with the hyper-parameters of ``model`` (by default
-        those of the last fit)."""
+        """What ``_finalize`` derives from ``stats`` with the hyper-parameters of ``model``
+        (by default those of the last fit)."""
         model = self._as_fitted() if model is None else model
-        return model._finalize(stats, classes, xp=get_namespace(first_array(stats)), dtype=score_dtype_of(stats, score_dtype))
+        xp = get_namespace(first_array(stats))
+        return model._finalize(stats, classes, xp=xp, dtype=score_dtype_of(stats, score_dtype))
 
     def _as_fitted(self):
-        """This model with the hyper-parameters of its last fit: ``self``
-        unless ``set_params`` changed one since, else a copy that has them
-        (what derives parameters reads them from it)."""
+        """``self``, or a copy with the hyper-parameters of the last fit if ``set_params`` changed one."""
         if "_fit_params_" not in self.__dict__ or self._params_unchanged():
             return self
         model = object.__new__(type(self))
@@ -488,13 +406,11 @@ class _BaseNB(_ScoringMixin, abc.ABC):
         return {name: getattr(self, name) for name in param_names(type(self))}
 
     def _unfitted(self, **params):
-        """A new unfitted model of this class with these parameters, changed
-        by ``params`` (scikit-learn's ``clone`` for the core: values copied)."""
+        """A new unfitted model with a copy of these parameters, changed by ``params``."""
         return type(self)(**{**copy.deepcopy(self._params()), **params})
 
     def _check_hyper_parameters(self):
-        """Raise InvalidParameterError (a ValueError and a TypeError) naming
-        the first parameter outside ``_param_constraints``."""
+        """Raise InvalidParameterError naming the first parameter outside ``_param_constraints``."""
         validate_params(self)
 
     def _params_unchanged(self):
@@ -505,8 +421,7 @@ class _BaseNB(_ScoringMixin, abc.ABC):
         return all(getattr(self, name) is value for name, value in fitted.items())
 
     def __getstate__(self):
-        # Derived parameters are not pickled: they are made again from the
-        # statistics when first read (by models that can derive them lazily).
+        # Derived parameters are not pickled: they are derived again when first read.
         inherited = getattr(super(), "__getstate__", None)  # BaseEstimator's adds the version
         state = inherited() if inherited is not None else dict(self.__dict__)
         derived = state.get("_derived_")
@@ -520,36 +435,29 @@ class _BaseNB(_ScoringMixin, abc.ABC):
         self._derived_ = (self.__dict__.get("_derived_") or ()) + tuple(attrs)
 
     def _derive_if_lazy(self):
-        """Derive the parameters of lazily fitted statistics now, if not yet;
-        whether it did."""
+        """Derive the parameters of lazily fitted statistics now, if not yet."""
         state = self.__dict__
         with _DERIVING:
-            if state.get("_derived_", False) is not None:
-                return False
-            self._store_derived(self._derived_from(state["_stats"], state["classes_"], state["_fit_dtype_"]))
-            return True
+            if state.get("_derived_", False) is None:
+                self._store_derived(self._derived_from(state["_stats"], state["classes_"], state["_fit_dtype_"]))
 
     def __getattr__(self, name):
-        # Only reached for a name not set on the instance: a fitted parameter
-        # (scikit-learn's trailing underscore) of a model whose statistics
-        # have not been finalized yet is derived now. The state a fit sets
-        # itself is never derived (scikit-learn probes feature_names_in_).
+        # Only reached for a name not set on the instance: a fitted parameter (a
+        # trailing underscore) of statistics not finalized yet is derived now, but
+        # never the state a fit sets itself (scikit-learn probes feature_names_in_).
         state = self.__dict__
-        derivable = name.endswith("_") and not name.startswith("__") and name not in _FIT_STATE and "_stats" in state
-        # Row blocks scored on several threads ask at the same moment: one
-        # derives, the others wait for it and find the result (a model's
-        # parameters derived twice at once cost twice the time and memory).
-        with _DERIVING if derivable else contextlib.nullcontext():
-            if derivable and name in state:
-                return state[name]
-            if derivable and self._derive_if_lazy() and name in state:
-                return state[name]
-            if derivable and name in self._deferred_parameters and state.get("_derived_") is not None:
-                stats = state["_stats"]
-                make = getattr(self._as_fitted(), self._deferred_parameters[name])
-                made = make(stats, state, score_dtype_of(stats, state["_fit_dtype_"]))
-                self._store_derived({name: made})
-                return made
+        if name.endswith("_") and not name.startswith("__") and name not in _FIT_STATE and "_stats" in state:
+            # Row blocks scored on several threads ask at once: one derives, the others wait.
+            with _DERIVING:
+                if name not in state:
+                    self._derive_if_lazy()
+                deferred = self._deferred_parameters.get(name)
+                if name not in state and deferred is not None and state.get("_derived_") is not None:
+                    stats = state["_stats"]
+                    dtype = score_dtype_of(stats, state["_fit_dtype_"])
+                    self._store_derived({name: getattr(self._as_fitted(), deferred)(stats, state, dtype)})
+                if name in state:
+                    return state[name]
         msg = f"{type(self).__name__!r} object has no attribute {name!r}"
         raise AttributeError(msg)
 

@@ -68,7 +68,7 @@ class _ScoringMixin:
         self._check_is_fitted()
         check_feature_names(self, X, reset=False)  # before X becomes an array
         X, xp, device = check_X(X, estimator=self, allow_nan=self._ignore_missing, finite=False)
-        check_n_features(self, X.shape[1], reset=False)
+        check_n_features(self, X.shape[1])
         return X, xp, device
 
     def _check_block_values(self, X, *, finite=True):

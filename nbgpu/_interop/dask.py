@@ -24,7 +24,7 @@ from types import SimpleNamespace
 import numpy as np
 from sklearn.base import clone
 
-from .._array.namespace import get_namespace, is_dask_array, to_numpy
+from .._array.namespace import get_namespace, is_dask_array, score_dtype_name, to_numpy
 from .._estimator import adapters
 from .._validation import check_classes, check_classes_unchanged, check_n_features, check_y, unique_labels
 from .dask_blocks import (
@@ -38,7 +38,7 @@ from .dask_blocks import (
     _sizes_known,
     _split_every,
 )
-from .dask_em import dask_em_data
+from .dask_em import _DaskData
 
 
 def _find_classes(y, n_rows):
@@ -79,7 +79,7 @@ def dask_fit(estimator, X, y, sample_weight, classes, *, reset):
     estimator._check_hyper_parameters()
     X = _rows_only(X)
     if not reset:
-        check_n_features(estimator, X.shape[1], reset=False)
+        check_n_features(estimator, X.shape[1])
         if classes is not None:
             check_classes_unchanged(classes, estimator.classes_)
         classes = estimator.classes_
@@ -101,7 +101,7 @@ def dask_fit(estimator, X, y, sample_weight, classes, *, reset):
         raise ValueError(msg)
     if not reset:
         stats = _merge_stats(estimator, estimator._stats, stats)
-    score_dtype = "float32" if X.dtype in (np.float16, np.float32) else "float64"  # as result_dtype
+    score_dtype = score_dtype_name(X.dtype, xp=np)
     names = None if reset else getattr(estimator, "feature_names_in_", None)
     return estimator._become_fitted(stats, classes, n_features=X.shape[1], feature_names=names, score_dtype=score_dtype)
 
@@ -110,7 +110,7 @@ def dask_map(estimator, X, name):
     """``estimator.<name>(X)`` for every row block of Dask array ``X``: a lazy Dask array."""
     estimator._check_is_fitted()
     X = _rows_only(X)
-    check_n_features(estimator, X.shape[1], reset=False)
+    check_n_features(estimator, X.shape[1])
     xp = get_namespace(X._meta)
     if name == "predict":
         # Numeric labels come back in the blocks' namespace (string labels on the host).
@@ -119,8 +119,7 @@ def dask_map(estimator, X, name):
         kwargs = {"drop_axis": 1}
     else:
         k = estimator.classes_.shape[0]
-        dtype = np.float32 if X.dtype in (np.float16, np.float32) else np.float64  # as result_dtype
-        meta = xp.empty((0, k), dtype=dtype)
+        meta = xp.empty((0, k), dtype=getattr(np, score_dtype_name(X.dtype, xp=np)))
         kwargs = {"chunks": (X.chunks[0], (k,))}
     return X.map_blocks(_call_method, _shared(estimator), name, meta=meta, **kwargs)
 
@@ -171,7 +170,7 @@ ADAPTER = adapters.register(
         fit=dask_fit,
         map=dask_map,
         score=dask_score,
-        em_data=dask_em_data,
+        em_data=_DaskData,
         compute=lambda values: values.compute(),
     )
 )

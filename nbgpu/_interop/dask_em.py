@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import clone
 
-from .._array.namespace import is_dask_array
+from .._array.namespace import is_dask_array, score_dtype_name
 from .._models.semi_supervised import _em_terms, _labeled_classes, _labeled_statistics, _split_rows
 from .._validation import check_y
 from .dask_blocks import _check_2d, _known_row_chunks, _merge_children, _merge_tree, _row_pieces, _shared, _split_every
@@ -91,7 +91,7 @@ class _DaskData:
         self._template = clone(estimator)
         self._fan_in = _split_every(self.classes.shape[0], X.shape[1])
         self.n_features = X.shape[1]
-        self.score_dtype = "float32" if X.dtype in (np.float16, np.float32) else "float64"  # as result_dtype
+        self.score_dtype = score_dtype_name(X.dtype, xp=np)
         self.labeled, self.total_weight, n_unlabeled = self._tree(_start_block)
         self.has_unlabeled = n_unlabeled > 0
 
@@ -110,6 +110,3 @@ class _DaskData:
         # The statistics are computed in this pass when they may be needed (a second pass would cost more).
         soft, total = self._tree(_em_block, _shared(model), lam, statistics)
         return total, lambda: soft
-
-
-dask_em_data = _DaskData  # the Dask adapter's ``em_data``

@@ -30,6 +30,7 @@ from .._array.namespace import (
     first_array,
     get_namespace,
     is_array,
+    score_dtype_name,
     to_numpy,
 )
 from .._array.numerics import nonzero
@@ -130,10 +131,6 @@ def _scorers_taking_weights(scorers, search):
 
 def _host_labels(y):
     return to_numpy(y) if is_array(y) else np.asarray(y)
-
-
-def _score_dtype(X):
-    return "float32" if str(X.dtype).endswith("float32") else "float64"
 
 
 def _is_metric_scorer(scorer):
@@ -427,7 +424,7 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
         train_stats, total, seconds = self._fold_statistics(
             X, y, sample_weight, splits, classes, fold_classes
         )
-        score_dtype = _score_dtype(X)
+        score_dtype = score_dtype_name(X.dtype, xp=xp)
 
         def rows(index):
             part = take_rows(X_given, index)
@@ -474,7 +471,7 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
             X_train, y_train = take_rows(X, train), take_rows(y, train)
             Xt_train = X_train if head is None else head.fit_transform(X_train, y_train)
             feature_names = _get_feature_names(Xt_train)
-            checked, _, _ = check_X(Xt_train, estimator=model, allow_nan=model._ignore_missing)
+            checked, xp, _ = check_X(Xt_train, estimator=model, allow_nan=model._ignore_missing)
             fold_classes = unique_labels(y_train)
             stats = clone(model)._fit_batch(checked, y_train, fold_classes, None, reset=True, commit=False)
             seconds = time.perf_counter() - t0
@@ -482,7 +479,7 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
             Xt_test = X_test if head is None else head.transform(X_test)
             return SimpleNamespace(
                 stats=stats, classes=fold_classes, n_features=checked.shape[1], feature_names=feature_names,
-                score_dtype=_score_dtype(checked), seconds=seconds, error=None, pipeline=head,
+                score_dtype=score_dtype_name(checked.dtype, xp=xp), seconds=seconds, error=None, pipeline=head,
                 test=(Xt_test, X_test, take_rows(y, test), y_host[test], {}),
                 train=(Xt_train, X_train, y_train, y_host[train], {}) if self.return_train_score else None,
             )

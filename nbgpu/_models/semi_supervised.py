@@ -31,6 +31,7 @@ from .._array.namespace import (
     get_device,
     get_namespace,
     is_array,
+    score_dtype_name,
     to_namespace_tree,
     to_numpy,
 )
@@ -135,7 +136,7 @@ def _split_rows(est, X, y, sample_weight, *, whole=True):
         acc=acc,
         total_weight=float(n if weights is None else xp.sum(weights)),
         n_features=d,
-        score_dtype="float32" if str(X.dtype).endswith("float32") else "float64",
+        score_dtype=score_dtype_name(X.dtype, xp=xp),
     )
 
 

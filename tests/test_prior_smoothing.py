@@ -85,6 +85,7 @@ def test_uniform_prior_stays_uniform(name):
         ("PoissonNB", "class_prior"),
         ("NormalBayesClassifier", "priors"),
         ("ColumnwiseNB", "priors"),
+        ("KernelDensityNB", "priors"),
     ],
 )
 def test_fixed_prior_with_smoothing_is_an_error(name, param):
@@ -94,6 +95,9 @@ def test_fixed_prior_with_smoothing_is_an_error(name, param):
     with pytest.raises(ValueError, match=rf"`prior_smoothing=1`.*fixed `{param}`"):
         est.fit(X, y)
     assert not hasattr(est, "classes_")  # the failed fit left nothing behind
+    with pytest.raises(ValueError, match=rf"`prior_smoothing=1`.*fixed `{param}`"):
+        est.partial_fit(X, y, classes=np.unique(y))  # refused when made, not at the first predict
+    assert not hasattr(est, "classes_")
     # Without smoothing the fixed prior is used as given.
     est.set_params(prior_smoothing=0.0).fit(X, y)
     np.testing.assert_allclose(np.exp(_log_prior(est)), fixed, rtol=1e-12)

@@ -258,3 +258,12 @@ def test_products_in_parallel_parts(name, kind, monkeypatch):
     model = ours(name).fit(Xv, y)
     for Xin, want, rtol in ((Xv, refs[0], 1e-12), (Xv.astype(np.float32), refs[1], 1e-5)):
         np.testing.assert_allclose(model.predict_joint_log_proba(Xin), want, rtol=rtol)
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+@pytest.mark.parametrize("name", MODELS)
+def test_a_matrix_with_no_stored_values_fits_as_zeros_do(name, fmt):
+    # A CSC matrix without stored values crashed the host scatter of the class sums.
+    y = np.array([0, 1, 0, 1, 1])
+    X = sp.csr_matrix((5, 3)).asformat(fmt)
+    assert_models_equal(ours(name).fit(X, y), ours(name).fit(np.zeros((5, 3)), y), name)

@@ -19,7 +19,6 @@ from .._array.namespace import is_sparse
 from .._array.numerics import log_or_neg_inf, nonzero
 from .._estimator.base import _BaseNB
 from .._estimator.docs import shared_parameters_doc
-from .._validation import check_prior
 
 # log K(u) of the 1-D kernels, normalised to integrate to 1 (scikit-learn's
 # KernelDensity kernels in one dimension); the compact ones are zero for |u| >= 1.
@@ -164,7 +163,7 @@ class KernelDensityNB(_BaseNB):
             raise TypeError(msg)
 
     def _check_params_for_fit(self, n_classes, n_features):
-        check_prior(self.priors, n_classes, name="priors")
+        self._check_fixed_prior(self.priors, n_classes, name="priors")
 
     def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
         points = xp.astype(X, dtype, copy=True)

@@ -127,3 +127,24 @@ def test_a_signal_while_text_is_parsed_leaves_nothing_behind(corpus, signum, sta
     assert proc.returncode == status, err
     assert err.strip().splitlines()[-1] == line and "Traceback" not in err
     assert os.listdir(corpus / "out") == []
+
+
+@pytest.mark.parametrize("model", [[], ["--model", "multinomial"]])
+def test_the_device_is_chosen_before_any_parser_thread_starts(corpus, run, monkeypatch, model):
+    # On the GPU machine cupy, imported while the parser thread ran, met
+    # importlib's deadlock guard and came back partly initialised.
+    import threading
+
+    from nbgpu._app import cli
+
+    threads_at_start = len(threading.enumerate())
+    seen = []
+
+    def device(kind):
+        seen.append(len(threading.enumerate()))
+        return None
+
+    monkeypatch.setattr(cli, "_device", device)
+    status, _, err = run("train", corpus / "train.jsonl", "-o", corpus / "m.nbgpu", "--chunk-mb", "0.01", "-q", *model)
+    assert status == 0, err
+    assert seen == [threads_at_start]

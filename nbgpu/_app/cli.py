@@ -286,6 +286,9 @@ def cmd_train(args):
     from .._interop.model_files import save
     from .model_choice import NotCounts
 
+    # Before any thread starts: cupy imported while a parser thread runs can
+    # meet importlib's deadlock guard and come back partly initialised.
+    like = _device(args.device)
     if args.model is None:  # auto, unless --alpha is given (then multinomial, as before auto was the default)
         args.model = "multinomial" if hasattr(args, "alpha") else "auto"
     chunks, state = None, None
@@ -299,7 +302,6 @@ def cmd_train(args):
         chunks = parsed_chunks(reader, labels=True)
     else:
         model = _estimator(args)
-    like = _device(args.device)
     start = time.perf_counter()
     bar = progress(f"training on {Path(args.data).name}", total=_size(args.data), quiet=args.quiet, unit="B")
     noted = []

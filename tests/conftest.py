@@ -19,6 +19,7 @@ import importlib
 import os
 import site
 import sys
+import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -308,3 +309,28 @@ def run(capsys, monkeypatch):
         return status, captured.out, captured.err
 
     return run
+
+
+def fifo_writer(fifo, proc, timeout=120):
+    """``fifo`` opened for writing once the command ``proc`` opens it to read;
+    the test fails with the command's own words if it ends first (a blocking
+    open would wait for ever)."""
+    import errno
+    import fcntl
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError as exc:
+            if exc.errno != errno.ENXIO:  # ENXIO: no reader yet
+                raise
+        else:
+            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+            return os.fdopen(fd, "wb")
+        if proc.poll() is not None or time.monotonic() > deadline:
+            if proc.poll() is None:
+                proc.kill()
+            _out, err = proc.communicate(timeout=60)
+            pytest.fail(f"the command never read {fifo} (status {proc.returncode}): {err[-3000:]}")
+        time.sleep(0.05)

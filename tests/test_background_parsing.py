@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 import pytest
-from conftest import subprocess_env
+from conftest import fifo_writer, subprocess_env
 
 
 # The kernel may hand a process's SIGINT to any thread that does not block
@@ -110,7 +110,7 @@ def test_a_signal_while_text_is_parsed_leaves_nothing_behind(corpus, signum, sta
                              "--chunk-mb", "0.001"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=subprocess_env())
     try:
-        with open(fifo, "wb") as writer:
+        with fifo_writer(fifo, proc) as writer:
             writer.write((corpus / "train.jsonl").read_bytes())
             writer.flush()
             time.sleep(3)  # reading, parsing and fitting are under way; the file has not ended

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import subprocess_env
+from conftest import fifo_writer, subprocess_env
 from sklearn.datasets import dump_svmlight_file
 
 import nbgpu
@@ -200,7 +200,7 @@ def test_a_signal_during_training_leaves_nothing_behind(data, signum, status, li
     (d / "out").mkdir()
     fifo = _slow_training_input(d)
     proc = _cli("train", fifo, "-o", d / "out" / "m.nbgpu", "--chunk-mb", "0.001", cwd=d)
-    with open(fifo, "wb") as writer:
+    with fifo_writer(fifo, proc) as writer:
         rows = (d / "d.svm").read_bytes()
         writer.write(rows * 20)
         writer.flush()

@@ -32,9 +32,8 @@ def _host():
 
 
 def _is_direct(path):
-    """True where ``path`` is written in place: ``-``, /dev and /proc names
-    (``/dev/stdout`` may resolve to a pipe or to the shell's redirect
-    target, which must not be replaced), and existing non-regular files."""
+    """True where ``path`` is written in place: ``-``, /dev and /proc names (``/dev/stdout`` may be a pipe
+    or the shell's redirect target, not to be replaced), and existing non-regular files."""
     text = str(path)
     if text == STDOUT or text.startswith(("/dev/", "/proc/")):
         return True

@@ -35,7 +35,6 @@ from .._estimator.base import _BaseNB
 from .model_archive import Archive, ModelFileError, is_int, write_archive
 from .model_header import (
     MAX_HEADER_BYTES,
-    arrays_of,
     check_width,
     digest,
     estimator_from,
@@ -74,34 +73,29 @@ class ModelInfo(NamedTuple):
 
 
 class _Contents(NamedTuple):
-    """A model file's contents, checked: everything ``_become_fitted`` needs, and the vectorizer."""
+    """A model file's contents, checked: the unfitted model, its ``_become_fitted`` arguments, the vectorizer."""
 
     model: _BaseNB
-    classes: np.ndarray
-    n_features: int
-    feature_names: object
-    dtype: str
-    stats: object
+    fitting: dict
     vectorizer: object
 
 
 # --------------------------------------------------------------------------- #
 # The checks, shared by load and save
 # --------------------------------------------------------------------------- #
-def _contents(header, listed, resolve, *, statistics=True, core=False):
-    """The checked contents of a model file; a ValueError or TypeError says what is wrong.
+def _contents(parsed, resolve, *, statistics=True, core=False):
+    """The checked contents of a model file (a :class:`Parsed` header, arrays from ``resolve(kind, body)``).
 
-    ``resolve(kind, body)`` gives the arrays (read, or about to be written). ``statistics=False``
-    skips the statistics and feature names; ``core=True`` loads no scikit-learn (core model
-    class, the vectorizer as its checked parameters).
+    ``statistics=False`` skips the statistics and feature names; ``core=True`` loads no scikit-learn.
     """
+    header, listed = parsed.header, parsed.listed
     model = estimator_from(header, resolve, where="header entry 'estimator'", at="params", core=core)
     n_features, dtype = header["n_features_in"], header["dtype"]
     if not is_int(n_features) or n_features < 1:
         raise ValueError(f"n_features_in must be a positive integer; got {n_features!r}")
     if dtype not in ("float32", "float64"):
         raise ValueError(f"dtype must be float32 or float64; got {dtype!r}")
-    check_width(n_features, header["stats"], listed, "header entry 'stats'")
+    check_width(n_features, parsed.stored)
     if "classes" not in listed:
         raise ValueError("there are no class labels ('classes')")
     classes = resolve("array", "classes")
@@ -110,8 +104,9 @@ def _contents(header, listed, resolve, *, statistics=True, core=False):
     if classes.shape[0] > 1 and not np.all(classes[1:] > classes[:-1]):
         raise ValueError("classes must be sorted and distinct")
     vectorizer = vectorizer_from_settings(header.get("vectorizer"), n_features, core=core)
+    fitting = {"classes": classes, "n_features": n_features, "score_dtype": dtype}
     if not statistics:
-        return _Contents(model, classes, n_features, None, dtype, None, vectorizer)
+        return _Contents(model, fitting, vectorizer)
     names = None
     if "feature_names_in" in listed:
         entry = listed["feature_names_in"]
@@ -125,26 +120,15 @@ def _contents(header, listed, resolve, *, statistics=True, core=False):
     model._check_statistics(stand_ins, k, n_features, feature_names=names, values=False)
     stats = unflatten(header["stats"], _keeping_sparse(resolve, model, header["stats"]), "stats")
     model._check_statistics(stats, k, n_features, feature_names=names, values=True)
-    return _Contents(model, classes, n_features, names, dtype, stats, vectorizer)
+    return _Contents(model, {**fitting, "stats": stats, "feature_names": names}, vectorizer)
 
 
 def _fitted(contents):
-    """The model ``contents`` describe, fitted, its parameters derived now and checked.
-
-    Checked statistics can still overflow into parameters that are not numbers (tiny class
-    weights), and such a model predicts NaN: a ValueError names the parameter (-infinity,
-    a class never seen, is fine). Deferred k × d parameters are derived when first used.
-    """
+    """The model ``contents`` describe, fitted, its parameters derived now (deferred k × d ones when
+    first used) and checked: checked statistics can still overflow into parameters that predict NaN."""
     model = contents.model
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):  # what overflows is refused below
-        model._become_fitted(
-            contents.stats,
-            contents.classes,
-            n_features=contents.n_features,
-            feature_names=contents.feature_names,
-            score_dtype=contents.dtype,
-            lazy=True,  # the parameters are derived below, deferred ones when first used
-        )
+        model._become_fitted(**contents.fitting, lazy=True)
         _check_parameters(model)
     return model
 
@@ -214,8 +198,7 @@ def _file_arrays(archive, listed, where):
     def resolve(kind, body, *, sparse=False):
         if kind == "array":
             return read(body)
-        _check_sparse_layout(body, listed)
-        indices, values = read(body["indices"]), read(body["values"])
+        indices, values = read(body["indices"]), read(body["values"])  # their layout checked on stand-ins
         shape = tuple(body["shape"])
         size = math.prod(shape)
         if indices.size and (indices[0] < 0 or indices[-1] >= size or not np.all(indices[1:] > indices[:-1])):
@@ -309,13 +292,13 @@ def save(model, path, *, vectorizer=None, metadata=None):
         arrays["feature_names_in"] = np.asarray(names, dtype=str)
     n_features = int(model.n_features_in_)
     raw = make_header(
-        spec,
-        n_features=n_features,
+        arrays,
+        **spec,
+        n_features_in=n_features,
         dtype=model._fit_dtype_,
         stats=stats,
         vectorizer=vectorizer_settings(vectorizer, n_features),
         metadata=metadata or {},
-        arrays=arrays,
     )
     path = Path(path)
     try:
@@ -331,22 +314,20 @@ def _check_writable(raw, arrays, dense):
     """Raise unless the file of header ``raw`` and ``arrays`` passes load's checks."""
     if len(raw) > MAX_HEADER_BYTES:
         raise ValueError(f"its header takes {len(raw)} bytes; at most {MAX_HEADER_BYTES} are allowed (large metadata?)")
-    header, listed = parse_header(raw, arrays, "the model file")
+    parsed = parse_header(raw, arrays, "the model file")
 
     def to_write(kind, body, *, sparse=False):  # the arrays as loading would see them (sparse ones whole)
         return arrays[body] if kind == "array" else dense[body["values"]]
 
-    _contents(header, listed, to_write, core=True)  # the same checks, no scikit-learn
+    _contents(parsed, to_write, core=True)  # the same checks, no scikit-learn
 
 
 # --------------------------------------------------------------------------- #
 # Loading
 # --------------------------------------------------------------------------- #
 def _checked(where, read, *, unexpected=()):
-    """``read()``, with what it finds wrong with the file as a ModelFileError naming the file.
-
-    Exceptions of the types ``unexpected`` are reported with their type.
-    """
+    """``read()``, with what it finds wrong with the file as a ModelFileError naming the file
+    (exceptions of the types ``unexpected`` too, with their type)."""
     try:
         return read()
     except ModelFileError:
@@ -360,13 +341,13 @@ def _checked(where, read, *, unexpected=()):
 
 
 def _read_contents(path, **options):
-    """``(where, header, listed, contents)`` of the model file ``path`` (see ``_contents``)."""
+    """``(where, parsed header, contents)`` of the model file ``path`` (see ``_contents``)."""
     where = str(path)
     with Archive(path) as archive:
-        header, listed = header_of(archive, where)
-        resolve = _file_arrays(archive, listed, where)
-        contents = _checked(where, lambda: _contents(header, listed, resolve, **options))
-    return where, header, listed, contents
+        parsed = header_of(archive, where)
+        resolve = _file_arrays(archive, parsed.listed, where)
+        contents = _checked(where, lambda: _contents(parsed, resolve, **options))
+    return where, parsed, contents
 
 
 def read_model_file(path, *, core=False):
@@ -375,10 +356,10 @@ def read_model_file(path, *, core=False):
     Raises ValueError with a one-line message naming the file for anything
     that is not a complete, consistent nbgpu model file.
     """
-    where, header, _, contents = _read_contents(path, core=core)
+    where, parsed, contents = _read_contents(path, core=core)
     # The statistics passed every check: any failure now means the file contradicts itself.
     model = _checked(where, lambda: _fitted(contents), unexpected=Exception)
-    return ModelFile(model, contents.vectorizer, header)
+    return ModelFile(model, contents.vectorizer, parsed.header)
 
 
 def read_model_info(path, *, core=False):
@@ -386,9 +367,9 @@ def read_model_info(path, *, core=False):
 
     The statistics are never read, so this is cheap for any size of model.
     """
-    where, header, listed, contents = _read_contents(path, statistics=False, core=core)
-    nbytes = arrays_of(header["stats"], listed, where, sparse=True)[1]
-    return ModelInfo(contents.model, contents.classes, contents.n_features, nbytes, header)
+    _, parsed, contents = _read_contents(path, statistics=False, core=core)
+    classes, n_features = contents.fitting["classes"], contents.fitting["n_features"]
+    return ModelInfo(contents.model, classes, n_features, parsed.statistics_bytes, parsed.header)
 
 
 def load(path, *, return_vectorizer=False):

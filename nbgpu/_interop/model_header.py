@@ -24,6 +24,7 @@ import collections
 import hashlib
 import json
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -64,12 +65,8 @@ WIDTH_PER_STORED = 1024
 # Values -> JSON (saving)
 # --------------------------------------------------------------------------- #
 def flatten(value, key, arrays, *, sparse=None):
-    """A JSON description of ``value``; its arrays go into ``arrays`` under ``key.*``.
-
-    With a dict ``sparse`` (statistics), an array is stored as its nonzero
-    entries where that is smaller, and ``sparse`` maps the key of its values
-    to the whole array.
-    """
+    """A JSON description of ``value``; its arrays go into ``arrays`` under ``key.*``. With a dict ``sparse``
+    (statistics), arrays stored as their nonzero entries where smaller; ``sparse`` maps their values' keys to them."""
     from .._estimator.base import _BaseNB  # loaded by whoever saves a model
 
     if isinstance(value, _BaseNB):  # a part of a ColumnwiseNB
@@ -117,9 +114,7 @@ def _sparse_entry(key, whole, entries, arrays, sparse):
 
 def _sparse_parts(a):
     """(flat indices, values) of the nonzero entries of ``a`` if storing them is smaller, else None.
-
-    Nonzero by bit pattern, so -0.0 is kept and the array comes back bit for bit.
-    """
+    Nonzero by bit pattern, so -0.0 is kept and the array comes back bit for bit."""
     if a.dtype.kind not in "biuf" or a.ndim == 0:
         return None
     bits = a.view(f"u{a.dtype.itemsize}") if a.dtype.kind == "f" else a
@@ -159,10 +154,8 @@ def digest(a):
 
 
 def estimator_class(name, where, *, core=False):
-    """nbgpu's estimator class called ``name`` (``core=True``: its core class, no scikit-learn).
-
-    A ValueError for any other name. The models load here: reading a header alone needs none.
-    """
+    """nbgpu's estimator class called ``name`` (``core=True``: its core class, no scikit-learn), else a
+    ValueError. The models load here: reading a header alone needs none."""
     from .._models import model_class
 
     cls = model_class(name, core=core)
@@ -173,10 +166,7 @@ def estimator_class(name, where, *, core=False):
 
 
 def estimator_spec(model, key, arrays, *, where):
-    """The header's description of ``model`` (or a ColumnwiseNB's part): class and parameters.
-
-    Its arrays go into ``arrays`` under ``key.*``.
-    """
+    """The header's "estimator" and "params" of ``model`` (or a ColumnwiseNB's part); arrays under ``key.*``."""
     name = type(model).__name__
     if type(model) is not estimator_class(name, where, core=True) and type(model) is not estimator_class(name, where):
         msg = f"{where}: {type(model).__module__}.{name} is not nbgpu's own {name}, so it cannot be saved."
@@ -185,18 +175,13 @@ def estimator_spec(model, key, arrays, *, where):
     return {"estimator": name, "params": flatten(fitted._params(), key, arrays)}
 
 
-def make_header(spec, *, n_features, dtype, stats, vectorizer, metadata, arrays):
-    """The header of a model file holding ``arrays``, as the UTF-8 JSON stored in the file."""
+def make_header(arrays, **fields):
+    """The header (UTF-8 JSON) of a model file of ``arrays``; ``fields`` from "estimator" to "metadata"."""
     header = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "nbgpu_version": __version__,
-        **spec,  # "estimator" and "params"
-        "n_features_in": n_features,
-        "dtype": dtype,
-        "stats": stats,
-        "vectorizer": vectorizer,
-        "metadata": metadata,
+        **fields,
         "arrays": {k: {"dtype": a.dtype.str, "shape": list(a.shape), "sha256": digest(a)} for k, a in arrays.items()},
     }
     return json.dumps(header, allow_nan=True).encode("utf-8")
@@ -239,8 +224,17 @@ def _check_elements(shape, at):
         raise ModelFileError(msg)
 
 
+class Parsed(NamedTuple):
+    """A checked header: the JSON, its arrays (key -> :class:`Listed`) and what the statistics take."""
+
+    header: dict
+    listed: dict
+    stored: int  # elements of the arrays the statistics use (a sparse one's members)
+    statistics_bytes: int  # the memory reading the statistics takes
+
+
 def header_of(archive, where):
-    """``(header, listed)`` of an open model file (an :class:`Archive`)."""
+    """The :class:`Parsed` header of an open model file (an :class:`Archive`)."""
     if "header" not in archive.names:
         raise ModelFileError(f"{where} is not an nbgpu model file (no nbgpu header)")
     raw = archive.read("header", np.dtype(np.uint8), max_bytes=MAX_HEADER_BYTES)
@@ -250,10 +244,7 @@ def header_of(archive, where):
 
 
 def parse_header(raw, archive_names, where):
-    """``(header, listed)``: the header (a dict) of the file ``where``, its arrays (key -> :class:`Listed`).
-
-    ``raw`` is the header member's bytes; ``archive_names`` the other members.
-    """
+    """The :class:`Parsed` header of the file ``where``: ``raw`` its bytes, ``archive_names`` the other members."""
     foreign = f"{where} is not an nbgpu model file"
     try:
         header = json.loads(raw.decode("utf-8"))
@@ -281,18 +272,18 @@ def parse_header(raw, archive_names, where):
     if not isinstance(listed, dict) or set(listed) != set(archive_names):
         raise ModelFileError(f"{where} is corrupted: its arrays do not match the list in its header")
     listed = {key: Listed(key, entry, where) for key, entry in listed.items()}
-    _check_references(header, listed, version, where)
-    return header, listed
+    return Parsed(header, listed, *_check_references(header, listed, version, where))
 
 
 def _check_references(header, listed, version, where):
-    """Every listed array is used exactly once; the declared data is within bounds."""
+    """(elements, bytes) of the statistics' arrays; raise unless each listed array is used once, within bounds."""
     used = collections.Counter(key for key in ("classes", "feature_names_in") if key in listed)
     total = sum(listed[key].nbytes for key in used)
     for part in ("params", "stats"):
-        keys, nbytes = arrays_of(header[part], listed, f"{where}: header entry {part!r}", sparse=version >= 2 and part == "stats")
+        at, sparse = f"{where}: header entry {part!r}", version >= 2 and part == "stats"
+        keys, nbytes = _arrays_of(header[part], listed, at, sparse=sparse)
         used.update(keys)
-        total += nbytes
+        total += nbytes  # the last part's are the statistics'
     if max(used.values(), default=1) > 1 or set(used) != set(listed):
         repeated = sorted(k for k, n in used.items() if n > 1)
         unused = sorted(set(listed) - set(used))
@@ -301,15 +292,12 @@ def _check_references(header, listed, version, where):
     if total > MAX_FILE_DATA_BYTES:
         msg = f"{where} declares {total} bytes of arrays, beyond the bound of {MAX_FILE_DATA_BYTES} for a model file"
         raise ModelFileError(msg)
+    return sum(math.prod(listed[key].shape) for key in keys), nbytes
 
 
-def check_width(n_features, stats, listed, where):
-    """Raise unless ``n_features`` is within what the described ``stats`` store (``MAX_FREE_WIDTH``)."""
-    if n_features <= MAX_FREE_WIDTH:
-        return
-    keys, _ = arrays_of(stats, listed, where, sparse=True)
-    stored = sum(math.prod(listed[key].shape) for key in keys)
-    if n_features > WIDTH_PER_STORED * stored:
+def check_width(n_features, stored):
+    """Raise unless ``n_features`` is within what ``stored`` statistics allow (``MAX_FREE_WIDTH``)."""
+    if n_features > MAX_FREE_WIDTH and n_features > WIDTH_PER_STORED * stored:
         msg = (
             f"n_features_in is {n_features} but the statistics store {stored} values: beyond "
             f"{MAX_FREE_WIDTH} features a model file must store one per {WIDTH_PER_STORED} features at least"
@@ -317,35 +305,10 @@ def check_width(n_features, stats, listed, where):
         raise ValueError(msg)
 
 
-def arrays_of(node, listed, where, *, sparse):
-    """(keys of the arrays a described value uses, bytes they take to load).
-
-    A sparse array (allowed if ``sparse``) counts its members and its whole size.
-    """
-    keys, total = [], 0
-    for kind, body in _leaves(node, where):
-        if kind == "array":
-            keys.append(body)
-            total += _listed(listed, body, where).nbytes
-            continue
-        if not sparse:
-            raise ModelFileError(f"{where}: inconsistent model file (a sparse array outside the statistics of format 2)")
-        indices, values = (_listed(listed, body[k], where) for k in ("indices", "values"))
-        _check_elements(body["shape"], f"{where}: sparse array {values.key!r}")
-        keys += [indices.key, values.key]
-        total += data_bytes(values.dtype, body["shape"]) + indices.nbytes + values.nbytes
-    return keys, total
-
-
-def _listed(listed, key, where):
-    if key not in listed:
-        raise ModelFileError(f"{where}: inconsistent model file (array {key!r} is not in the header's list)")
-    return listed[key]
-
-
-def _leaves(node, where):
-    """(kind, body) of every "array" and "sparse" leaf of a described value (checked)."""
-    stack = [node]
+def _arrays_of(node, listed, where, *, sparse):
+    """(keys of the arrays a described value uses, bytes they take to load), its structure checked.
+    A sparse array (allowed if ``sparse``) counts its members and its whole size."""
+    keys, total, stack = [], 0, [node]
     while stack:
         node = stack.pop()
         if not isinstance(node, dict) or len(node) != 1:
@@ -358,22 +321,33 @@ def _leaves(node, where):
         elif kind == "estimator" and isinstance(body, dict) and "params" in body:
             stack.append(body["params"])
         elif kind == "array" and isinstance(body, str):
-            yield kind, body
+            keys.append(body)
+            total += _listed(listed, body, where).nbytes
         elif kind == "sparse":
             if not (isinstance(body, dict) and set(body) == {"shape", "indices", "values"}):
                 raise ModelFileError(f"{where}: malformed sparse array in the header")
             plain_shape(body["shape"], f"{where}: sparse array")
             if not (isinstance(body["indices"], str) and isinstance(body["values"], str)):
                 raise ModelFileError(f"{where}: malformed sparse array in the header")
-            yield kind, body
+            if not sparse:
+                msg = f"{where}: inconsistent model file (a sparse array outside the statistics of format 2)"
+                raise ModelFileError(msg)
+            indices, values = (_listed(listed, body[k], where) for k in ("indices", "values"))
+            _check_elements(body["shape"], f"{where}: sparse array {values.key!r}")
+            keys += [indices.key, values.key]
+            total += data_bytes(values.dtype, body["shape"]) + indices.nbytes + values.nbytes
+    return keys, total
+
+
+def _listed(listed, key, where):
+    if key not in listed:
+        raise ModelFileError(f"{where}: inconsistent model file (array {key!r} is not in the header's list)")
+    return listed[key]
 
 
 def unflatten(node, resolve, where):
     """The value ``node`` describes; ``resolve(kind, body)`` gives each array ("array" or "sparse")."""
-    if not isinstance(node, dict) or len(node) != 1:
-        msg = f"malformed entry {where!r} in the header"
-        raise ValueError(msg)
-    ((kind, body),) = node.items()
+    kind, body = next(iter(node.items())) if isinstance(node, dict) and len(node) == 1 else (None, None)
     if kind == "dict" and isinstance(body, dict):
         return {k: unflatten(v, resolve, f"{where}.{k}") for k, v in body.items()}
     if kind in ("tuple", "list") and isinstance(body, list):
@@ -393,9 +367,7 @@ def unflatten(node, resolve, where):
 
 def estimator_from(spec, resolve, *, where, at, core=False):
     """The unfitted estimator ``spec`` describes: only nbgpu's classes, parameters checked.
-
-    ``where`` starts the error messages; ``at`` is where the parameters are.
-    """
+    ``where`` starts the error messages; ``at`` is where the parameters are."""
     cls = estimator_class(spec["estimator"], where, core=core)
     params = unflatten(spec["params"], resolve, at)
     expected = set(cls._get_param_names())

@@ -124,12 +124,8 @@ def check_settings(settings, n_features):
         raise ValueError(f"vectorizer setting ngram_range={ngram!r} is not accepted; expected [low, high] with 1 <= low <= high <= {MAX_NGRAM}")
     if settings["n_features"] != n_features or not is_int(settings["n_features"]):
         raise ValueError(f"vectorizer setting n_features={settings['n_features']!r} differs from the model's {n_features} features")
-    kwargs = dict(settings)
-    kwargs["ngram_range"] = tuple(ngram)
-    kwargs["dtype"] = np.dtype(settings["dtype"]).type
-    if isinstance(stop, list):
-        kwargs["stop_words"] = list(stop)
-    return kwargs
+    stop = list(stop) if isinstance(stop, list) else stop  # a copy: the settings stay as they are
+    return {**settings, "ngram_range": tuple(ngram), "dtype": np.dtype(settings["dtype"]).type, "stop_words": stop}
 
 
 def _is_word_list(value):

@@ -45,6 +45,7 @@ from .options import (
     OneLineParser,
     UsageError,
     add_parameter_flags,
+    checked_model,
     chunk_bytes,
     feature_count,
     flag,
@@ -85,17 +86,11 @@ def to_numpy(a):
 
 
 def _estimator(args):
-    """The estimator named by --model with the parameters given as flags
-    (its core class: the command line loads no scikit-learn)."""
+    """The estimator named by --model with the parameters given as flags."""
     from .._models import model_class
 
-    cls = model_class(MODELS[args.model], core=True)
-    model = cls(**given_parameters(args, cls()._params(), cls.__name__))
-    try:
-        model._check_hyper_parameters()
-    except ValueError as exc:
-        raise UsageError(" ".join(str(exc).split()), "nbgpu train") from None
-    return model
+    name = MODELS[args.model]
+    return checked_model(name, given_parameters(args, model_class(name, core=True)()._params(), name))
 
 
 # --------------------------------------------------------------------------- #
@@ -126,9 +121,15 @@ def _say(args, text):
         print(text, file=sys.stderr)
 
 
-def _check_standard_output(output):
-    """Raise a ValueError now if ``output`` is standard output and the
-    process has none (started with ``>&-``: see ``nbgpu.__main__``)."""
+def _bar(args, doing):
+    """A progress bar of the bytes of args.data read (``doing``: what the command does with them)."""
+    return progress(f"{doing} {Path(args.data).name}", total=_size(args.data), quiet=args.quiet, unit="B")
+
+
+def _check_output(output, *inputs):
+    """:func:`check_output` of -o; also a ValueError now if ``output`` is standard output
+    and the process has none (started with ``>&-``: see ``nbgpu.__main__``)."""
+    check_output(output, inputs=inputs, what="-o")
     if str(output) in (STDOUT, "/dev/stdout") and (sys.stdout is None or not sys.stdout.writable()):
         msg = (f"the output is standard output (-o {output}), which is closed "
                "(the command was started with >&-); name a file with -o FILE")
@@ -197,9 +198,12 @@ def _stored_reader_settings(header, where):
     return settings
 
 
-def _load_model(args):
+def _model_and_chunks(args, output, *, labels):
+    """What predict and evaluate do after their option checks: check ``output``, load the model
+    onto the device; (the model, its classes, :func:`_scored_chunks` of args.data, not started)."""
     from .._interop.model_files import read_model_file
 
+    _check_output(output, args.model_file, args.data)
     try:
         loaded = read_model_file(args.model_file, core=True)  # no scikit-learn to load
     except ValueError as exc:
@@ -210,14 +214,14 @@ def _load_model(args):
     like = _device(args.device)
     if like is not None:
         loaded.model.to_device(like)
-    return loaded, like
+    classes = np.asarray(to_numpy(loaded.model.classes_))
+    return loaded.model, classes, _scored_chunks(args, loaded, like, classes, labels=labels)
 
 
-def _scored_chunks(args, loaded, like, *, labels):
+def _scored_chunks(args, loaded, like, classes, *, labels):
     """(chunk, probabilities on the host, the model's decisions as class indices: ``predict``'s rule)
     for every chunk of args.data; the next chunk is read and parsed while this one is scored."""
     model = loaded.model
-    classes = np.asarray(to_numpy(model.classes_))
     n_features = int(model.n_features_in_)
     stored = _stored_reader_settings(loaded.header, args.model_file)
     _check_format_options(args, detect_format(args.data, args.format))
@@ -231,7 +235,7 @@ def _scored_chunks(args, loaded, like, *, labels):
 
     chunks = parsed_chunks(reader, labels=labels, finish=finish)
     to_device = _to_device(like)
-    bar = progress(f"scoring {Path(args.data).name}", total=_size(args.data), quiet=args.quiet, unit="B")
+    bar = _bar(args, "scoring")
     rows = 0
     for chunk in chunks:
         bar.update(chunk.nbytes)
@@ -278,8 +282,7 @@ def cmd_train(args):
     classes = _classes(args)
     fmt = detect_format(args.data, args.format)
     _check_format_options(args, fmt)
-    check_output(args.output, inputs=[args.data], what="-o")
-    _check_standard_output(args.output)
+    _check_output(args.output, args.data)
     vectorizer = _vectorizer_params(args, fmt)
     options = _reader_options(args)
     reader = open_reader(args.data, fmt, vectorizer=vectorizer, n_features=None, **options)
@@ -303,7 +306,7 @@ def cmd_train(args):
     else:
         model = _estimator(args)
     start = time.perf_counter()
-    bar = progress(f"training on {Path(args.data).name}", total=_size(args.data), quiet=args.quiet, unit="B")
+    bar = _bar(args, "training on")
     noted = []
 
     def report(nbytes, rows, note):
@@ -320,7 +323,7 @@ def cmd_train(args):
 
     def again():
         nonlocal bar
-        bar = progress(f"second pass over {Path(args.data).name}", total=_size(args.data), quiet=args.quiet, unit="B")
+        bar = _bar(args, "second pass over")
         return open_reader(args.data, fmt, vectorizer=vectorizer, n_features=None, **options)
 
     common = dict(classes=classes, n_features=args.n_features, to_device=_to_device(like), progress=report,
@@ -390,14 +393,11 @@ def _csv_row(fields):
 def cmd_predict(args):
     output = args.output or STDOUT
     _check_options_of_data(args)
-    check_output(output, inputs=[args.model_file, args.data], what="-o")
-    _check_standard_output(output)
-    loaded, like = _load_model(args)
-    classes = np.asarray(to_numpy(loaded.model.classes_))
+    _, classes, scored = _model_and_chunks(args, output, labels=False)
     with atomic_output(output, "w") as out:
         if args.proba:
             out.write(_csv_row(["prediction", *(f"proba_{c}" for c in label_text(classes))]))
-        for _, proba, decided in _scored_chunks(args, loaded, like, labels=False):
+        for _, proba, decided in scored:
             predicted = label_text(classes[decided])
             if args.proba:
                 buf = io.StringIO()
@@ -430,14 +430,11 @@ def cmd_evaluate(args):
         except ImportError:
             raise UsageError("--confusion-png needs matplotlib: pip install 'nbgpu[cli]'", "nbgpu evaluate") from None
         check_output(args.confusion_png, inputs=[args.model_file, args.data], what="--confusion-png")
-    check_output(output, inputs=[args.model_file, args.data], what="-o")
-    _check_standard_output(output)
-    loaded, like = _load_model(args)
-    classes = np.asarray(to_numpy(loaded.model.classes_))
+    model, classes, scored = _model_and_chunks(args, output, labels=True)
     k = classes.shape[0]
     confusion, loss = np.zeros((k, k), dtype=np.int64), 0.0
     unseen = {}  # a class the model never saw: how its rows were decided (counts over the k classes)
-    for chunk, proba, decided in _scored_chunks(args, loaded, like, labels=True):
+    for chunk, proba, decided in scored:
         y, found = known_labels(chunk.y, classes)
         if not np.all(found):
             names = np.asarray(label_text(typed_labels(np.asarray(chunk.y)[~found])))
@@ -457,7 +454,7 @@ def cmd_evaluate(args):
         confusion = np.pad(confusion, (0, len(names)))
         confusion[k:, :k] = [unseen[name] for name in names]
     report = evaluation_report(confusion, loss, classes, unseen=names)
-    text = json.dumps(report, indent=2) + "\n" if args.json else report_text(report, type(loaded.model).__name__)
+    text = json.dumps(report, indent=2) + "\n" if args.json else report_text(report, type(model).__name__)
     # The report and the picture appear together or not at all.
     picture = atomic_output(args.confusion_png, "wb") if args.confusion_png else contextlib.nullcontext()
     with picture as png, atomic_output(output, "w") as out:

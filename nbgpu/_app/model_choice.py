@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .options import PARAMETERS, UsageError, flag
+from .options import PARAMETERS, UsageError, checked_model, flag
 from .training import PER_CLASS_PARAMETERS, _OnePass, _SecondPassNeeded, made_from
 
 FOLDS = 5
@@ -86,17 +86,10 @@ def searched_parameters(given):
 def estimator(candidate, fixed, *, per_class=True):
     """The unfitted estimator of ``candidate`` with the ``fixed`` parameters
     (without those of one value per class unless ``per_class``)."""
-    from .._models import model_class
-
     params = {**fixed, **candidate.params}
     if not per_class:
         params = {k: v for k, v in params.items() if k not in PER_CLASS_PARAMETERS}
-    model = model_class(candidate.family, core=True)(**params)
-    try:
-        model._check_hyper_parameters()
-    except ValueError as exc:
-        raise UsageError(" ".join(str(exc).split()), "nbgpu train") from None
-    return model
+    return checked_model(candidate.family, params)
 
 
 def merged(models):

@@ -4,7 +4,8 @@ parser whose errors are one line.
 A command called wrong (an unknown option, a bad value, a flag the model
 does not take) ends with one line on stderr and exit status 2, before any
 file is read; status 1 is for what goes wrong with the files themselves.
-Standard library only, so ``nbgpu --help`` starts fast.
+Standard library only (the models load when :func:`checked_model` is
+called), so ``nbgpu --help`` starts fast.
 """
 
 from __future__ import annotations
@@ -174,3 +175,15 @@ def given_parameters(args, accepted, model_name):
             raise UsageError(f"{flag(name)} does not apply to {model_name} (its parameters: {usable})",
                              "nbgpu train")
     return params
+
+
+def checked_model(family, params):
+    """The core model ``family`` (no scikit-learn) with ``params``; a bad value is a :class:`UsageError`."""
+    from .._models import model_class
+
+    model = model_class(family, core=True)(**params)
+    try:
+        model._check_hyper_parameters()
+    except ValueError as exc:
+        raise UsageError(" ".join(str(exc).split()), "nbgpu train") from None
+    return model

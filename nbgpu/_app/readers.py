@@ -136,6 +136,12 @@ class Block(NamedTuple):
     first: int
     nbytes: int  # bytes of file this block stands for (for progress)
 
+    @property
+    def lines(self):
+        """(first, last) line numbers of the block."""
+        data = self.data
+        return self.first, self.first + max(data.count(b"\n") - (1 if data.endswith(b"\n") else 0), 0)
+
 
 class Chunk(NamedTuple):
     """A parsed block: features, labels as read (None where the file has
@@ -145,12 +151,6 @@ class Chunk(NamedTuple):
     y: object
     lines: tuple
     nbytes: int
-
-
-def _line_range(block):
-    """(first, last) line numbers of ``block``."""
-    data = block.data
-    return block.first, block.first + max(data.count(b"\n") - (1 if data.endswith(b"\n") else 0), 0)
 
 
 def lines_where(path, lines):
@@ -252,6 +252,13 @@ class _Reader:
     def blocks(self):
         return read_blocks(self.path, self.chunk_bytes, min_lines=self.min_lines)
 
+    def _hashed(self, block, texts):
+        """The texts of ``block`` hashed; an error names the block's lines."""
+        try:
+            return self._transform(texts)
+        except ValueError as exc:  # UnicodeEncodeError included
+            raise ValueError(f"{lines_where(self.path, block.lines)}: {exc}") from None
+
     def layout(self, chunk, *, n_features, **_):
         if chunk.X.shape[1] != n_features:
             source = "the vectorizer makes" if getattr(self, "_transform", None) else f"{self.path} has"
@@ -291,9 +298,8 @@ class SvmlightReader(_Reader):
         except (ValueError, OverflowError) as exc:
             raise self._error(block, exc) from None
         if y.shape[0] and not np.all(np.isfinite(y)):
-            msg = f"{lines_where(self.path, _line_range(block))}: a label is NaN or infinite"
-            raise ValueError(msg)
-        return Chunk(X, y, _line_range(block), block.nbytes)
+            raise ValueError(f"{lines_where(self.path, block.lines)}: a label is NaN or infinite")
+        return Chunk(X, y, block.lines, block.nbytes)
 
     def _error(self, block, exc):
         """The first bad line of ``block``, and why."""
@@ -310,7 +316,7 @@ class SvmlightReader(_Reader):
             else:
                 continue
             return ValueError(f"{self.path} line {block.first + offset}: not a valid svmlight/libsvm line ({reason})")
-        return ValueError(f"{lines_where(self.path, _line_range(block))}: not a valid svmlight/libsvm file ({exc})")
+        return ValueError(f"{lines_where(self.path, block.lines)}: not a valid svmlight/libsvm file ({exc})")
 
     def layout(self, chunk, *, zero_based, n_features):
         """``chunk.X`` with indices shifted to ``zero_based`` and ``n_features`` columns."""
@@ -547,7 +553,7 @@ class CsvReader(_Reader):
         rows, numbers = self._rows(_decoded(self.path, block), block.first)
         if self.names is None:
             if not rows:
-                return Chunk(np.empty((0, 0), dtype=self.dtype), None, _line_range(block), block.nbytes)
+                return Chunk(np.empty((0, 0), dtype=self.dtype), None, block.lines, block.nbytes)
             self._learn_header(rows)
             if self.has_header:
                 rows, numbers = rows[1:], numbers[1:]
@@ -574,7 +580,7 @@ class CsvReader(_Reader):
             msg = (f"{self.path} line {numbers[bad]}: feature values must be numbers; got {str(value)[:80]!r} "
                    "(a column of text? --text-column NAME|INDEX hashes it as text)")
             raise ValueError(msg) from None
-        return Chunk(X, self._labels(table, label, numbers, labels), _line_range(block), block.nbytes)
+        return Chunk(X, self._labels(table, label, numbers, labels), block.lines, block.nbytes)
 
     def _labels(self, table, label, numbers, labels):
         """The label column of ``table`` (None: none); an empty label is an error where labels are read."""
@@ -587,11 +593,7 @@ class CsvReader(_Reader):
     def _text_chunk(self, block, table, label, numbers, labels):
         text = self._column_index(self.text_column, "text")
         y = self._labels(table, label, numbers, labels)
-        try:
-            X = self._transform(table[:, text].tolist())
-        except ValueError as exc:  # UnicodeEncodeError included
-            raise ValueError(f"{lines_where(self.path, _line_range(block))}: {exc}") from None
-        return Chunk(X, y, _line_range(block), block.nbytes)
+        return Chunk(self._hashed(block, table[:, text].tolist()), y, block.lines, block.nbytes)
 
 
 # --------------------------------------------------------------------------- #
@@ -658,11 +660,7 @@ class JsonlReader(_Reader):
             texts.append(record[text_key])
             found.append(label)
         y = None if not found or any(v is None for v in found) else np.array([_label_text(v) for v in found])
-        try:
-            X = self._transform(texts)
-        except ValueError as exc:  # UnicodeEncodeError included
-            raise ValueError(f"{lines_where(self.path, _line_range(block))}: {exc}") from None
-        return Chunk(X, y, _line_range(block), block.nbytes)
+        return Chunk(self._hashed(block, texts), y, block.lines, block.nbytes)
 
     def _array_error(self, number):
         return (f"{self.path} line {number}: a JSON array, where JSON lines are expected (one object per line: "
@@ -699,7 +697,7 @@ def _text_transform(params):
     else:
 
         def hashed(texts):
-            X = hashed_matrix(texts, plan, params)
+            X = hashed_matrix(texts, plan)
             if X is None:  # texts (JSON strings) that UTF-8 cannot encode
                 raise ValueError("a text holds a lone surrogate (U+D800 to U+DFFF), which is not Unicode text")
             return X

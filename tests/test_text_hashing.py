@@ -367,7 +367,7 @@ def test_hashing_imports_no_sklearn():
     # (its settings: no normalisation, which scikit-learn's functions do).
     code = (
         "import sys; import nbgpu.text._transform as t; p = {'n_features': 16, 'norm': None}; "
-        "X = t.hashed_matrix(['a b', 'c'], t.fast_plan(p), p); "
+        "X = t.hashed_matrix(['a b', 'c'], t.fast_plan(p)); "
         "assert X.shape == (2, 16), X.shape; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'sklearn'))"
     )

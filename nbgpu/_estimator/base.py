@@ -114,9 +114,15 @@ class _BaseNB(_ScoringMixin, abc.ABC):
     _acts_on_elements = True
     _integer_input = False
 
+    # A dense-only model's TypeError message for sparse X ({name}: the class name);
+    # it also clears the sparse input tag.
+    _dense_only_message = None
+
     # ---- hooks a model implements ------------------------------------- #
     def _check_values(self, X):
         """Model-specific checks of the values of ``X`` (fit and predict)."""
+        if self._dense_only_message is not None and is_sparse(X):
+            raise TypeError(self._dense_only_message.format(name=type(self).__name__))
 
     def _model_input(self, X, xp):
         """What statistics and scores are computed on (``X``; ``X > binarize`` for BernoulliNB)."""
@@ -599,7 +605,7 @@ class _BaseNB(_ScoringMixin, abc.ABC):
     # ---- scikit-learn integration -------------------------------------- #
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
+        tags.input_tags.sparse = self._dense_only_message is None
         tags.input_tags.allow_nan = self._ignore_missing
         tags.array_api_support = True
         return tags

@@ -4,9 +4,18 @@ from __future__ import annotations
 
 import textwrap
 
-# The parameters _BaseNB implements for every model (nbgpu/_base.py); a model
-# names the ones its __init__ takes with @shared_parameters_doc.
+# Parameters documented alike in several models; a docstring places one with a line of
+# its own (``{force_alpha}``). The last three _BaseNB implements for every model: a model
+# names those its __init__ takes with @shared_parameters_doc, placed at {shared_parameters}.
 _PARAMETER_DOCS = {
+    "force_alpha": """force_alpha : bool, default=True
+    If False and alpha is less than 1e-10, it is set to 1e-10 with a
+    warning; if True, alpha is kept as given.""",
+    "fit_prior": """fit_prior : bool, default=True
+    Whether to learn class prior probabilities; if False a uniform prior
+    is used.""",
+    "class_prior": """class_prior : array-like of shape (n_classes,), default=None
+    Prior probabilities of the classes; not adjusted to the data.""",
     "prior_smoothing": """prior_smoothing : float, default=0.0
     Additive smoothing λ >= 0 of the fitted class prior,
     ``P(c) = (N_c + λ) / (N + Kλ)`` (λ = 1 is Laplace's rule; 0 is the
@@ -25,11 +34,14 @@ _PARAMETER_DOCS = {
 
 
 def shared_parameters_doc(*names):
-    """Class decorator: put the docs of ``names`` at ``{shared_parameters}``."""
+    """Class decorator: put the docs of ``names`` at ``{shared_parameters}``, and each
+    shared doc at a ``{name}`` line of its own."""
 
     def decorate(cls):
-        block = textwrap.indent("\n".join(_PARAMETER_DOCS[n] for n in names), "    ")
-        cls.__doc__ = cls.__doc__.replace("    {shared_parameters}", block)
+        doc = cls.__doc__.replace("{shared_parameters}", "\n    ".join("{" + n + "}" for n in names))
+        for name, text in _PARAMETER_DOCS.items():
+            doc = doc.replace("    {" + name + "}", textwrap.indent(text, "    "))
+        cls.__doc__ = doc
         return cls
 
     return decorate

@@ -140,13 +140,9 @@ class CategoricalNB(_DiscreteNB):
     alpha : float or array-like of shape (n_features,), default=1.0
         Additive (Laplace/Lidstone) smoothing parameter, one for all features
         or one per feature.
-    force_alpha : bool, default=True
-        If False and alpha is less than 1e-10, it is set to 1e-10 with a
-        warning; if True, alpha is kept as given.
-    fit_prior : bool, default=True
-        Whether to learn class prior probabilities.
-    class_prior : array-like of shape (n_classes,), default=None
-        Prior probabilities of the classes.
+    {force_alpha}
+    {fit_prior}
+    {class_prior}
     min_categories : int or array-like of shape (n_features,), default=None
         Minimum number of categories per feature.
     {shared_parameters}
@@ -338,7 +334,6 @@ class CategoricalNB(_DiscreteNB):
         return {"class_count": a["class_count"] + b["class_count"], "counts": counts, "n_categories": n_cat}
 
     def _finalize(self, stats, classes, *, xp, dtype):
-        n_classes = classes.shape[0]
         count, counts, n_cat = stats["class_count"], stats["counts"], to_numpy(stats["n_categories"])
         n_features = n_cat.shape[0]
         alpha = self._alpha(n_features, xp=xp, device=counts.device, dtype=counts.dtype)
@@ -347,7 +342,7 @@ class CategoricalNB(_DiscreteNB):
         smoothed = counts + alpha
         totals = _spread(feature_block_sums(smoothed, _offsets(n_cat), xp=xp), n_cat, xp=xp)
         flp = safe_log(smoothed, xp=xp) - safe_log(totals, xp=xp)
-        log_prior = self._class_log_prior(count, n_classes, xp=xp)
+        log_prior = self._class_log_prior(count, xp=xp)
         return {
             "class_count_": count,
             "class_log_prior_": xp.astype(log_prior, dtype),

@@ -69,7 +69,7 @@ class _DiscreteNB(_BaseNB):
         alpha = check_alpha(self.alpha, n_features, force_alpha=self.force_alpha, warn=False)
         return xp.asarray(alpha, dtype=dtype, device=device)
 
-    def _class_log_prior(self, class_count, n_classes, *, xp):
+    def _class_log_prior(self, class_count, *, xp):
         fixed, fit_prior = self.class_prior, self.fit_prior
         return self._class_prior(class_count, xp=xp, fixed=fixed, name="class_prior", fit_prior=fit_prior)[1]
 
@@ -143,7 +143,7 @@ class _CountNB(_DiscreteNB):
     def _finalize(self, stats, classes, *, xp, dtype):
         cc, fc = stats["class_count"], stats["feature_count"]
         alpha = self._alpha(fc.shape[1], xp=xp, device=cc.device, dtype=fc.dtype)
-        log_prior = self._class_log_prior(cc, classes.shape[0], xp=xp)
+        log_prior = self._class_log_prior(cc, xp=xp)
         context = {"alpha": alpha, **self._class_context(cc, fc, alpha, xp=xp)}
         attrs = {
             "class_count_": cc,
@@ -303,14 +303,9 @@ class MultinomialNB(_LinearCountNB):
     alpha : float or array-like of shape (n_features,), default=1.0
         Additive (Laplace/Lidstone) smoothing parameter, one for all features
         or one per feature (0 for no smoothing).
-    force_alpha : bool, default=True
-        If False and alpha is less than 1e-10, it is set to 1e-10 with a
-        warning; if True, alpha is kept as given.
-    fit_prior : bool, default=True
-        Whether to learn class prior probabilities; if False a uniform prior
-        is used.
-    class_prior : array-like of shape (n_classes,), default=None
-        Prior probabilities of the classes; not adjusted to the data.
+    {force_alpha}
+    {fit_prior}
+    {class_prior}
     {shared_parameters}
 
     Attributes
@@ -381,9 +376,7 @@ class ComplementNB(_LinearCountNB):
     ----------
     alpha : float or array-like of shape (n_features,), default=1.0
         Additive (Laplace/Lidstone) smoothing parameter.
-    force_alpha : bool, default=True
-        If False and alpha is less than 1e-10, it is set to 1e-10 with a
-        warning; if True, alpha is kept as given.
+    {force_alpha}
     fit_prior : bool, default=True
         Only used in the edge case of a single class in the training set.
     class_prior : array-like of shape (n_classes,), default=None
@@ -508,16 +501,12 @@ class BernoulliNB(_CountNB):
     ----------
     alpha : float or array-like of shape (n_features,), default=1.0
         Additive (Laplace/Lidstone) smoothing parameter.
-    force_alpha : bool, default=True
-        If False and alpha is less than 1e-10, it is set to 1e-10 with a
-        warning; if True, alpha is kept as given.
+    {force_alpha}
     binarize : float or None, default=0.0
         Threshold for binarizing (mapping to booleans) sample features. If
         None, input is presumed to already consist of binary vectors.
-    fit_prior : bool, default=True
-        Whether to learn class prior probabilities.
-    class_prior : array-like of shape (n_classes,), default=None
-        Prior probabilities of the classes.
+    {fit_prior}
+    {class_prior}
     {shared_parameters}
 
     Attributes

@@ -15,7 +15,6 @@ from numbers import Real
 from .._estimator.params import Interval, Options
 
 from .._array.class_sums import class_totals
-from .._array.namespace import is_sparse
 from .._array.numerics import log_or_neg_inf, nonzero
 from .._estimator.base import _BaseNB
 from .._estimator.docs import shared_parameters_doc
@@ -136,6 +135,10 @@ class KernelDensityNB(_BaseNB):
 
     # The training points themselves (NaN marks a missing value), not sums.
     _raw_statistics = ("points",)
+    _dense_only_message = (
+        "KernelDensityNB does not accept sparse input: its statistics are the "
+        "training values themselves, kept dense. Convert with X.toarray()."
+    )
 
     _param_constraints: dict = {
         **_BaseNB._param_constraints,
@@ -154,14 +157,6 @@ class KernelDensityNB(_BaseNB):
         self.missing = missing
 
     # ---- statistics ---------------------------------------------------- #
-    def _check_values(self, X):
-        if is_sparse(X):
-            msg = (
-                "KernelDensityNB does not accept sparse input: its statistics are the "
-                "training values themselves, kept dense. Convert with X.toarray()."
-            )
-            raise TypeError(msg)
-
     def _check_params_for_fit(self, n_classes, n_features):
         self._check_fixed_prior(self.priors, n_classes, name="priors")
 
@@ -270,9 +265,3 @@ class KernelDensityNB(_BaseNB):
                 term = xp.where(xp.isnan(xp.reshape(x, (-1, 1))), xp.zeros_like(term), term)
             jll = jll + term
         return jll
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
-        return tags
-

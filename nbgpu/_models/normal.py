@@ -17,7 +17,7 @@ from .._estimator.params import Interval
 
 from .._array.blocks import row_blocks
 from .._array.class_sums import class_scatter
-from .._array.namespace import is_sparse, to_numpy
+from .._array.namespace import to_numpy
 from .._array.numerics import chan_merge, contiguous, nonzero
 from .._estimator.base import _BaseNB
 from .._estimator.docs import shared_parameters_doc
@@ -113,6 +113,10 @@ class NormalBayesClassifier(_BaseNB):
 
     _lazy_parameters = False  # finalize may refuse the data
     _class_axis_statistics = STATS
+    _dense_only_message = (
+        "{name} needs dense `X` (it estimates a full covariance matrix, which is dense); got a sparse "
+        "matrix. Pass X.toarray(), or use GaussianNB for sparse data."
+    )
 
     _param_constraints: dict = {
         **_BaseNB._param_constraints,
@@ -127,15 +131,6 @@ class NormalBayesClassifier(_BaseNB):
         self.loss_matrix = loss_matrix
 
     # ---- statistics ---------------------------------------------------- #
-    def _check_values(self, X):
-        if is_sparse(X):
-            msg = (
-                f"{type(self).__name__} needs dense `X` (it estimates a full "
-                "covariance matrix, which is dense); got a sparse matrix. "
-                "Pass X.toarray(), or use GaussianNB for sparse data."
-            )
-            raise TypeError(msg)
-
     def _check_params_for_fit(self, n_classes, n_features):
         self._check_fixed_prior(self.priors, n_classes, name="priors")
 
@@ -228,8 +223,3 @@ class NormalBayesClassifier(_BaseNB):
         z = (X - shift) @ weight - offset
         sq = xp.sum(xp.reshape(z * z, (n, -1, d)), axis=2)
         return const - 0.5 * sq
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
-        return tags

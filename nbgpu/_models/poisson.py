@@ -42,14 +42,9 @@ class PoissonNB(_BaseMeasureMixin, _CountNB):
         prior centred on the feature's pooled rate over all classes, with
         the weight of ``alpha`` samples (see Notes). 0 gives the maximum-
         likelihood rates. One value for all features or one per feature.
-    force_alpha : bool, default=True
-        If False and alpha is less than 1e-10, it is set to 1e-10 with a
-        warning; if True, alpha is kept as given.
-    fit_prior : bool, default=True
-        Whether to learn class prior probabilities; if False a uniform prior
-        is used.
-    class_prior : array-like of shape (n_classes,), default=None
-        Prior probabilities of the classes; not adjusted to the data.
+    {force_alpha}
+    {fit_prior}
+    {class_prior}
     {shared_parameters}
 
     Attributes
@@ -178,7 +173,7 @@ class PoissonNB(_BaseMeasureMixin, _CountNB):
         # With alpha = 0 a class of weight 0 has no estimate: it gets the prior mean.
         safe = nonzero(denom, xp=xp)
         rate = xp.where(denom > 0, (fc + alpha * pooled) / safe, pooled * xp.ones_like(denom))
-        log_prior = self._class_log_prior(cc, classes.shape[0], xp=xp)
+        log_prior = self._class_log_prior(cc, xp=xp)
         return {
             "class_count_": cc,
             "feature_count_": fc,

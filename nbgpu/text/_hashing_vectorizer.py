@@ -191,7 +191,7 @@ class HashingVectorizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=N
         if plan.stop_words is not None and docs:
             self._sklearn().build_analyzer()  # scikit-learn's stop-word consistency warning
         sparray = get_config().get("sparse_interface", "spmatrix") == "sparray"
-        X = hashed_matrix(docs, plan, self.get_params(), sparray=sparray)
+        X = hashed_matrix(docs, plan, sparray=sparray)
         return self._sklearn().transform(docs) if X is None else X
 
     def fit_transform(self, X, y=None):

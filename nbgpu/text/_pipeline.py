@@ -46,6 +46,9 @@ class Plan:
     min_token_chars: int  # 2 for r"\b\w\w+\b", 1 for r"\b\w+\b"
     n_features: int
     alternate_sign: bool
+    binary: bool  # every stored value set to 1
+    norm: object  # None, "l1" or "l2"
+    dtype: np.dtype  # of the output values
     encoding: str
     decode_error: str
     has_bytes: bool = False  # some documents are bytes, to decode

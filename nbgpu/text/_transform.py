@@ -117,15 +117,18 @@ def fast_plan(params):
         min_token_chars=words[0],
         n_features=int(n_features),
         alternate_sign=bool(params["alternate_sign"]),
+        binary=bool(params["binary"]),
+        norm=params["norm"],
+        dtype=dtype,
         encoding=params["encoding"],
         decode_error=params["decode_error"],
     )
 
 
-def hashed_matrix(docs, plan, params, *, sparray=False):
+def hashed_matrix(docs, plan, *, sparray=False):
     """scikit-learn's matrix for the list ``docs`` by the fast path of
-    ``plan`` (from :func:`fast_plan` of ``params``), or None where its own
-    code must do the work (documents that are not text, lone surrogates)."""
+    ``plan`` (from :func:`fast_plan`), or None where its own code must do
+    the work (documents that are not text, lone surrogates)."""
     kinds = set(map(type, docs))
     if not docs or not all(issubclass(k, (str, bytes)) for k in kinds):
         return None
@@ -135,31 +138,25 @@ def hashed_matrix(docs, plan, params, *, sparray=False):
         indptr, indices, values = hash_documents(docs, plan, xp=get_namespace(np.empty(0)))
     except UnicodeEncodeError:  # lone surrogates: scikit-learn raises its error
         return None
-    params = {**DEFAULTS, **params}
-    dtype = np.dtype(params["dtype"])
     nnz = int(indptr[-1])
     index_dtype = np.int32 if nnz <= np.iinfo(np.int32).max else np.int64
     matrix = sp.csr_array if sparray else sp.csr_matrix
     X = matrix(
-        (values.astype(dtype), indices.astype(index_dtype, copy=False), indptr.astype(index_dtype)),
+        (values.astype(plan.dtype), indices.astype(index_dtype, copy=False), indptr.astype(index_dtype)),
         shape=(len(docs), plan.n_features),
-        dtype=dtype,
+        dtype=plan.dtype,
     )
     X.has_sorted_indices = True
     X.has_canonical_format = True
-    if params["binary"]:
+    if plan.binary:
         X.data.fill(1)
-    norm = params["norm"]
-    if norm is not None and dtype in (np.float32, np.float64):
-        from sklearn.utils.sparsefuncs_fast import (
-            inplace_csr_row_normalize_l1,
-            inplace_csr_row_normalize_l2,
-        )
+    if plan.norm is not None and plan.dtype in (np.float32, np.float64):
+        from sklearn.utils.sparsefuncs_fast import inplace_csr_row_normalize_l1, inplace_csr_row_normalize_l2
 
         # what normalize does to a float CSR matrix, without its input checks
-        (inplace_csr_row_normalize_l2 if norm == "l2" else inplace_csr_row_normalize_l1)(X)
-    elif norm is not None:
+        (inplace_csr_row_normalize_l2 if plan.norm == "l2" else inplace_csr_row_normalize_l1)(X)
+    elif plan.norm is not None:
         from sklearn.preprocessing import normalize
 
-        X = normalize(X, norm=norm, copy=False)
+        X = normalize(X, norm=plan.norm, copy=False)
     return X

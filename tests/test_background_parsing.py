@@ -148,3 +148,9 @@ def test_the_device_is_chosen_before_any_parser_thread_starts(corpus, run, monke
     status, _, err = run("train", corpus / "train.jsonl", "-o", corpus / "m.nbgpu", "--chunk-mb", "0.01", "-q", *model)
     assert status == 0, err
     assert seen == [threads_at_start]
+
+
+@pytest.mark.parametrize("flags", [["--alpha", "-1"], ["--model", "auto", "--alpha", "-1"]])
+def test_a_bad_parameter_is_a_usage_error_before_the_device_is_looked_at(corpus, run, flags):
+    status, _, err = run("train", corpus / "train.jsonl", "-o", corpus / "m.nbgpu", "--device", "gpu", *flags)
+    assert status == 2 and "'alpha' parameter" in err, err

@@ -90,7 +90,7 @@ def _estimator(args):
     from .._models import model_class
 
     name = MODELS[args.model]
-    return checked_model(name, given_parameters(args, model_class(name, core=True)()._params(), name))
+    return checked_model(name, given_parameters(args, model_class(name, core=True)._get_param_names(), name))
 
 
 # --------------------------------------------------------------------------- #
@@ -289,9 +289,6 @@ def cmd_train(args):
     from .._interop.model_files import save
     from .model_choice import NotCounts
 
-    # Before any thread starts: cupy imported while a parser thread runs can
-    # meet importlib's deadlock guard and come back partly initialised.
-    like = _device(args.device)
     if args.model is None:  # auto, unless --alpha is given (then multinomial, as before auto was the default)
         args.model = "multinomial" if hasattr(args, "alpha") else "auto"
     chunks, state = None, None
@@ -302,9 +299,13 @@ def cmd_train(args):
         # The fold models only gather statistics, the same for every candidate.
         model = model_class("MultinomialNB", core=True)()
         state = state_class(*searched_parameters(given_flags(args)))
-        chunks = parsed_chunks(reader, labels=True)
     else:
         model = _estimator(args)
+    # After the usage checks, before any thread starts: cupy imported while a
+    # parser thread runs can meet importlib's deadlock guard and come back partly initialised.
+    like = _device(args.device)
+    if args.model == "auto":
+        chunks = parsed_chunks(reader, labels=True)
     start = time.perf_counter()
     bar = _bar(args, "training on")
     noted = []

@@ -62,7 +62,7 @@ def searched_parameters(given):
     only, with that norm; ``--alpha`` fixes alpha (the family is searched)."""
     from .._models import model_class
 
-    takes = {family: model_class(family, core=True)()._params() for family in FAMILIES}
+    takes = {family: model_class(family, core=True)._get_param_names() for family in FAMILIES}
     shared = [p for p in PARAMETERS if all(p in params for params in takes.values())]
     for name in given:
         if not any(name in params for params in takes.values()):

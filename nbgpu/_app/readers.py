@@ -169,7 +169,7 @@ def read_blocks(path, chunk_bytes, *, min_lines=1):
     first, pending = 1, b""
     want = min_lines
     with open(path, "rb") as raw:
-        compressed = is_gzip(path)
+        compressed = is_gzip(path, raw)
         f = gzip.GzipFile(fileobj=raw, mode="rb") if compressed else raw
         counted = 0  # compressed bytes accounted for by the blocks so far
 
@@ -201,13 +201,17 @@ def read_blocks(path, chunk_bytes, *, min_lines=1):
             yield Block(pending, first, nbytes(pending))
 
 
-def is_gzip(path):
+def is_gzip(path, f=None):
     """Whether ``path`` is read as gzip data: named ``*.gz``, or a regular
-    file that starts with gzip's magic bytes."""
+    file that starts with gzip's magic bytes (``f``: the file, opened, at its start)."""
     if Path(path).suffix.lower() == ".gz":
         return True
     if not is_regular_file(path):
         return False  # a pipe cannot be peeked at
+    if f is not None:
+        start = f.read(2)
+        f.seek(0)
+        return start == GZIP_MAGIC
     try:
         with open(path, "rb") as g:
             return g.read(2) == GZIP_MAGIC

@@ -122,3 +122,17 @@ def test_lookup_table_scores_match_hand_computation(backend, n_features, categor
     np.testing.assert_allclose(
         to_numpy(model.predict_joint_log_proba(backend.asarray(X))), ref.predict_joint_log_proba(X), rtol=1e-5
     )
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_a_uint64_code_past_int64_is_refused_not_wrapped(sparse):
+    # Cast to int64 it wrapped to -1: a negative one-hot column (sparse), a table-size check that passed.
+    X = np.array([[0, 1], [1, 0], [2**64 - 1, 0], [1, 1]], dtype=np.uint64)
+    X = sp.csr_matrix(X) if sparse else X
+    with pytest.raises(ValueError, match="would keep a table of 2 classes"):
+        nbgpu.CategoricalNB().fit(X, [0, 1, 0, 1])
+    model = nbgpu.CategoricalNB().fit(np.array([[0, 1], [1, 0], [2, 0], [1, 1]]), [0, 1, 0, 1])
+    unseen = np.array([[7, 0]], dtype=np.uint64)  # a code fit never saw
+    expected = model.predict_proba(unseen)
+    huge = np.array([[2**64 - 1, 0]], dtype=np.uint64)
+    np.testing.assert_allclose(model.predict_proba(sp.csr_matrix(huge) if sparse else huge), expected)

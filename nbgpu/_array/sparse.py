@@ -337,7 +337,8 @@ def sparse_onehot_nonzero(X, offsets, *, n_columns, dtype):
     start = offsets[:-1] + lib.arange(X.shape[1], dtype=offsets.dtype)
     feature = X.indices
     last = offsets[feature + 1] - offsets[feature]  # the feature's unseen column
-    cols = start[feature] + lib.minimum(X.data.astype(offsets.dtype), last)
+    # Capped before the cast: a code past int64 (uint64) must not wrap to a negative column.
+    cols = start[feature] + lib.minimum(X.data, last).astype(offsets.dtype)
     data = lib.ones(cols.shape[0], dtype=dtype)
     shape = (X.shape[0], n_columns + X.shape[1])
     if lib is np:

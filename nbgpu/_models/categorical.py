@@ -289,7 +289,8 @@ class CategoricalNB(_DiscreteNB):
             top = sparse_column_max(X, seen)
         else:
             top = xp.max(X if seen is None else xp.where(seen[:, None], X, xp.zeros_like(X)), axis=0)
-        seen = to_numpy(top).astype(np.int64) + 1
+        # Capped before the cast (a uint64 code would wrap): the table-size check refuses it.
+        seen = np.minimum(to_numpy(top), 2**62).astype(np.int64) + 1
         n_cat = np.maximum(seen, self._min_categories(n_features))
         if previous is not None:
             n_cat = np.maximum(n_cat, to_numpy(previous["n_categories"]))

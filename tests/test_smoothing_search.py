@@ -268,3 +268,12 @@ def test_several_metrics_predict_once_per_fold_and_grid_point(monkeypatch):
     scoring = ["accuracy", "f1_macro", "balanced_accuracy"]
     nbgpu.SmoothingSearchCV(nbgpu.GaussianNB(), grid, scoring=scoring, refit=False, cv=4).fit(X, y)
     assert len(calls) == 4 * len(grid["var_smoothing"]), calls
+
+
+def test_feature_names_are_taken_as_the_models_take_them():
+    # Duplicate column names: the models keep them as they are; the search raised instead.
+    pd = pytest.importorskip("pandas")
+    X = pd.DataFrame(np.random.default_rng(0).integers(0, 4, (40, 2)), columns=["a", "a"])
+    y = np.arange(40) % 2
+    search = nbgpu.SmoothingSearchCV(nbgpu.MultinomialNB(), {"alpha": [0.1, 1.0]}).fit(X, y)
+    assert search.feature_names_in_.tolist() == nbgpu.MultinomialNB().fit(X, y).feature_names_in_.tolist() == ["a", "a"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import sklearn
 
 import nbgpu
 
@@ -84,3 +85,17 @@ def test_labels_of_different_kinds_do_not_merge():
     b = nbgpu.MultinomialNB().fit(X[second], np.searchsorted(["b", "c", "d"], y[second]))
     with pytest.raises(ValueError, match="labels of dtype"):
         a.merge(b)
+
+
+def test_a_merged_estimator_is_a_clone_of_the_first():
+    # Metadata requests are kept and a ColumnwiseNB's parts come back unfitted, as scikit-learn's clone does.
+    rng = np.random.default_rng(0)
+    X, y = rng.integers(0, 4, (40, 3)), np.arange(40) % 2
+    with sklearn.config_context(enable_metadata_routing=True):
+        a = nbgpu.MultinomialNB().set_score_request(sample_weight=True).fit(X[:20], y[:20])
+        merged = a.merge(nbgpu.MultinomialNB().fit(X[20:], y[20:]))
+        assert merged.get_metadata_routing().score.requests["sample_weight"] is True
+    parts = [("g", nbgpu.GaussianNB().fit(X[:, :1], y), [0]), ("m", nbgpu.MultinomialNB(), [1, 2])]
+    c = nbgpu.ColumnwiseNB(parts).fit(X[:20], y[:20])
+    merged = c.merge(nbgpu.ColumnwiseNB(parts).fit(X[20:], y[20:]))
+    assert not hasattr(merged.estimators[0][1], "classes_")

@@ -412,7 +412,12 @@ class _BaseNB(_ScoringMixin, abc.ABC):
         return {name: getattr(self, name) for name in param_names(type(self))}
 
     def _unfitted(self, **params):
-        """A new unfitted model with a copy of these parameters, changed by ``params``."""
+        """A new unfitted model with a copy of these parameters, changed by ``params``:
+        a public estimator's ``clone`` (metadata requests kept, parts unfitted)."""
+        if hasattr(self, "get_params"):  # only the shells have it: the core imports no scikit-learn
+            from sklearn.base import clone
+
+            return clone(self).set_params(**params)
         return type(self)(**{**copy.deepcopy(self._params()), **params})
 
     def _check_hyper_parameters(self):

@@ -22,7 +22,7 @@ from sklearn.exceptions import FitFailedWarning
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import ParameterGrid, check_cv
 from sklearn.pipeline import Pipeline
-from sklearn.utils.validation import _get_feature_names, _num_samples
+from sklearn.utils.validation import _num_samples
 
 from .._array import sparse_counts
 from .._array.namespace import (
@@ -37,6 +37,7 @@ from .._array.numerics import nonzero
 from .._array.rows import take_rows
 from .._estimator.base import _BaseNB
 from .._estimator.delegation import _PredictsWithInnerModel
+from .._estimator.feature_names import feature_names_of
 from .._models.estimators import (
     BernoulliNB,
     CategoricalNB,
@@ -398,7 +399,7 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
         """One namespace per split of an nbgpu model's search: the training
         statistics (from ``_fold_statistics``), and the rows to score on."""
         model, _ = self._model()
-        feature_names = _get_feature_names(X)
+        feature_names = feature_names_of(X)
         given = X
         X, xp, device = check_X(X, estimator=model, allow_nan=model._ignore_missing)
         # Scored on the validated array (canonical sparse, no second check), but
@@ -470,7 +471,7 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
             head = clone(pipeline)[:-1] if len(pipeline.steps) > 1 else None
             X_train, y_train = take_rows(X, train), take_rows(y, train)
             Xt_train = X_train if head is None else head.fit_transform(X_train, y_train)
-            feature_names = _get_feature_names(Xt_train)
+            feature_names = feature_names_of(Xt_train)
             checked, xp, _ = check_X(Xt_train, estimator=model, allow_nan=model._ignore_missing)
             fold_classes = unique_labels(y_train)
             stats = clone(model)._fit_batch(checked, y_train, fold_classes, None, reset=True, commit=False)

@@ -438,6 +438,8 @@ def test_loading_never_executes_code(tmp_path):
 
 
 def test_header_lies(saved, tmp_path):
+    from nbgpu._interop.model_files import read_model_info
+
     members = _members(saved)
     cases = {
         "estimator": ("Pipeline", "not an nbgpu naive Bayes model"),
@@ -458,6 +460,13 @@ def test_header_lies(saved, tmp_path):
     header["params"]["dict"]["alpha"] = {"value": 10**400}  # JSON ints have no bound; float() overflows
     with pytest.raises(ValueError, match="malformed entry 'params.alpha'"):
         nbgpu.load(_write(tmp_path / "alpha", members, header))
+    for part, where in (("params", "loss_matrix"), ("stats", "class_count")):  # an array named by a non-string
+        for body in (5, None, ["stats.class_count"]):
+            header = _header(members)
+            header[part]["dict"][where] = {"array": body}
+            for read in (nbgpu.load, read_model_info):  # a KeyError came out of both
+                with pytest.raises(ValueError, match="malformed array"):
+                    read(_write(tmp_path / "array", members, header))
     members_bad = dict(members)
     members_bad["header"] = np.frombuffer(b"{not json", dtype=np.uint8)
     with pytest.raises(ValueError, match="not valid JSON"):

@@ -279,11 +279,12 @@ def _check_references(header, listed, version, where):
     """(elements, bytes) of the statistics' arrays; raise unless each listed array is used once, within bounds."""
     used = collections.Counter(key for key in ("classes", "feature_names_in") if key in listed)
     total = sum(listed[key].nbytes for key in used)
-    for part in ("params", "stats"):
-        at, sparse = f"{where}: header entry {part!r}", version >= 2 and part == "stats"
-        keys, nbytes = _arrays_of(header[part], listed, at, sparse=sparse)
+    parts = {part: _arrays_of(header[part], listed, f"{where}: header entry {part!r}",
+                              sparse=version >= 2 and part == "stats") for part in ("params", "stats")}
+    for keys, nbytes in parts.values():
         used.update(keys)
-        total += nbytes  # the last part's are the statistics'
+        total += nbytes
+    keys, nbytes = parts["stats"]
     if max(used.values(), default=1) > 1 or set(used) != set(listed):
         repeated = sorted(k for k, n in used.items() if n > 1)
         unused = sorted(set(listed) - set(used))
@@ -320,7 +321,9 @@ def _arrays_of(node, listed, where, *, sparse):
             stack.extend(body)
         elif kind == "estimator" and isinstance(body, dict) and "params" in body:
             stack.append(body["params"])
-        elif kind == "array" and isinstance(body, str):
+        elif kind == "array":
+            if not isinstance(body, str):
+                raise ModelFileError(f"{where}: malformed array in the header")
             keys.append(body)
             total += _listed(listed, body, where).nbytes
         elif kind == "sparse":

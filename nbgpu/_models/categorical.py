@@ -290,7 +290,7 @@ class CategoricalNB(_DiscreteNB):
         else:
             top = xp.max(X if seen is None else xp.where(seen[:, None], X, xp.zeros_like(X)), axis=0)
         # Capped before the cast (a uint64 code would wrap): the table-size check refuses it.
-        seen = np.minimum(to_numpy(top), 2**62).astype(np.int64) + 1
+        seen = np.minimum(to_numpy(top).astype(np.float64), 2.0**62).astype(np.int64) + 1
         n_cat = np.maximum(seen, self._min_categories(n_features))
         if previous is not None:
             n_cat = np.maximum(n_cat, to_numpy(previous["n_categories"]))

@@ -61,22 +61,17 @@ def check_X(X, *, estimator, name="X", allow_nan=False, finite=True, sum_duplica
     """``(X, xp, device)``: a validated 2-D dense array or CSR/CSC matrix, float32 or
     float64 (integers kept on the host for a model with ``_integer_input``).
 
-    ``allow_nan`` lets NaN (missing values) through, never infinity;
-    ``finite=False`` leaves that pass over the values to the caller.
-    ``X`` is never written to and copied only where needed: a sparse matrix's
+    ``allow_nan`` lets NaN (missing values) through, never infinity; ``finite=False``
+    leaves that pass to the caller. ``X`` is never written to; a sparse matrix's
     duplicates are summed only for a model that acts on elements
-    (``_acts_on_elements``) and not with ``sum_duplicates=False`` (a caller
-    that sums values linearly).
+    (``_acts_on_elements``), not with ``sum_duplicates=False`` (a linear caller).
     """
     est = type(estimator).__name__
     sparse = is_sparse(X)
     if sparse:
-        elements = sum_duplicates and getattr(estimator, "_acts_on_elements", True)
-        X = sparse_checked(X, name=name, elements=elements)
-    elif not is_array(X):
-        X = _host_array(X, name)
+        X = sparse_checked(X, name=name, elements=sum_duplicates and getattr(estimator, "_acts_on_elements", True))
     else:
-        X = _numeric_object(X, name)
+        X = _numeric_object(X, name) if is_array(X) else _host_array(X, name)
     kind = getattr(X.dtype, "kind", None)
     if kind == "c" or "complex" in str(X.dtype):
         msg = f"Complex data not supported: `{name}` has dtype {X.dtype}."
@@ -122,11 +117,10 @@ def check_finite(X, *, estimator, name="X", allow_nan=False):
     vxp = get_namespace(values)
     if vxp.isdtype(values.dtype, ("integral", "bool")):
         return  # always finite
-    if allow_nan:
-        if bool(vxp.any(vxp.isinf(values))):
-            msg = f"Input {name} contains infinity: {est} needs finite values in `{name}`, or NaN for missing ones."
-            raise ValueError(msg)
-    elif not bool(vxp.all(vxp.isfinite(values))):
+    if allow_nan and bool(vxp.any(vxp.isinf(values))):
+        msg = f"Input {name} contains infinity: {est} needs finite values in `{name}`, or NaN for missing ones."
+        raise ValueError(msg)
+    if not allow_nan and not bool(vxp.all(vxp.isfinite(values))):
         what = "NaN" if bool(vxp.any(vxp.isnan(values))) else "infinity"
         hint = " (pass missing='ignore' to treat NaN as missing)" if hasattr(estimator, "missing") else ""
         msg = f"Input {name} contains {what}: {est} needs finite values in `{name}`{hint}."
@@ -167,12 +161,8 @@ _INF_BITS = {np.dtype(np.float16): 0x7C00, np.dtype(np.float32): 0x7F800000, np.
 
 
 def plainly_non_negative(X):
-    """True when one read of the values of host ``X`` shows every one finite
-    and >= 0 (counts); False means "look closer", not "invalid".
-
-    One maximum of the floats' bits checks sign and finiteness together
-    (``_INF_BITS``; -0.0, which is fine, is left to the usual checks).
-    """
+    """True when one read of host ``X``'s values shows all finite and >= 0 (counts);
+    False means "look closer" (-0.0 included), not "invalid"."""
     values = sparse_values(X) if is_sparse(X) else X
     if not isinstance(values, np.ndarray):
         return False
@@ -181,9 +171,7 @@ def plainly_non_negative(X):
     if values.dtype.kind == "i":
         return int(values.min()) >= 0
     bits = _INF_BITS.get(values.dtype)
-    if bits is None:
-        return False
-    return int(values.view(f"u{values.dtype.itemsize}").max()) < bits
+    return bits is not None and int(values.view(f"u{values.dtype.itemsize}").max()) < bits
 
 
 def check_categories(X, *, estimator, name="X"):
@@ -212,10 +200,7 @@ def check_n_features(estimator, n_features):
     """Raise unless ``n_features`` is the fitted number of features (scikit-learn's message)."""
     expected = getattr(estimator, "n_features_in_", None)
     if expected is not None and n_features != expected:
-        msg = (
-            f"X has {n_features} features, but {type(estimator).__name__} "
-            f"is expecting {expected} features as input."
-        )
+        msg = f"X has {n_features} features, but {type(estimator).__name__} is expecting {expected} features as input."
         raise ValueError(msg)
 
 
@@ -245,15 +230,11 @@ def _largest_magnitude(values):
 
 
 def check_statistics_finite(stats, *, estimator, X, sample_weight=None):
-    """Raise unless the statistics a fit gathered from ``X`` (and
-    ``sample_weight``) are finite, and so are their totals.
-
-    Finite but extreme inputs overflow float64 in the sums of a fit: such a
-    model would predict NaN, and a model file would not take it back. A
-    float array whose sum is finite has finite entries and totals: one
-    reduction per array, one synchronisation for all of them. Raw data a
-    model keeps (its ``_raw_statistics``, NaN marking missing values) is not
-    a sum.
+    """Raise unless the statistics a fit gathered from ``X`` (and ``sample_weight``)
+    are finite, and so are their totals: finite but extreme inputs overflow float64
+    in the sums, and the model would predict NaN. A float array whose sum is finite
+    has finite entries and totals: one reduction per array, one sync for all. Raw
+    data a model keeps (``_raw_statistics``, NaN for missing values) is not a sum.
     """
     with float_warnings_off():  # an overflowing total is what is looked for
         flags = [xp.isfinite(xp.sum(a)) for a, xp in _float_arrays(stats, getattr(estimator, "_raw_statistics", ()))]
@@ -271,15 +252,9 @@ def check_statistics_finite(stats, *, estimator, X, sample_weight=None):
     raise ValueError(msg)
 
 
-# --------------------------------------------------------------------------- #
-# Labels
-# --------------------------------------------------------------------------- #
 def check_y(y, n_samples):
-    """Validate target labels; return them as a 1-D array of their namespace.
-
-    Numeric device arrays (torch, cupy, ...) stay in their namespace; anything
-    else (lists, strings, objects, pandas) becomes a numpy array.
-    """
+    """Validate target labels; return them as a 1-D array: numeric device arrays
+    (torch, cupy, ...) stay in their namespace, anything else becomes numpy."""
     if y is None:
         msg = "This classifier requires y to be passed, but the target y is None: `y` needs one label per row of X."
         raise ValueError(msg)
@@ -293,14 +268,12 @@ def check_y(y, n_samples):
     if len(shape) == 2 and shape[1] == 1:
         from sklearn.exceptions import DataConversionWarning  # scikit-learn's own warning, as its models give
 
-        warnings.warn(
+        msg = (
             "A column-vector y was passed when a 1d array was expected. Please "
-            "change the shape of y to (n_samples,), for example using ravel().",
-            DataConversionWarning,
-            stacklevel=3,
+            "change the shape of y to (n_samples,), for example using ravel()."
         )
-        xp = get_namespace(y)
-        y = xp.reshape(y, (-1,))
+        warnings.warn(msg, DataConversionWarning, stacklevel=3)
+        y = get_namespace(y).reshape(y, (-1,))
     elif len(shape) != 1:
         msg = f"`y` must be 1-D with one label per row of X; got shape {shape}."
         raise ValueError(msg)
@@ -316,23 +289,21 @@ def check_y(y, n_samples):
             raise ValueError(msg)
         # A 1-D array of integers or strings is always binary or multiclass:
         # skip the scan for its type (a unique pass, slow on strings).
-        target = "multiclass"
         if y.dtype.kind not in "iubUS":
             from sklearn.utils.multiclass import type_of_target  # loaded only for labels that need it
 
             target = type_of_target(y, input_name="y")
-        if target not in ("binary", "multiclass"):
-            msg = (
-                f"Unknown label type: {target}. `y` must hold class labels "
-                "(integers, strings, ...), not continuous values or a label matrix."
-            )
-            raise ValueError(msg)
+            if target not in ("binary", "multiclass"):
+                msg = (
+                    f"Unknown label type: {target}. `y` must hold class labels "
+                    "(integers, strings, ...), not continuous values or a label matrix."
+                )
+                raise ValueError(msg)
     else:
         xp = get_namespace(y)
-        if xp.isdtype(y.dtype, "real floating"):
-            if not bool(xp.all(xp.isfinite(y))) or bool(xp.any(y != xp.round(y))):
-                msg = "Unknown label type: continuous. `y` must hold class labels, not continuous values."
-                raise ValueError(msg)
+        if xp.isdtype(y.dtype, "real floating") and not bool(xp.all(xp.isfinite(y) & (y == xp.round(y)))):
+            msg = "Unknown label type: continuous. `y` must hold class labels, not continuous values."
+            raise ValueError(msg)
     return y
 
 
@@ -367,25 +338,16 @@ def check_label_types(labels, name):
 
 
 def _small_codes_bound(*arrays):
-    """``1 + max`` when every array is a numpy integer array of values in
-    ``[0, 4 n]`` (``n`` the largest size, at least 1024), else None.
-
-    Labels like that (the usual 0..k-1) are counted or looked up in a table
-    of that length: one linear pass instead of a hash or a binary search per
-    label, with a table no larger than a few bytes per label.
-    """
-    if not all(is_host_array(a) and np.can_cast(a.dtype, np.intp) and a.dtype.kind in "iu" for a in arrays):
+    """``1 + max`` when every array is a non-empty numpy integer array of values in
+    ``[0, 4 n]`` (``n`` the largest size, at least 1024), else None: such labels (the
+    usual 0..k-1) are counted or looked up in a table of that length, one linear pass
+    instead of a hash or a binary search per label."""
+    if not all(is_host_array(a) and np.can_cast(a.dtype, np.intp) and a.dtype.kind in "iu" and a.size for a in arrays):
         return None
-    if not all(a.size for a in arrays):
-        return None
-    limit = max(4 * max(a.size for a in arrays), 1024)
     if min(int(a.min()) for a in arrays) < 0:
         return None
     top = max(int(a.max()) for a in arrays)
-    return top + 1 if top < limit else None
-
-
-_LABEL_CHUNK = 1 << 16
+    return top + 1 if top < max(4 * max(a.size for a in arrays), 1024) else None
 
 
 def unique_labels(y, name="y"):
@@ -394,12 +356,13 @@ def unique_labels(y, name="y"):
         return np.flatnonzero(np.bincount(y)).astype(y.dtype)
     if is_host_array(y) and y.dtype.kind in "US" and y.ndim == 1:
         # A set of Python strings finds the distinct labels in about half the
-        # time of np.unique's pass over fixed-width strings; built a chunk at
-        # a time, so at most a chunk of Python strings lives at once.
+        # time of np.unique's pass over fixed-width strings; built 65,536 at a
+        # time, so at most that many Python strings live at once.
         # Python orders str by code point and bytes bytewise, as numpy does.
         seen = set()
-        for start in range(0, y.shape[0], _LABEL_CHUNK):
-            seen.update(y[start : start + _LABEL_CHUNK].tolist())
+        step = 1 << 16
+        for start in range(0, y.shape[0], step):
+            seen.update(y[start : start + step].tolist())
         return np.array(sorted(seen), dtype=y.dtype)
     if is_host_array(y):
         check_label_types(y, name)
@@ -408,8 +371,7 @@ def unique_labels(y, name="y"):
         except TypeError as exc:  # labels that do not sort against each other
             msg = f"`{name}` holds labels that cannot be sorted against each other: {exc}"
             raise ValueError(msg) from exc
-    xp = get_namespace(y)
-    return xp.unique_values(y)
+    return get_namespace(y).unique_values(y)
 
 
 def check_classes(classes):
@@ -443,8 +405,7 @@ def check_classes_unchanged(classes, fitted):
 
 
 def _raise_unknown_labels(unknown, classes):
-    # Led by scikit-learn's words ("The target label(s) ... in y do not exist
-    # in the initial classes"); the lists are cut short for huge label sets.
+    """Raise, led by scikit-learn's words, for labels not in ``classes`` (lists cut short)."""
     msg = (
         "The target label(s) in y do not exist in the initial classes: "
         f"`y` contains label(s) {unknown[:10].tolist()} that are not in the classes "
@@ -454,16 +415,11 @@ def _raise_unknown_labels(unknown, classes):
 
 
 def encode_labels(y, classes, *, xp, device):
-    """Class index of every label, as an int64 array of ``xp`` on ``device``.
-
-    Raises if a label is not one of ``classes``: silently dropping those rows
-    would lose data.
-    """
+    """Class index of every label, as an int64 array of ``xp`` on ``device``; raises
+    if a label is not one of ``classes`` (dropping those rows would lose data)."""
     # Labels on a device are encoded there (numeric classes are moved to them):
     # no round trip of the labels through the host.
-    host_y = is_host_array(y)
-    host_classes = is_host_array(classes) and classes.dtype.kind not in "biuf"
-    if host_y or host_classes:
+    if is_host_array(y) or (is_host_array(classes) and classes.dtype.kind not in "biuf"):
         yh, ch = to_numpy(y), to_numpy(classes)
         bound = _small_codes_bound(yh, ch)
         if bound is not None:
@@ -496,15 +452,9 @@ def encode_labels(y, classes, *, xp, device):
     return codes if yxp is xp else xp.asarray(to_numpy(codes), device=device)
 
 
-# --------------------------------------------------------------------------- #
-# Weights and parameters
-# --------------------------------------------------------------------------- #
 def check_sample_weight(sample_weight, n_samples, *, xp, device, dtype, any_positive=True):
     """Validate ``sample_weight``; return it as ``dtype`` on ``device`` (or None).
-
-    ``any_positive=False`` lets every weight be zero: the weights of one
-    block of the data, whose caller checks the whole.
-    """
+    ``any_positive=False`` lets every weight be zero (one block of the data, whose caller checks the whole)."""
     if sample_weight is None:
         return None
     if isinstance(sample_weight, numbers.Number):
@@ -542,11 +492,9 @@ def check_prior(prior, n_classes, *, name):
             f"`{name}` must have one probability per class ({n_classes}); got shape {p.shape}."
         )
         raise ValueError(msg)
-    if not np.all(np.isfinite(p)):
-        msg = f"`{name}` must hold non-negative finite probabilities; got {p.tolist()}."
-        raise ValueError(msg)
-    if np.any(p < 0):
-        msg = f"Priors must be non-negative: `{name}` must hold non-negative finite probabilities; got {p.tolist()}."
+    if not np.all(np.isfinite(p)) or np.any(p < 0):
+        lead = "Priors must be non-negative: " if np.all(np.isfinite(p)) else ""
+        msg = f"{lead}`{name}` must hold non-negative finite probabilities; got {p.tolist()}."
         raise ValueError(msg)
     if not np.isclose(p.sum(), 1.0):
         msg = f"The sum of the priors should be 1: `{name}` must sum to 1; its values {p.tolist()} sum to {p.sum():.6g}."
@@ -559,10 +507,7 @@ ALPHA_LOWER_BOUND = 1e-10
 
 def check_alpha(alpha, n_features, *, force_alpha, warn=True):
     """Validate the smoothing ``alpha`` (scalar or one per feature); float64 numpy.
-
-    Below 1e-10 without ``force_alpha`` it is raised to 1e-10, with a warning
-    when ``warn`` (fit warns; the derived parameters are computed silently).
-    """
+    Below 1e-10 without ``force_alpha`` it is raised to 1e-10, warning if ``warn``."""
     a = np.asarray(to_numpy(alpha) if is_array(alpha) else alpha, dtype=np.float64)
     if a.ndim > 1 or (a.ndim == 1 and a.shape[0] != n_features):
         msg = f"`alpha` must be a scalar or have one value per feature ({n_features}); got shape {a.shape}."
@@ -573,22 +518,18 @@ def check_alpha(alpha, n_features, *, force_alpha, warn=True):
         raise ValueError(msg)
     if np.min(a) < ALPHA_LOWER_BOUND and not force_alpha:
         if warn:
-            warnings.warn(
+            msg = (
                 f"alpha too small will result in numeric errors, setting alpha = "
-                f"{ALPHA_LOWER_BOUND:.1e}. Use `force_alpha=True` to keep alpha unchanged.",
-                UserWarning,
-                stacklevel=3,
+                f"{ALPHA_LOWER_BOUND:.1e}. Use `force_alpha=True` to keep alpha unchanged."
             )
+            warnings.warn(msg, UserWarning, stacklevel=3)
         a = np.maximum(a, ALPHA_LOWER_BOUND)
     return a
 
 
 def check_loss_matrix(loss, n_classes):
-    """Validate a k × k matrix of decision costs; return float64 numpy or None.
-
-    Entry ``[i, j]`` is the cost of deciding class ``i`` when the truth is
-    class ``j``: finite and non-negative.
-    """
+    """Validate a k × k matrix of decision costs (``[i, j]``: deciding class ``i``
+    when the truth is class ``j``); return float64 numpy or None."""
     if loss is None:
         return None
     try:

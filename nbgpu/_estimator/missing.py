@@ -35,35 +35,28 @@ def split_missing(X, *, xp, fill=0.0):
     indicator is None when ``X`` holds no NaN, which is found out on the host
     only (on a device it would cost a synchronisation per block).
     """
-    if is_sparse(X):
-        data = sparse_values(X)
-        dxp = get_namespace(data)
-        nan = dxp.isnan(data)
-        if on_host(dxp) and not bool(dxp.any(nan)):
-            return X, None
-        filled = dxp.where(nan, dxp.asarray(fill, dtype=data.dtype, device=data.device), data)
-        return sparse_with_values(X, filled), sparse_with_values(X, dxp.astype(nan, data.dtype))
-    nan = xp.isnan(X)
-    if on_host(xp) and not bool(xp.any(nan)):
+    sparse = is_sparse(X)
+    data = sparse_values(X) if sparse else X
+    dxp = get_namespace(data) if sparse else xp
+    nan = dxp.isnan(data)
+    if on_host(dxp) and not bool(dxp.any(nan)):
         return X, None
-    fill = xp.asarray(fill, dtype=X.dtype, device=X.device)
-    return xp.where(nan, fill, X), xp.astype(nan, X.dtype)
+    filled = dxp.where(nan, dxp.asarray(fill, dtype=data.dtype, device=data.device), data)
+    indicator = dxp.astype(nan, data.dtype)
+    if sparse:
+        return sparse_with_values(X, filled), sparse_with_values(X, indicator)
+    return filled, indicator
 
 
 def zero_missing(a, indicator):
-    """``a`` (dense, like ``X``) with the entries of missing values set to 0.
-
-    For deviations from a mean: a missing entry, filled with 0, must add none.
-    """
+    """``a`` (dense, like ``X``) with the entries of missing values set to 0
+    (for deviations from a mean: a missing entry, filled with 0, must add none)."""
     return a if indicator is None else a * (1.0 - indicator)
 
 
 def observed_weights(class_count, indicator, codes, weights, n_classes, *, xp, dtype):
-    """Per-class, per-feature weight of the observed values (n_classes × d).
-
-    ``class_count`` (k,) is the weight of every class's rows; each missing
-    entry takes its row's weight off its class and feature.
-    """
+    """Per-class, per-feature weight of the observed values (n_classes × d):
+    ``class_count`` (k,) less each missing entry's row weight."""
     counts = xp.reshape(class_count, (-1, 1))
     if indicator is None:
         return counts
@@ -71,11 +64,8 @@ def observed_weights(class_count, indicator, codes, weights, n_classes, *, xp, d
 
 
 def drop_missing(jll, indicator, terms, *, xp):
-    """``jll`` with the term of every missing entry removed.
-
-    ``terms`` (d × k) holds each feature's contribution to the joint
-    log-likelihood of each class at the fill value used for scoring.
-    """
+    """``jll`` less the term of every missing entry; ``terms`` (d × k) holds each
+    feature's contribution to each class's joint log-likelihood at the fill value."""
     if indicator is None:
         return jll
     terms = xp.astype(terms, jll.dtype)

@@ -1,29 +1,20 @@
 """Constructor-parameter validation without scikit-learn.
 
-The core estimators must not import scikit-learn (it is slow to load on every
-command-line call). This module replaces the private pieces of scikit-learn
-they used for checking constructor parameters
-(``sklearn.utils._param_validation.Interval`` / ``StrOptions`` and
-``BaseEstimator._validate_params``), with the same error messages, so the
-two stay interchangeable for users. It imports only the standard library
-and numpy.
+The core estimators must not import scikit-learn (slow to load on every
+command-line call). This module stands in for scikit-learn's private
+``Interval``, ``StrOptions`` and ``BaseEstimator._validate_params``, with the
+same error messages, using only the standard library and numpy.
 
 An estimator class declares ``_param_constraints``, a dict mapping each
 parameter name to a list of constraints; a value is valid when it satisfies
-at least one of them. A constraint is one of
+at least one: an :class:`Interval`, an :class:`Options`, ``"array-like"``,
+``"boolean"`` (``bool`` or ``numpy.bool_``), ``None`` (the value ``None``)
+or a Python type (an ``isinstance`` check).
 
-- an :class:`Interval` (a range of ints or floats),
-- an :class:`Options` (a set of allowed strings),
-- the string ``"array-like"``,
-- the string ``"boolean"`` (``bool`` or ``numpy.bool_``),
-- ``None`` (the value ``None``),
-- a Python type (an ``isinstance`` check).
-
-Deliberate differences from scikit-learn: ``"array-like"``
-means a list, tuple or array (scikit-learn also accepts anything with
-``__len__``, such as a dict or a set), and :class:`Options` lists its values
-sorted in messages (scikit-learn lists them in set order, which changes
-between runs).
+Deliberate differences from scikit-learn: ``"array-like"`` means a list,
+tuple or array (scikit-learn also accepts anything with ``__len__``, such as
+a dict or a set), and :class:`Options` lists its values sorted in messages
+(scikit-learn lists them in set order, which changes between runs).
 """
 
 from __future__ import annotations
@@ -35,21 +26,12 @@ import numbers
 
 import numpy as np
 
-__all__ = [
-    "Interval",
-    "InvalidParameterError",
-    "Options",
-    "param_names",
-    "validate_params",
-]
+__all__ = ["Interval", "InvalidParameterError", "Options", "param_names", "validate_params"]
 
 
 class InvalidParameterError(ValueError, TypeError):
-    """A constructor parameter has an invalid type or value.
-
-    Subclasses both ``ValueError`` and ``TypeError``, like scikit-learn's
-    exception of the same name, so code catching either keeps working.
-    """
+    """A constructor parameter has an invalid type or value (a ValueError and a
+    TypeError, like scikit-learn's exception of the same name)."""
 
 
 def _type_name(t):
@@ -81,11 +63,9 @@ class Interval:
         if closed not in ("left", "right", "both", "neither"):
             raise ValueError(f"closed must be either 'left', 'right', 'both' or 'neither'. Got {closed!r} instead.")
         for name, bound in (("left", left), ("right", right)):
-            if bound is None:
-                continue
-            if _is_bool(bound) or not isinstance(bound, numbers.Real):
+            if bound is not None and (_is_bool(bound) or not isinstance(bound, numbers.Real)):
                 raise ValueError(f"{name} must be a number or None. Got {bound!r} instead.")
-            if type is numbers.Integral and not isinstance(bound, numbers.Integral):
+            if bound is not None and type is numbers.Integral and not isinstance(bound, numbers.Integral):
                 raise ValueError(f"Expecting {name} to be an int for an interval over the integers. Got {bound!r} instead.")
         if left is not None and right is not None and right <= left:
             raise ValueError(f"right can't be less than left. Got left={left} and right={right}")
@@ -97,15 +77,12 @@ class Interval:
     def is_satisfied_by(self, value):
         """Whether ``value`` is a number of the interval's type (a Python bool
         is an int, as in scikit-learn; numpy's is not) within its bounds."""
-        if not isinstance(value, self.type):
-            return False
-        if not isinstance(value, numbers.Integral) and math.isnan(value):
+        if not isinstance(value, self.type) or (not isinstance(value, numbers.Integral) and math.isnan(value)):
             return False
         left = -math.inf if self.left is None else self.left
         right = math.inf if self.right is None else self.right
-        if value < left or (value == left and self.closed not in ("left", "both")):
-            return False
-        return value < right or (value == right and self.closed in ("right", "both"))
+        above = left < value or (value == left and self.closed in ("left", "both"))
+        return above and (value < right or (value == right and self.closed in ("right", "both")))
 
     def __str__(self):
         """Describe the interval, e.g. ``a float in the range [0.0, inf)``."""
@@ -114,8 +91,7 @@ class Interval:
         right = "inf" if self.right is None else (float(self.right) if real else self.right)
         opening = "[" if self.closed in ("left", "both") else "("
         closing = "]" if self.closed in ("right", "both") else ")"
-        kind = "a float" if real else "an int"
-        return f"{kind} in the range {opening}{left}, {right}{closing}"
+        return f"{'a float' if real else 'an int'} in the range {opening}{left}, {right}{closing}"
 
     def __repr__(self):
         return f"Interval({_type_name(self.type)}, {self.left!r}, {self.right!r}, closed={self.closed!r})"
@@ -144,13 +120,9 @@ def _is_array_like(value):
     """Lists, tuples and arrays, not scalars or strings."""
     if isinstance(value, (str, bytes)) or np.isscalar(value):
         return False
-    if isinstance(value, (list, tuple, np.ndarray)):
+    if isinstance(value, (list, tuple, np.ndarray)) or hasattr(value, "__array__"):
         return True
-    return (
-        hasattr(value, "__array__")
-        or hasattr(value, "__array_namespace__")
-        or (hasattr(value, "shape") and hasattr(value, "dtype"))
-    )
+    return hasattr(value, "__array_namespace__") or (hasattr(value, "shape") and hasattr(value, "dtype"))
 
 
 def _instance_of(t):
@@ -184,10 +156,9 @@ def param_names(cls):
     """The sorted constructor parameter names of an estimator class (cached), as
     scikit-learn's ``BaseEstimator._get_param_names``: without ``self`` and
     ``**kwargs``; a RuntimeError for ``*args``."""
-    init = cls.__init__
-    if init is object.__init__:
+    if cls.__init__ is object.__init__:
         return ()
-    signature = inspect.signature(init)
+    signature = inspect.signature(cls.__init__)
     names = []
     for p in signature.parameters.values():
         if p.name == "self" or p.kind is p.VAR_KEYWORD:
@@ -205,11 +176,8 @@ def param_names(cls):
 def validate_params(estimator):
     """Raise InvalidParameterError, with scikit-learn's message, for the first
     parameter of the estimator's ``__init__`` (alphabetically, as scikit-learn)
-    that satisfies none of its class's ``_param_constraints``.
-
-    A subclass may inherit constraints of parameters it does not take: those
-    are skipped.
-    """
+    that satisfies none of its class's ``_param_constraints``; constraints a
+    subclass inherits for parameters it does not take are skipped."""
     cls = type(estimator)
     own = param_names(cls)
     for name, constraints in sorted(cls._param_constraints.items()):

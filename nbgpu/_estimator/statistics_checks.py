@@ -1,13 +1,10 @@
 """Checks of statistics that come from outside a fit (a model file).
 
-A model's ``_check_statistics`` hook (see ``base.py``) describes its
-statistics with these helpers: which entries, of which shapes and dtypes,
-and which values are possible. Every error names the entry. With
-``values=False`` only the layout is checked: the arrays may then be
-stand-ins of the right shape and dtype whose data was not read yet.
-
-They raise ValueError whatever is wrong, a wrong type included: the
-statistics are the content of a file, not arguments of a call.
+A model's ``_check_statistics`` hook (``base.py``) describes its statistics
+with these helpers: entries, shapes, dtypes and possible values; every error
+names the entry. With ``values=False`` only the layout is checked (the arrays
+may be stand-ins whose data was not read yet). A wrong type is a ValueError
+too: the statistics are the content of a file, not arguments of a call.
 """
 
 from __future__ import annotations
@@ -47,22 +44,18 @@ def check_tuple(value, length, name):
 
 
 def check_array(a, name, shapes, *, values, kinds="f", non_negative=False, sparse=False):
-    """``a`` (statistics entry ``name``) is a numpy array of one of ``shapes``.
+    """``a`` (statistics entry ``name``) is a numpy array of one of ``shapes``; returns ``a``.
 
-    A shape is a tuple whose entries are lengths or None (any length).
-    ``kinds`` are the numpy dtype kinds allowed ("f": floating, "iu":
-    integers), each of the dtypes the models store in (``_DTYPES``). With
-    ``values``, their total must be finite (so are the entries, and the
-    model's sums of them do not overflow), and >= 0 if ``non_negative``. With
-    ``sparse``, a canonical scipy CSC array is taken too
-    (``sparse_counts.py``), its stored values checked. Returns ``a``.
+    A shape is a tuple of lengths or None (any length). ``kinds`` are the
+    dtype kinds allowed ("f", "iu"), each in the dtypes of ``_DTYPES``. With
+    ``values``, the total must be finite (so the entries are, and the model's
+    sums do not overflow), and the entries >= 0 if ``non_negative``. With
+    ``sparse``, a canonical scipy CSC array (``sparse_counts.py``) is taken too.
     """
     kept_sparse = sparse and is_sparse_counts(a)
-    if kept_sparse:
-        csc = a.csc
-        if csc.format != "csc" or not csc.has_canonical_format:
-            msg = f"statistics entry {name!r} is a sparse {csc.format} array; expected a canonical CSC array"
-            raise ValueError(msg)
+    if kept_sparse and (a.csc.format != "csc" or not a.csc.has_canonical_format):
+        msg = f"statistics entry {name!r} is a sparse {a.csc.format} array; expected a canonical CSC array"
+        raise ValueError(msg)
     if not kept_sparse and not isinstance(a, np.ndarray):
         msg = f"statistics entry {name!r} must be an array; got {type(a).__name__}"
         raise ValueError(msg)  # noqa: TRY004  (a file's content, see above)
@@ -70,42 +63,36 @@ def check_array(a, name, shapes, *, values, kinds="f", non_negative=False, spars
     if a.dtype.newbyteorder("=") not in allowed:
         msg = f"statistics entry {name!r} has dtype {a.dtype}; expected {' or '.join(map(str, allowed))}"
         raise ValueError(msg)
-    if not any(_fits(a.shape, shape) for shape in shapes):
+    fits = (len(a.shape) == len(s) and all(want in (None, n) for n, want in zip(a.shape, s)) for s in shapes)
+    if not any(fits):
         expected = " or ".join(str(tuple("any" if n is None else n for n in shape)) for shape in shapes)
         msg = f"statistics entry {name!r} has shape {a.shape}; expected {expected}"
         raise ValueError(msg)
-    if values:
-        stored = a.csc.data if kept_sparse else a
-        with np.errstate(over="ignore", invalid="ignore"):
-            total_finite = stored.dtype.kind != "f" or bool(np.isfinite(np.sum(stored)))
-        if not total_finite and not np.isfinite(stored).all():
-            msg = f"statistics entry {name!r} holds NaN or infinity"
-            raise ValueError(msg)
-        if not total_finite:
-            msg = (
-                f"statistics entry {name!r} sums to infinity in {stored.dtype} (values up to {np.abs(stored).max():g}): "
-                "the totals the model divides by would overflow"
-            )
-            raise ValueError(msg)
-        if non_negative and stored.size and stored.min() < 0:
-            msg = f"statistics entry {name!r} holds a negative value ({stored.min():g}); it is a sum of non-negative weights"
-            raise ValueError(msg)
+    if not values:
+        return a
+    stored = a.csc.data if kept_sparse else a
+    with np.errstate(over="ignore", invalid="ignore"):
+        total_finite = stored.dtype.kind != "f" or bool(np.isfinite(np.sum(stored)))
+    if not total_finite and not np.isfinite(stored).all():
+        msg = f"statistics entry {name!r} holds NaN or infinity"
+        raise ValueError(msg)
+    if not total_finite:
+        msg = (
+            f"statistics entry {name!r} sums to infinity in {stored.dtype} (values up to {np.abs(stored).max():g}): "
+            "the totals the model divides by would overflow"
+        )
+        raise ValueError(msg)
+    if non_negative and stored.size and stored.min() < 0:
+        msg = f"statistics entry {name!r} holds a negative value ({stored.min():g}); it is a sum of non-negative weights"
+        raise ValueError(msg)
     return a
 
 
 def check_class_count(a, n_classes, *, values, name="class_count"):
-    """The per-class weights: (n_classes,) floats, >= 0, with a positive total.
-
-    A single class may have weight 0 (``partial_fit`` declares every class
-    before it sees them all), but not all of them: ``fit`` refuses data of
-    total weight 0.
-    """
+    """The per-class weights: (n_classes,) floats, >= 0, with a positive total (one
+    class may weigh 0: ``partial_fit`` declares every class before it sees them all)."""
     check_array(a, name, [(n_classes,)], values=values, non_negative=True)
     if values and not a.sum() > 0:
         msg = f"statistics entry {name!r} sums to {a.sum():g}; a fitted model has seen a positive total weight"
         raise ValueError(msg)
     return a
-
-
-def _fits(shape, pattern):
-    return len(shape) == len(pattern) and all(p is None or n == p for n, p in zip(shape, pattern))

@@ -216,8 +216,8 @@ def _float_arrays(stats, skip=()):
         xp = get_namespace(stats)
         if xp.isdtype(stats.dtype, "real floating"):
             yield stats, xp
-    elif is_sparse_counts(stats):  # sums kept sparse: their stored values
-        yield from _float_arrays(stats.csc.data, skip)
+    elif is_sparse_counts(stats):  # sums kept sparse: finite below a finite bound, else their values tell
+        yield from _float_arrays(np.asarray([stats.bound]) if math.isfinite(stats.bound) else stats.csc.data, skip)
 
 
 def _largest_magnitude(values):

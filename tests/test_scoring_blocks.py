@@ -125,8 +125,16 @@ def test_wide_sparse_rows_are_blocked_by_their_stored_values(monkeypatch, name):
 def test_parallel_map_keeps_order_and_uses_the_caller(monkeypatch):
     monkeypatch.setenv("NBGPU_NUM_THREADS", "2")
     seen = set()
+    # Each thread's first item waits for the other thread's: a pool thread
+    # cannot take every item (as it may on a busy machine) unless the caller
+    # takes none, and then the wait times out.
+    both = threading.Barrier(2, timeout=30)
+    first = threading.local()
 
     def work(i):
+        if not getattr(first, "taken", False):
+            first.taken = True
+            both.wait()
         seen.add(threading.current_thread().name)
         return i * i
 

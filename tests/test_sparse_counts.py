@@ -10,6 +10,9 @@ the real threshold.
 
 from __future__ import annotations
 
+import functools
+import operator
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -17,8 +20,8 @@ from numpy.testing import assert_allclose, assert_array_equal
 from sklearn import naive_bayes as sk
 
 import nbgpu
-from nbgpu._array import sparse_counts
-from nbgpu._array.class_sums import class_sums, csr_class_entries
+from nbgpu._array import blocks, sparse_counts
+from nbgpu._array.class_sums import class_sums, csr_class_entries, summed_entries
 from nbgpu._array.sparse import compact_columns
 
 MODELS = [("MultinomialNB", {}), ("ComplementNB", {}), ("ComplementNB", {"norm": True}), ("MultinomialNB", {"alpha": 0.3})]
@@ -39,6 +42,13 @@ def text_like(n=300, d=4000, k=5, seed=0, per_row=6, dtype=np.float64):
     X = sp.csr_matrix((data, indices, np.arange(0, n * per_row + 1, per_row)), shape=(n, d))
     y = np.array([f"c{c}" for c in rng.integers(0, k, n)])
     return X, y
+
+
+def canonical(a):
+    """Whether compressed ``a`` is canonical, checked from its arrays (not the flag nbgpu sets)."""
+    minor = a.shape[0] if a.format == "csc" else a.shape[1]
+    keys = np.repeat(np.arange(len(a.indptr) - 1, dtype=np.int64), np.diff(a.indptr)) * minor + a.indices
+    return bool(np.all(np.diff(keys) > 0))
 
 
 def is_kept_sparse(model):
@@ -201,7 +211,7 @@ def test_class_entries_equal_dense_sums(weighted):
     assert keys.dtype == np.int64 and values.dtype == np.float64
     assert np.all(np.diff(keys) > 0)  # ascending, unique
     got = sparse_counts.from_column_keys(keys, values, (7, 300))
-    assert got.format == "csc" and got.has_canonical_format
+    assert got.format == "csc" and got.has_canonical_format and canonical(got)
     assert_allclose(got.toarray(), class_sums(X, codes, w, 7, xp=np, dtype=np.float64), rtol=1e-14)
     assert not got.toarray()[3].any()
 
@@ -229,7 +239,37 @@ def test_logged_entries_fold_into_the_same_sums(monkeypatch):
         folds += counts.folded
     assert folds > 3  # the log was folded on the way, not only at the end
     assert_allclose(sparse_counts.dense(counts), class_sums(X, codes, None, 4, xp=np, dtype=np.float64), rtol=1e-14)
-    assert counts.folded and counts.csc.has_canonical_format
+    assert counts.folded and counts.csc.has_canonical_format and canonical(counts.csc)
+
+
+@pytest.mark.parametrize("threads", ["1", "3"])  # split by key range over threads, or not
+@pytest.mark.parametrize("top", [2**20, 2**40])  # keys packed with their positions, or argsorted
+def test_summed_entries_sum_equal_keys_in_their_order(top, threads, monkeypatch):
+    monkeypatch.setenv("NBGPU_NUM_THREADS", threads)
+    monkeypatch.setattr(blocks, "PARALLEL_NNZ", 100)
+    rng = np.random.default_rng(3)
+    keys = rng.integers(0, 50, 5000) * (top // 50)
+    values = rng.random(5000)
+    got_keys, got_values = summed_entries(keys, values)
+    want_keys = np.unique(keys)
+    assert_array_equal(got_keys, want_keys)
+    assert got_keys.dtype == keys.dtype
+    want = [functools.reduce(operator.add, values[keys == k]) for k in want_keys]  # in the order given
+    assert_array_equal(got_values, want)
+    # sums in order: (1e16 + 1) - 1e16 is 0.0, not the 1.0 of another order
+    k, v = summed_entries(np.array([7, 5, 5, 5], dtype=np.uint32), np.array([2.0, 1e16, 1.0, -1e16]))
+    assert_array_equal(k, [5, 7])
+    assert_array_equal(v, [0.0, 2.0])
+
+
+def test_column_totals_add_the_classes_in_order(narrow):
+    """``feature_all_`` of sparse sums adds the classes one after another."""
+    X, y = text_like(n=2000, d=200, k=100, seed=5, per_row=1)  # about 10 classes per column
+    w = np.random.default_rng(1).random(2000)
+    model = nbgpu.ComplementNB().fit(X, y, sample_weight=w)
+    assert is_kept_sparse(model)
+    in_order = functools.reduce(operator.add, sparse_counts.dense(model._stats["feature_count"]))
+    assert_array_equal(model.feature_all_, in_order)
 
 
 def test_an_overflowing_add_changes_nothing():
@@ -237,6 +277,33 @@ def test_an_overflowing_add_changes_nothing():
     assert counts.add(np.array([3]), np.array([1e308]))
     assert not counts.add(np.array([3]), np.array([1e308]))
     assert_allclose(sparse_counts.dense(counts)[1, 1], 1e308)
+    # values that add up past float64 into different sums are no overflow
+    assert counts.add(np.array([2, 5]), np.array([1e308, 1e308]))
+    assert_allclose(sparse_counts.dense(counts), [[0, 1e308] + [0] * 8, [0, 1e308, 1e308] + [0] * 7])
+
+
+def test_huge_values_in_different_sums_are_counted(narrow):
+    """Values whose total overflows float64 but whose per-class sums do not:
+    scikit-learn's counts (the sparse sums once dropped such a batch)."""
+    X, y = text_like(n=200, d=4000, k=4, seed=7)
+    X = X.tolil()
+    X[0, 5], X[1, 5] = 1e308, 1e308
+    X = X.tocsr()
+    y[0], y[1] = "c0", "c1"
+    expected = sk.MultinomialNB().fit(X, y)
+    model = nbgpu.MultinomialNB().fit(X, y)
+    assert is_kept_sparse(model)
+    assert_allclose(model.feature_count_, expected.feature_count_, rtol=1e-13)
+    streamed = nbgpu.MultinomialNB().partial_fit(X[:100], y[:100], classes=np.unique(y))
+    streamed.partial_fit(X[100:], y[100:])
+    assert_allclose(streamed.feature_count_, expected.feature_count_, rtol=1e-13)
+    y[1] = "c0"  # now one sum overflows: refused, the model unchanged
+    with pytest.raises(ValueError, match="overflow float64"):
+        nbgpu.MultinomialNB().fit(X, y)
+    before = streamed.feature_count_.copy()
+    with pytest.raises(ValueError, match="overflow float64"):
+        streamed.partial_fit(X, y)
+    assert_array_equal(streamed.feature_count_, before)
 
 
 def test_sparse_counts_pickle_with_their_log(narrow):
@@ -258,7 +325,7 @@ def test_stored_entries_round_trip():
     assert np.all(np.diff(indices.astype(np.int64)) > 0)
     assert_array_equal(np.flatnonzero(a.toarray()), indices)
     back = sparse_counts.from_entries(indices, values, a.shape).csc
-    assert back.format == "csc" and back.has_canonical_format
+    assert back.format == "csc" and back.has_canonical_format and canonical(back)
     assert_array_equal(back.toarray(), a.toarray())
 
 

@@ -346,53 +346,72 @@ def _piece_budget(X, per_nnz, threads):
     return max(max(X.indices.nbytes + X.indptr.nbytes, blocks.BLOCK_BYTES) // (per_nnz * threads), 1)
 
 
-def summed_entries(keys, values, *, kind=None):
-    """``(keys, values)`` sorted by key (``np.argsort``'s ``kind``), the
-    values of equal keys summed."""
-    order = np.argsort(keys, kind=kind)
-    keys, values = keys[order], values[order]
-    if keys.shape[0] < 2:
+def summed_entries(keys, values):
+    """``(keys, values)`` (non-negative keys) sorted by key, the values of
+    equal keys summed one after another in the order they came.
+
+    Many entries are split by key range over the threads (each keeps the
+    order of its entries, so the sums do not depend on the split)."""
+    n = keys.shape[0]
+    threads = n_threads() if n >= blocks.PARALLEL_NNZ else 1
+    if threads == 1:
+        return _summed_run(keys, values)
+    sample = np.sort(keys[:: max(n // 4096, 1)])
+    cuts = [None, *np.unique(sample[np.arange(1, threads) * sample.shape[0] // threads]), None]
+
+    def part(i):
+        lo, hi = cuts[i], cuts[i + 1]
+        mask = (keys >= lo) if hi is None else (keys < hi) if lo is None else (keys >= lo) & (keys < hi)
+        return _summed_run(keys[mask], values[mask])
+
+    parts = parallel_map(part, range(len(cuts) - 1))
+    return np.concatenate([k for k, _ in parts]), np.concatenate([v for _, v in parts])
+
+
+def _summed_run(keys, values):
+    n = keys.shape[0]
+    if n < 2:
         return keys, values
-    first = np.empty(keys.shape[0], dtype=bool)
+    if n <= 2**32 and int(keys.max()) < 2**32:
+        # Key and position packed in one uint64: numpy's vectorised sort of
+        # plain integers beats argsort several times over, and ties keep
+        # their order.
+        packed = keys.astype(np.uint64) << np.uint64(32)
+        packed |= np.arange(n, dtype=np.uint64)
+        packed.sort()
+        order = (packed & np.uint64(2**32 - 1)).astype(np.intp)
+        keys = (packed >> np.uint64(32)).astype(keys.dtype)
+    else:
+        order = np.argsort(keys, kind="stable")
+        keys = keys[order]
+    first = np.empty(n, dtype=bool)
     first[0] = True
     np.not_equal(keys[1:], keys[:-1], out=first[1:])
-    starts = np.flatnonzero(first)
-    if starts.shape[0] == keys.shape[0]:
-        return keys, values
-    return keys[starts], np.add.reduceat(values, starts)
+    if first.all():
+        return keys, values[order]
+    # bincount sums each key's values in order, and faster than reduceat
+    sums = np.bincount(np.cumsum(first) - 1, weights=values[order])
+    return keys[first], sums
 
 
-def csr_class_entries(X, codes, weights, n_classes):
+def csr_class_entries(X, codes, weights, n_classes, *, summed=True):
     """``Yᵀ·X`` of a host CSR batch as its entries: keys ``column * k +
-    class`` (int64, ascending, unique) and float64 sums, at a cost of
-    O(nnz log nnz) (no array of size d or k × d). ``X`` is taken as it
-    comes (unsorted indices, duplicates, integer values). A large batch is
-    sorted in row ranges on all cores and the sorted runs merged."""
-    threads = _threads(X)
-    if threads == 1:
-        return _row_range_entries(X, codes, weights, n_classes, (0, X.shape[0]))
-    cuts = blocks.even_nnz_splits(X.indptr, threads)
-    parts = parallel_map(
-        lambda rows: _row_range_entries(X, codes, weights, n_classes, rows), zip(cuts[:-1], cuts[1:])
-    )
-    keys = np.concatenate([keys for keys, _ in parts])
-    values = np.concatenate([values for _, values in parts])
-    return summed_entries(keys, values, kind="stable")  # a merge sort merges the runs
-
-
-def _row_range_entries(X, codes, weights, n_classes, rows):
-    a, b = rows
-    indptr = X.indptr[a : b + 1]
-    counts = np.diff(indptr)
-    lo, hi = int(indptr[0]), int(indptr[-1])
+    class`` (int64) and float64 values, at a cost of O(nnz log nnz) (no
+    array of size d or k × d). ``X`` is taken as it comes (unsorted
+    indices, duplicates, integer values). ``summed``: the keys ascending
+    and unique, their values summed; else one entry per stored value, in
+    ``X``'s order (O(nnz): a log of entries sums them when it folds)."""
+    counts = np.diff(X.indptr)
+    lo, hi = int(X.indptr[0]), int(X.indptr[-1])
     # 32-bit keys where they fit: the sort, most of the work, goes faster.
     key = np.uint32 if n_classes * X.shape[1] < 2**32 else np.int64
-    classes = np.repeat(np.asarray(codes[a:b]).astype(key), counts)
+    classes = np.repeat(np.asarray(codes).astype(key), counts)
     keys = _column_class_keys(X.indices[lo:hi], classes, n_classes, key)
     values = X.data[lo:hi].astype(np.float64)
     if weights is not None:
-        values *= np.repeat(np.asarray(weights[a:b], dtype=np.float64), counts)
-    keys, values = summed_entries(keys, values)
+        values *= np.repeat(np.asarray(weights, dtype=np.float64), counts)
+    if summed:
+        keys, values = summed_entries(keys, values)
     return keys.astype(np.int64), values
 
 

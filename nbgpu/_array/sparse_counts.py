@@ -8,13 +8,13 @@ never makes the dense array: saving writes the stored entries as they are,
 loading reads them back as they are, and scoring makes the weights of just
 the columns a batch uses. ``feature_count_`` is made dense when it is read.
 
-A batch's sums are its entries (``class_sums.csr_class_entries``): one sort of the
-batch's stored values by (column, class), nothing of size k × d or d, so a
+A batch adds its entries (``class_sums.csr_class_entries``): a (column,
+class) key and a value per stored value, nothing of size k × d or d, so a
 batch costs what its nonzeros cost. :class:`SparseCounts` holds the sums
 as a canonical CSC array plus a log of the entries added since; the log is
-folded in (one sparse addition) when it grows to a fraction of the array
-or before the sums are read, so a stream of small batches costs its
-entries, amortized, and never a pass over the whole statistics per batch.
+folded in (one sort, one sparse addition) when it grows to a fraction of
+the array or before the sums are read, so a stream of small batches costs
+its entries, amortized, and never a pass over the whole statistics per batch.
 
 Only on the host, for sums of at least ``WIDE_ENTRIES`` entries of which at
 most one in ``SPARSE_FRACTION`` is stored; anything else is a dense array,
@@ -44,7 +44,7 @@ SPARSE_FRACTION = 8
 # many, or a quarter of the stored ones if that is more: a fold costs a
 # pass over the d columns and the stored entries, paid for by the entries
 # added since.
-LOG_ENTRIES = 2**20
+LOG_ENTRIES = 2**21
 
 
 _FOLDING = threading.Lock()
@@ -54,16 +54,12 @@ class SparseCounts:
     """k × d non-negative sums: a canonical float64 CSC array and the
     entries added since, folded in before any read (:attr:`csc`)."""
 
-    __slots__ = ("_csc", "_keys", "_values", "_logged", "_runs", "_bound", "_totals")
+    __slots__ = ("_csc", "_keys", "_values", "_logged", "_bound", "_totals")
 
     def __init__(self, csc):
-        self._csc = csc
-        self._totals = {}  # row and column totals, made once per change
-        self._keys = self._values = None
-        self._logged = self._runs = 0
-        # An upper bound of every sum (non-negative counts): the largest
-        # stored value plus everything logged since.
-        self._bound = float(csc.data.max()) if csc.nnz else 0.0
+        # The stored sums, their row and column totals (made once per change),
+        # the log, and the largest stored value plus everything logged since.
+        self._become(csc)
 
     @classmethod
     def empty(cls, shape):
@@ -92,25 +88,41 @@ class SparseCounts:
     def nnz(self):
         return self.csc.nnz
 
-    def add(self, keys, values):
-        """Add entries ``(keys, values)`` (see ``class_sums.csr_class_entries``) in
-        place; False, changing nothing, if a sum could overflow."""
-        bound = self._bound + float(values.sum()) if values.size else self._bound
+    @property
+    def bound(self):
+        """An upper bound of every sum (they are non-negative): finite sums
+        below a finite bound need no pass over them."""
+        return self._bound
+
+    def add(self, keys, values, *, overflow_ok=False):
+        """Add entries ``(keys, values)`` (int64 and float64 arrays the log
+        may keep, see ``class_sums.csr_class_entries``) in place; False,
+        changing nothing, if a sum overflows (``overflow_ok``: kept, for the
+        caller's check of the statistics to refuse)."""
+        with np.errstate(over="ignore"):
+            bound = self._bound + float(values.sum()) if values.size else self._bound
         if not math.isfinite(bound):
-            return False
+            # All values added up overflow: the sums themselves decide.
+            self.fold()
+            summed = self._plus(keys, values)
+            if not (overflow_ok or np.isfinite(summed.data).all()):
+                return False
+            self._become(summed)
+            return True
         need = self._logged + keys.shape[0]
-        if self._keys is None or need > self._keys.shape[0]:
+        if not self._logged:  # kept as they are: no copy of a whole fit's entries
+            self._keys, self._values = keys, values
+        elif need > self._keys.shape[0]:
             size = max(2 * need, 1024)
             grown_keys, grown_values = np.empty(size, np.int64), np.empty(size, np.float64)
-            if self._logged:
-                grown_keys[: self._logged] = self._keys[: self._logged]
-                grown_values[: self._logged] = self._values[: self._logged]
+            grown_keys[: self._logged] = self._keys[: self._logged]
+            grown_values[: self._logged] = self._values[: self._logged]
             self._keys, self._values = grown_keys, grown_values
+        if self._logged:
+            self._keys[self._logged : need] = keys
+            self._values[self._logged : need] = values
         self._totals = {}
-        self._keys[self._logged : need] = keys
-        self._values[self._logged : need] = values
         self._logged = need
-        self._runs += 1
         self._bound = bound
         # Folded when large enough to pay for a pass over the stored entries,
         # or when the sums may no longer be sparse (``kept`` then decides).
@@ -125,17 +137,24 @@ class SparseCounts:
             return
         with _FOLDING:  # scoring threads may read at once: one folds
             if self._logged:
-                self._fold()
+                self._become(self._plus(self._keys[: self._logged], self._values[: self._logged]))
 
-    def _fold(self):
-        keys, values = self._keys[: self._logged], self._values[: self._logged]
-        if self._runs > 1:  # batches, each sorted: a merge sort finds the runs
-            keys, values = summed_entries(keys, values, kind="stable")
-        self._csc = _canonical_csc(self._csc + from_column_keys(keys, values, self._csc.shape))
+    def _plus(self, keys, values):
+        """The folded sums plus entries ``(keys, values)``: a new canonical CSC array."""
+        keys, values = summed_entries(keys, values)
+        if not values.all():  # zero sums (zero weights) are no entries
+            nonzero = np.flatnonzero(values)
+            keys, values = keys[nonzero], values[nonzero]
+        new = from_column_keys(keys, values, self._csc.shape)
+        return _canonical_sum(self._csc, new) if self._csc.nnz else new
+
+    def _become(self, csc):
+        """Hold the sums ``csc``, the log empty."""
+        self._csc = csc
         self._totals = {}
         self._keys = self._values = None
-        self._logged = self._runs = 0
-        self._bound = float(self._csc.data.max()) if self._csc.nnz else 0.0
+        self._logged = 0
+        self._bound = float(csc.data.max()) if csc.nnz else 0.0
 
     def totals(self, axis):
         """``Σ_j`` per class ("rows") or ``Σ_c`` per feature ("columns"), one
@@ -143,13 +162,12 @@ class SparseCounts:
         made = self._totals.get(axis)
         if made is None:
             csc = self.csc
+            # bincount adds in order: a column's sums class after class
             if axis == "rows":
                 made = np.bincount(csc.indices, weights=csc.data, minlength=csc.shape[0])
             else:
-                made = np.zeros(csc.shape[1])
-                stored = np.flatnonzero(np.diff(csc.indptr))
-                if stored.shape[0]:
-                    made[stored] = np.add.reduceat(csc.data, csc.indptr[stored])
+                columns = np.repeat(np.arange(csc.shape[1]), np.diff(csc.indptr))
+                made = np.bincount(columns, weights=csc.data, minlength=csc.shape[1])
             made.flags.writeable = False
             self._totals[axis] = made
         return made
@@ -173,6 +191,15 @@ def _canonical_csc(a):
     return out
 
 
+def _canonical_sum(a, b):
+    """``a + b`` of two canonical arrays of one format, known canonical:
+    scipy adds canonical operands by merging their sorted indices, so the
+    check it would make (a pass over the sum) is skipped."""
+    out = a + b
+    out.has_canonical_format = True
+    return out
+
+
 def _compressed(kind, values, major, minor, shape):
     """The ``kind`` (``sp.csr_array`` or ``sp.csc_array``) of ``shape`` whose
     entries lie at ``major`` (ascending) and ``minor``."""
@@ -180,7 +207,9 @@ def _compressed(kind, values, major, minor, shape):
     indptr = np.zeros(n_major + 1, dtype=np.int64)
     np.cumsum(np.bincount(major, minlength=n_major), out=indptr[1:])
     index = index_dtype(np, *shape, values.shape[0])
-    return kind((values, minor.astype(index), indptr.astype(index)), shape=shape)
+    out = kind((values, minor.astype(index), indptr.astype(index)), shape=shape)
+    out.has_canonical_format = True  # the callers' entries: major ascending, minor ascending within
+    return out
 
 
 def from_column_keys(keys, values, shape):
@@ -298,4 +327,6 @@ def from_entries(indices, values, shape):
     """The sparse k × d sums whose row-major flat ``indices`` (ascending,
     in range: checked by the caller) hold ``values``."""
     rows, cols = np.divmod(indices.astype(np.int64, copy=False), shape[1])
-    return SparseCounts(_compressed(sp.csr_array, values, rows, cols, shape).tocsc())
+    csc = _compressed(sp.csr_array, values, rows, cols, shape).tocsc()
+    csc.has_canonical_format = True  # the transpose of a canonical array
+    return SparseCounts(csc)

@@ -31,6 +31,7 @@ import numpy as np
 
 from .._array import sparse_counts
 from .._array.namespace import to_numpy
+from .._array.threads import parallel_map
 from .._estimator.base import _BaseNB
 from .model_archive import Archive, ModelFileError, is_int, write_archive
 from .model_header import (
@@ -152,6 +153,18 @@ def _check_parameters(model, part=""):
                 raise ValueError(msg)
 
 
+def _outcome(read):
+    """``read`` returning ``(array, None)``, or ``(None, error)`` for a ModelFileError."""
+
+    def attempt(key):
+        try:
+            return read(key), None
+        except ModelFileError as exc:
+            return None, exc
+
+    return attempt
+
+
 def _keeping_sparse(resolve, model, spec):
     """``resolve`` giving the statistics ``model`` keeps sparse (``sparse_counts.py``) as stored."""
     entries = spec.get("dict", {})  # ``spec`` is well formed: unflatten has read it
@@ -198,7 +211,13 @@ def _file_arrays(archive, listed, where):
     def resolve(kind, body, *, sparse=False):
         if kind == "array":
             return read(body)
-        indices, values = read(body["indices"]), read(body["values"])  # their layout checked on stand-ins
+        # Their layout was checked on stand-ins. Read (inflated, hashed) on two
+        # threads; a failure is the first member's, as if read one by one.
+        parts = parallel_map(_outcome(read), (body["indices"], body["values"]))
+        for _, error in parts:
+            if error is not None:
+                raise error
+        (indices, _), (values, _) = parts
         shape = tuple(body["shape"])
         size = math.prod(shape)
         if indices.size and (indices[0] < 0 or indices[-1] >= size or not np.all(indices[1:] > indices[:-1])):

@@ -110,7 +110,7 @@ class _CountNB(_DiscreteNB):
     def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
         if self._sparse_statistics and sparse_counts.gathers_sparse(X, n_classes):
             sums = sparse_counts.SparseCounts.empty((n_classes, X.shape[1]))
-            sums.add(*csr_class_entries(X, codes, weights, n_classes))
+            sums.add(*csr_class_entries(X, codes, weights, n_classes, summed=False), overflow_ok=True)
             sums = sparse_counts.kept(sums)
         else:
             sums = class_sums(X, codes, weights, n_classes, xp=xp, dtype=dtype)
@@ -133,7 +133,7 @@ class _CountNB(_DiscreteNB):
             if not bool(xp.all(xp.isfinite(count))):  # one read back; the check below says why
                 check_statistics_finite({"class_count": count}, estimator=self, X=X, sample_weight=weights)
             if sparse_sums:
-                added = fc.add(*csr_class_entries(X, codes, weights, n_classes))
+                added = fc.add(*csr_class_entries(X, codes, weights, n_classes, summed=False))
             else:
                 added = add_class_sums_into(fc, X, codes, weights, xp=xp)
             if added:

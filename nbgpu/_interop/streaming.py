@@ -1,15 +1,8 @@
 """Fitting on data larger than memory: chunks through ``partial_fit``.
 
-``fit_stream`` takes any iterable of ``(X_chunk, y_chunk)`` (or
-``(X_chunk, y_chunk, sample_weight_chunk)``) and fits an estimator on all of
-them. A background thread produces the next chunk while the current one is
-being fitted, through a queue of ``prefetch`` chunks, so reading or
-vectorising overlaps the work and memory stays bounded by a few chunks.
-
-With ``device="gpu"`` every chunk goes to the GPU (cupy, cupyx.scipy.sparse)
-through pinned host memory on a second CUDA stream: the host-to-device copy
-of chunk i+1 runs while the GPU works on chunk i.
-
+``fit_stream`` fits an estimator on any iterable of chunks while a background
+thread produces the next chunk (on a GPU, and copies it through pinned host
+memory on a second CUDA stream), so memory stays bounded by a few chunks.
 ``svmlight_chunks`` reads an svmlight/libsvm file in byte ranges with
 scikit-learn's ``load_svmlight_file(offset=, length=)``.
 """
@@ -29,27 +22,10 @@ __all__ = ["fit_stream", "svmlight_chunks"]
 _DONE = object()
 
 
-def _split_chunk(chunk, index):
-    """``(X, y, sample_weight or None)`` of one chunk of ``fit_stream``."""
-    if not isinstance(chunk, (tuple, list)) or len(chunk) not in (2, 3):
-        length = f" of length {len(chunk)}" if isinstance(chunk, (tuple, list)) else ""
-        msg = (
-            f"chunk {index} must be a tuple (X, y) or (X, y, sample_weight); "
-            f"got {type(chunk).__name__}{length}."
-        )
-        raise TypeError(msg)
-    return chunk[0], chunk[1], chunk[2] if len(chunk) == 3 else None
-
-
 class _Prefetcher:
-    """Runs ``produce(item)`` over ``items`` in a thread, at most ``depth`` ahead.
-
-    Exceptions raised by the iterator or by ``produce`` are re-raised in the
-    consumer, at the position where they happened. A consumer that stops
-    early (an exception, Ctrl-C) tells the thread to stop but does not wait
-    for it: it may be blocked reading a pipe that never ends. It is a daemon
-    thread and ends after its current item.
-    """
+    """Runs ``produce(index, item)`` over ``items`` in a daemon thread, at most ``depth`` ahead; its
+    exceptions are re-raised in the consumer where they happened. A consumer that stops early (an
+    exception, Ctrl-C) tells the thread to stop but does not wait: it may be blocked reading a pipe."""
 
     def __init__(self, items, produce, depth):
         self._queue = queue.Queue(maxsize=depth)
@@ -77,7 +53,6 @@ class _Prefetcher:
         self._put(("ok", _DONE))
 
     def __iter__(self):
-        ended = False
         try:
             while True:
                 try:
@@ -86,16 +61,14 @@ class _Prefetcher:
                     kind, value = self._queue.get(timeout=0.2)
                 except queue.Empty:
                     continue
-                ended = kind == "error" or value is _DONE  # the thread has returned
-                if kind == "error":
-                    raise value
-                if value is _DONE:
+                if kind == "error" or value is _DONE:
+                    self._thread.join()  # it has returned
+                    if kind == "error":
+                        raise value
                     return
                 yield value
         finally:
             self._stop.set()
-            if ended:
-                self._thread.join()
 
 
 def fit_stream(estimator, chunks, *, classes, device="cpu", prefetch=2, progress=False):
@@ -154,7 +127,14 @@ def fit_stream(estimator, chunks, *, classes, device="cpu", prefetch=2, progress
     uploader = PinnedUploader() if device == "gpu" else None
 
     def produce(index, chunk):
-        X, y, weight = _split_chunk(chunk, index)
+        if not isinstance(chunk, (tuple, list)) or len(chunk) not in (2, 3):
+            length = f" of length {len(chunk)}" if isinstance(chunk, (tuple, list)) else ""
+            msg = (
+                f"chunk {index} must be a tuple (X, y) or (X, y, sample_weight); "
+                f"got {type(chunk).__name__}{length}."
+            )
+            raise TypeError(msg)
+        X, y, weight = (*chunk, None)[:3]
         if uploader is None:
             return X, y, weight, None, None
         return uploader.upload(X, y, weight)
@@ -222,16 +202,13 @@ def svmlight_chunks(path, *, n_features, chunk_bytes=256 * 2**20, dtype=np.float
     chunk_bytes = int(chunk_bytes)
     for offset in range(0, os.path.getsize(path), chunk_bytes):
         try:
-            loaded = load_svmlight_file(
-                str(path), n_features=n_features, dtype=dtype, zero_based=zero_based, query_id=query_id,
-                offset=offset, length=chunk_bytes,
-            )
+            X, y, *_ = load_svmlight_file(str(path), n_features=n_features, dtype=dtype, zero_based=zero_based,
+                                          query_id=query_id, offset=offset, length=chunk_bytes)
         except ValueError as exc:
             if "n_features was set" in str(exc):
                 msg = f"{path} has more features than the {n_features} the model was trained on ({exc})"
             else:
                 msg = f"{path} is not a valid svmlight/libsvm file near byte {offset} ({exc})"
             raise ValueError(msg) from exc
-        X, y = loaded[0], loaded[1]
         if X.shape[0]:
             yield X, y

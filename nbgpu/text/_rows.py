@@ -37,15 +37,6 @@ def cell_keys(rows, columns, negative, n_rows, n_columns, *, xp):
     return key
 
 
-def _sorted(key, xp):
-    """The keys in order: uint32 keys by two stable sorts of 16-bit digits
-    (radix sorts, about twice as fast as sorting the keys themselves)."""
-    if key.dtype != xp.uint32:
-        return xp.sort(key)
-    key = xp.take(key, xp.argsort(xp.astype(key & 0xFFFF, xp.uint16), stable=True))
-    return xp.take(key, xp.argsort(xp.astype(key >> 16, xp.uint16), stable=True))
-
-
 def sum_cells(keys, n_rows, n_columns, *, signed, xp):
     """``(indptr, indices, values)`` of the matrix whose occurrences are ``keys``.
 
@@ -54,7 +45,12 @@ def sum_cells(keys, n_rows, n_columns, *, signed, xp):
     ``indices``; within a row the indices are sorted and unique.
     """
     kdt, col_bits, _ = _layout(n_rows, n_columns, signed, xp)
-    key = _sorted(xp.concat(keys) if keys else xp.zeros(0, dtype=kdt), xp)
+    key = xp.concat(keys) if keys else xp.zeros(0, dtype=kdt)
+    if key.dtype == xp.uint32:  # two stable sorts of 16-bit digits: about twice as fast as sorting the keys
+        key = xp.take(key, xp.argsort(xp.astype(key & 0xFFFF, xp.uint16), stable=True))
+        key = xp.take(key, xp.argsort(xp.astype(key >> 16, xp.uint16), stable=True))
+    else:
+        key = xp.sort(key)
     m = key.shape[0]
     if m == 0:
         return xp.zeros(n_rows + 1, dtype=xp.int64), xp.zeros(0, dtype=xp.int32), xp.zeros(0, dtype=xp.int64)

@@ -1,18 +1,12 @@
 """SemiSupervisedNB on Dask arrays: every EM iteration is one tree of merges.
 
-For a Dask ``X``, ``SemiSupervisedNB.fit`` runs its EM loop on :class:`_DaskData`
-(the interface is that of ``_InMemoryData`` in ``_models/semi_supervised.py``).
-Every row block is validated, split and scored on its worker by the in-memory
-functions; the per-block results merge in a tree (the model's ``_merge``, sums
-added), as ``dask_fit`` merges, and the client finalizes the next model.
-
-The first pass gives the labeled rows' statistics (fixed for the whole fit), the
-total weight and the number of unlabeled rows. Every later pass scores each
-block once under the current model: its term of ``ℓ`` and, since ``ℓ`` of a
-model needs a pass with it anyway, the soft statistics of the next M-step (none
-once ``max_iter`` is reached). So a fit costs n_iter_ + 2 passes over X, and X
-is not persisted: persist it yourself (``X = X.persist()``) when it is costly to
-produce and fits in the cluster's memory.
+:class:`_DaskData` has the interface of ``_InMemoryData`` (``_models/semi_supervised.py``):
+every row block is validated, split and scored on its worker by the in-memory functions,
+the per-block results merge in a tree (the model's ``_merge``, sums added) and the client
+finalizes the next model. The first pass gives the labeled rows' statistics (fixed for
+the fit), the total weight and the number of unlabeled rows; every later pass gives one
+model's term of ``ℓ`` and the soft statistics of the next M-step at once. So a fit costs
+n_iter_ + 2 passes over X, which is not persisted (persist it yourself when costly).
 """
 
 from __future__ import annotations
@@ -28,8 +22,7 @@ from .dask_blocks import _check_2d, _known_row_chunks, _merge_children, _merge_t
 
 # The tasks run on the workers: module-level functions pickle by reference.
 def _start_block(template, X, y, weight, classes):
-    """``(statistics of the labeled rows or None, Σ weights, unlabeled rows)``
-    of one block, every row validated."""
+    """``(statistics of the labeled rows or None, Σ weights, unlabeled rows)`` of one block."""
     if X.shape[0] == 0:
         return None, 0.0, 0
     rows = _split_rows(template, X, y, weight, whole=False)
@@ -38,8 +31,7 @@ def _start_block(template, X, y, weight, classes):
 
 
 def _em_block(template, X, y, weight, classes, model, lam, statistics):
-    """``(soft statistics of the unlabeled rows or None, log-likelihood term)``
-    of one block under ``model`` (``_em_terms``)."""
+    """``(soft statistics of the unlabeled rows or None, log-likelihood term)`` of one block."""
     if X.shape[0] == 0:
         return None, 0.0
     rows = _split_rows(template, X, y, weight, whole=False)
@@ -48,8 +40,7 @@ def _em_block(template, X, y, weight, classes, model, lam, statistics):
 
 
 def _merge_sums(template, children):
-    """Children ``(statistics or None, number, ...)`` as one: the statistics
-    merged by the model's ``_merge``, the numbers added."""
+    """Children ``(statistics or None, number, ...)`` as one: statistics merged, numbers added."""
     stats = _merge_children(template, [child[0] for child in children])
     return (stats, *(sum(values) for values in list(zip(*children))[1:]))
 
@@ -85,9 +76,8 @@ class _DaskData:
         if is_dask_array(y):
             import dask.array as da
 
-            self.classes = _labeled_classes(da.unique(y).compute())  # a pass over y only
-        else:
-            self.classes = _labeled_classes(y)
+            y = da.unique(y).compute()  # a pass over y only
+        self.classes = _labeled_classes(y)
         self._template = clone(estimator)
         self._fan_in = _split_every(self.classes.shape[0], X.shape[1])
         self.n_features = X.shape[1]

@@ -1,20 +1,13 @@
 """Naive Bayes over groups of columns of different types.
 
-Each part is an nbgpu estimator on its own columns. Under the naive Bayes
-assumption the parts are independent given the class, so the joint
-log-likelihood is the sum of the parts' log-likelihoods plus one log prior:
-every part's own log prior is subtracted out and the ColumnwiseNB's prior is
-added once, ``Σₚ (jllₚ − log Pₚ(c)) + log P(c)``, which is
-``Σₚ jllₚ − (m − 1) log P(c)`` when all parts share the prior, and stays
-right when they do not (``fit_prior=False``, ``class_prior=...``).
-
-The model is built on the same pieces as every other: its statistics are the
-class weights plus every part's statistics (computed by the part's own
-``_accumulate`` on its columns), merged part by part; ``_finalize`` makes
-new fitted part estimators (each through its own ``_become_fitted``), so
-fitting stays transactional. What a fit works with, its parts (fresh clones
-of the parameters) and their columns, is one explicit ``_Plan``, held in
-``_fit_plan`` for the length of the fit; a fitted model's plan is its
+Each part is an nbgpu estimator on its own columns, and the parts are
+independent given the class: ``log P(x, c) = Σₚ (jllₚ − log Pₚ(c)) + log P(c)``
+(each part's own prior subtracted, the model's added once, right also when the
+priors differ). The statistics are the class weights plus every part's own
+statistics, merged part by part; ``_finalize`` makes new fitted parts (each
+through its own ``_become_fitted``), so fitting stays transactional. A fit's
+parts (fresh clones of the parameters) and their columns are one ``_Plan``,
+held in ``_fit_plan`` for the length of the fit; a fitted model's plan is its
 fitted parts.
 """
 
@@ -148,14 +141,13 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, ClassifierMixin, _BaseComposition
     estimators : list of (str, estimator, columns) tuples
         The parts: a unique name, an unfitted nbgpu naive Bayes estimator
         (:class:`GaussianNB`, :class:`MultinomialNB`, :class:`BernoulliNB`,
-        :class:`CategoricalNB`, :class:`PoissonNB`,
-        :class:`NormalBayesClassifier`, or a nested :class:`ColumnwiseNB`)
-        and its columns: an int index or list of indices, a slice, a
-        boolean mask, or column name(s) when ``X`` is a pandas DataFrame
-        (a nested ColumnwiseNB names them among its parent's columns).
-        A column may belong to several parts (its evidence then counts once
-        per part). :class:`ComplementNB` is refused: its scores are not
-        log-likelihoods.
+        :class:`CategoricalNB`, :class:`PoissonNB`, :class:`NormalBayesClassifier`
+        or a nested :class:`ColumnwiseNB`; not :class:`ComplementNB`, whose
+        scores are not log-likelihoods) and its columns: an int index or list
+        of indices, a slice, a boolean mask, or column name(s) of a pandas
+        DataFrame ``X`` (a nested ColumnwiseNB names them among its parent's
+        columns). A column may belong to several parts (its evidence then
+        counts once per part).
     priors : array-like of shape (n_classes,), default=None
         Prior probabilities of the classes. If None, the (weighted) class
         frequencies of the training data.
@@ -170,8 +162,7 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, ClassifierMixin, _BaseComposition
     class_log_prior_ : array of shape (n_classes,)
         Its logarithm.
     classes_ : array of shape (n_classes,)
-        Class labels (every part has the same: they are fitted on the same
-        labels).
+        Class labels (the same in every part).
     estimators_ : list of estimators
         The fitted parts, each a usable estimator on its own columns.
     named_estimators_ : :class:`~sklearn.utils.Bunch`
@@ -189,26 +180,24 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, ClassifierMixin, _BaseComposition
     Notes
     -----
     ``log P(x, c) = Σₚ (log Pₚ(xₚ, c) − log Pₚ(c)) + log P(c)``: each part's
-    own prior (from its ``class_prior_`` or ``class_log_prior_``) is
-    subtracted from its joint log-likelihood, and the combined model's prior
-    is added once. A part must not give zero prior probability to a class
-    the combined model gives a positive one (its likelihood could not be
-    separated from the prior); leave the parts' priors at their defaults.
+    own prior (its ``class_prior_`` or ``class_log_prior_``) is subtracted
+    from its joint log-likelihood and the combined model's added once. A part
+    must not give zero prior probability to a class the combined model gives
+    a positive one (its likelihood could not be separated from the prior);
+    leave the parts' priors at their defaults.
 
-    The prior and the decisions are the combined model's: ``prior_smoothing``
-    and ``loss_matrix`` are set on the ColumnwiseNB. On a part they do not
-    change the combined model, since a part contributes only its likelihood
-    (its own, smoothed or not, prior is subtracted out and its decisions are
-    never asked for); they apply when that fitted part is used on its own.
+    ``prior_smoothing`` and ``loss_matrix`` of the combined model are set on
+    the ColumnwiseNB: a part contributes only its likelihood, so on a part
+    they apply only when that fitted part is used on its own.
 
     Missing values: NaN passes through to the parts that take
-    ``missing="ignore"`` (each leaves a missing feature out, so the combined
-    likelihood does too); a NaN in the columns of any other part is an error.
+    ``missing="ignore"`` (each leaves a missing feature out); a NaN in the
+    columns of any other part is an error.
 
     ``fit`` and ``partial_fit`` feed every part's own statistics, so chunked
     ``partial_fit`` equals ``fit`` whenever it does for the parts. Parameters
-    of the parts are reached as ``<name>__<param>`` (``get_params``,
-    ``set_params``, grid search).
+    of the parts are ``<name>__<param>`` (``get_params``, ``set_params``,
+    grid search).
 
     Examples
     --------
@@ -321,9 +310,8 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, ClassifierMixin, _BaseComposition
         return specs
 
     def _fit_batch(self, X, y, classes, sample_weight, *, reset, commit=True, partial=False):
-        # The plan is made from the parameters before the base class validates
-        # X (its NaN policy depends on the parts), with the columns resolved
-        # against X's own shape and column names.
+        # The plan is made before the base class validates X (its NaN policy depends on
+        # the parts), with the columns resolved against X's own shape and column names.
         try:
             n_features = _num_features(X) or None  # of any array-like; check_X reports a bad one
         except TypeError:
@@ -340,11 +328,8 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, ClassifierMixin, _BaseComposition
 
     @contextlib.contextmanager
     def _fitting(self, n_features, feature_names, *, reset):
-        """Hold the plan of a fit (``_fit_plan``) for the length of the block.
-
-        Re-entrant: a fit that becomes fitted keeps the plan it accumulated
-        with.
-        """
+        """Hold the plan of a fit (``_fit_plan``) for the length of the block; re-entrant,
+        so a fit that becomes fitted keeps the plan it accumulated with."""
         if "_fit_plan" in self.__dict__:
             yield
             return
@@ -355,12 +340,8 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, ClassifierMixin, _BaseComposition
             del self._fit_plan
 
     def _make_plan(self, n_features, feature_names, *, reset):
-        """The parts (fresh clones of the parameters) and their columns.
-
-        ``reset=False`` (a ``partial_fit`` that continues) keeps the fitted
-        columns. A nested ColumnwiseNB part gets its own plan, its columns
-        resolved among its parent's (names too).
-        """
+        """The parts (fresh clones of the parameters) and their columns; ``reset=False`` keeps the
+        fitted columns. A nested ColumnwiseNB gets its own plan, among its parent's columns."""
         specs = self._check_estimators()
         names = [name for name, _, _ in specs]
         if reset:
@@ -404,9 +385,8 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, ClassifierMixin, _BaseComposition
     # ---- statistics ---------------------------------------------------- #
     @property
     def _ignore_missing(self):
-        """True when some part takes NaN as missing: NaN then passes ``check_X``
-        and ``_check_values`` refuses it in the columns of the other parts. Asks
-        the parts of the fit in progress, else the fitted parts, else the parameters."""
+        """True when some part (of the plan, else of the parameters) takes NaN as missing: NaN
+        then passes ``check_X`` and ``_check_values`` refuses it in the other parts' columns."""
         if "_fit_plan" in self.__dict__ or "estimators_" in self.__dict__:
             parts = self._plan().parts
         else:

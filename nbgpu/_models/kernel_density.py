@@ -1,10 +1,9 @@
 """Nonparametric naive Bayes: a one-dimensional kernel density per class and feature.
 
-The model of R's ``naivebayes`` (``usekernel=TRUE``), Weka's NaiveBayes
-``-K`` and MATLAB's ``fitcnb`` with a kernel distribution. Its statistics
-are the training points themselves (with their classes and weights); merging
-concatenates them, so ``partial_fit``, ``merge``, model files and Dask work
-as for every other model.
+The model of R's ``naivebayes`` (``usekernel=TRUE``), Weka's NaiveBayes ``-K`` and MATLAB's
+``fitcnb`` with a kernel distribution. Its statistics are the training points themselves
+(with their classes and weights); merging concatenates them, so ``partial_fit``, ``merge``,
+model files and Dask work as for every other model.
 """
 
 from __future__ import annotations
@@ -51,15 +50,12 @@ def _logsumexp_last(a, *, xp):
     return log_or_neg_inf(total, xp=xp) + safe
 
 
-def _weighted_spread(points, weights, *, xp):
-    """(weight, unbiased variance) of every column of ``points`` (..., m, d),
-    NaN entries left out; weights count as repetitions of a row."""
-    observed = ~xp.isnan(points)
-    w = xp.where(observed, weights[..., None], xp.zeros_like(points))
-    values = xp.where(observed, points, xp.zeros_like(points))
+def _weighted_spread(values, w, observed, *, xp):
+    """(weight, unbiased variance) of every column of ``values`` (..., m, d) with entry weights
+    ``w`` (repetitions of a row), the entries not ``observed`` left out."""
     n = xp.sum(w, axis=-2)
     mean = xp.sum(w * values, axis=-2) / nonzero(n, xp=xp)
-    dev = xp.where(observed, values - mean[..., None, :], xp.zeros_like(points))
+    dev = xp.where(observed, values - mean[..., None, :], xp.zeros_like(values))
     m2 = xp.sum(w * dev * dev, axis=-2)
     var = xp.where(n > 1, m2 / xp.where(n > 1, n - 1.0, xp.ones_like(n)), xp.zeros_like(n))
     return n, var
@@ -209,13 +205,13 @@ class KernelDensityNB(_BaseNB):
         grid_weights = xp.reshape(xp.take(pad_weights, source, axis=0), (n_classes, m))
         return grid_points, grid_weights
 
-    def _bandwidth(self, points, weights, *, xp):
+    def _bandwidth(self, values, w, observed, *, xp):
         """h (k × d): the float for all, or the rule per class and feature."""
-        k, _, d = points.shape
+        k, _, d = values.shape
         if not isinstance(self.bandwidth, str):
-            return xp.full((k, d), float(self.bandwidth), dtype=points.dtype, device=points.device)
-        n, var = _weighted_spread(points, weights, xp=xp)
-        _, pooled = _weighted_spread(xp.reshape(points, (1, -1, d)), xp.reshape(weights, (1, -1)), xp=xp)
+            return xp.full((k, d), float(self.bandwidth), dtype=values.dtype, device=values.device)
+        n, var = _weighted_spread(values, w, observed, xp=xp)
+        _, pooled = _weighted_spread(*(xp.reshape(a, (1, -1, d)) for a in (values, w, observed)), xp=xp)
         var = xp.where(var > 0, var, xp.broadcast_to(nonzero(pooled, xp=xp), var.shape))
         n = nonzero(n, xp=xp)
         factor = n ** (-0.2) if self.bandwidth == "scott" else (0.75 * n) ** (-0.2)
@@ -223,15 +219,15 @@ class KernelDensityNB(_BaseNB):
 
     def _finalize(self, stats, classes, *, xp, dtype):
         points, weights = self._padded(stats, classes.shape[0], xp=xp)
-        h = self._bandwidth(points, weights, xp=xp)
         observed = ~xp.isnan(points)
         w = xp.where(observed, weights[..., None], xp.zeros_like(points))
+        values = xp.where(observed, points, xp.zeros_like(points))
+        h = self._bandwidth(values, w, observed, xp=xp)
         total = xp.sum(w, axis=1)
         # A class without a value of a feature: a flat term 0 (the feature is
         # left out for it), as for a missing test value.
         log_norm = xp.where(total > 0, log_or_neg_inf(total, xp=xp) + xp.log(h), xp.zeros_like(total))
         prior, log_prior = self._class_prior(stats["class_count"], xp=xp, fixed=self.priors, name="priors")
-        values = xp.where(observed, points, xp.zeros_like(points))
         return {
             "bandwidth_": xp.astype(h, dtype),
             "class_count_": stats["class_count"],

@@ -1,10 +1,8 @@
 """The normal Bayes classifier: one full covariance matrix per class.
 
-Statistics are per-class weight, mean and scatter matrix ``Σᵢ wᵢ (xᵢ−μ)(xᵢ−μ)ᵀ``
-(a flat dict of arrays), merged exactly by the matrix form of Chan, Golub &
-LeVeque's update. Scoring whitens with the inverse Cholesky factor of every
-class: all classes at once are one matrix product ``X · [U₁ … U_k]``
-(``Uₖ = Lₖ⁻ᵀ``), then squared norms.
+Statistics are per-class weight, mean and scatter matrix ``Σᵢ wᵢ (xᵢ−μ)(xᵢ−μ)ᵀ``, merged
+exactly by the matrix form of Chan, Golub & LeVeque's update. Scoring whitens all classes
+at once: one product ``X · [U₁ … U_k]`` (``Uₖ = Lₖ⁻ᵀ``), then squared norms.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """Poisson naive Bayes for counts.
 
-Statistics are those of the other count models (per-class weights and
-per-class feature sums, merged by addition); the scores are one matrix
-product ``X · log λᵀ`` plus a per-class constant ``log P(c) − Σⱼ λ_cj``. The
-class-independent ``−Σⱼ log xⱼ!`` (a log Γ per nonzero, several times the
-cost of the product) is added only where it matters:
-``predict_joint_log_proba``.
+Statistics are those of the other count models; the scores are one product ``X · log λᵀ``
+plus ``log P(c) − Σⱼ λ_cj``. The class-independent ``−Σⱼ log xⱼ!`` (a log Γ per nonzero,
+several times the cost of the product) is added only in ``predict_joint_log_proba``.
 """
 
 from __future__ import annotations

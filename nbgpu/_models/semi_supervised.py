@@ -1,15 +1,11 @@
 """Naive Bayes from labeled and unlabeled rows: expectation-maximisation.
 
 Nigam, McCallum, Thrun & Mitchell (2000), "Text Classification from Labeled
-and Unlabeled Documents using EM". The model's statistics are sums over
-rows weighted by class membership, so an unlabeled row enters them with
-soft weights (its class responsibilities) instead of a one-hot row: the
-soft class-sum kernel ``Rᵀ·X``, with no row duplicated per class.
-
-The EM loop (``SemiSupervisedNB._em``) reads its data through one small
-interface, ``_InMemoryData`` here and its Dask counterpart in
-``_interop/dask_em.py``; both split and score rows with the functions of
-this module, so a Dask fit runs the in-memory arithmetic block by block.
+and Unlabeled Documents using EM". An unlabeled row enters the statistics
+with soft weights (its class responsibilities) instead of a one-hot row: the
+soft class-sum kernel ``Rᵀ·X``, with no row duplicated per class. The EM loop
+reads its data through ``_InMemoryData`` or its Dask counterpart in
+``_interop/dask_em.py``; both use this module's functions on their rows.
 """
 
 from __future__ import annotations
@@ -55,21 +51,16 @@ def _unlabeled_mask(y):
 
 
 def _string_unlabeled(y):
-    """``y`` with scikit-learn's mark of an unlabeled row among string labels
-    (an object array of strings with the int -1, as ``sklearn.semi_supervised``
-    takes) turned into the string "-1": the labels are then all strings, not
-    a mix of strings and numbers. Any other ``y`` is returned as it is."""
-    if getattr(y, "dtype", None) != object:
+    """``y`` with the int -1 among string labels in an object array (as ``sklearn.semi_supervised``
+    takes) turned into the string "-1", so the labels are all strings; else ``y`` as it is."""
+    if getattr(y, "dtype", None) != object or np.ndim(y) != 1:
         return y  # a list becomes all strings or all numbers in numpy's hands
-    values = np.asarray(y, dtype=object)
-    if values.ndim != 1:
-        return y
+    values = np.array(y, dtype=object)
     # (True and False are ints, but neither equals -1)
     marks = (isinstance(v, (int, np.integer)) and v == UNLABELED for v in values.tolist())
     unlabeled = np.fromiter(marks, dtype=bool, count=values.shape[0])
     if not unlabeled.any() or not any(isinstance(v, str) for v in values[~unlabeled].tolist()):
         return y
-    values = values.copy()
     values[unlabeled] = str(UNLABELED)
     return values
 
@@ -85,12 +76,8 @@ def _labeled_classes(y):
 
 
 class _Rows(NamedTuple):
-    """Validated rows (all of an in-memory X, or one Dask block), split.
-
-    ``X_l`` / ``X_u`` are None where there is no labeled / unlabeled row;
-    ``Xt_u`` is the model's input made from ``X_u``; weights are None when
-    the fit has none.
-    """
+    """Validated rows (an in-memory X, or one Dask block), split: ``X_l`` / ``X_u`` None without
+    labeled / unlabeled rows, ``Xt_u`` the model's input of ``X_u``, weights None without any."""
 
     X_l: Any
     y_l: Any
@@ -102,16 +89,13 @@ class _Rows(NamedTuple):
     device: Any
     acc: Any  # the accumulation dtype
     total_weight: float
-    n_features: int
-    score_dtype: str
 
 
 def _split_rows(est, X, y, sample_weight, *, whole=True):
-    """``X``, ``y`` and ``sample_weight`` validated for ``est`` and split into
-    labeled and unlabeled rows. ``whole=False``: one block of the data, whose
-    weights may all be zero."""
+    """``X``, ``y`` and ``sample_weight`` validated for ``est`` and split into labeled and
+    unlabeled rows; ``whole=False``: one block of the data, whose weights may all be zero."""
     X, xp, device = check_X(X, estimator=est, allow_nan=est._ignore_missing)
-    n, d = X.shape
+    n = X.shape[0]
     y = check_y(y, n)
     acc = accumulation_dtype(xp, device)
     weights = check_sample_weight(sample_weight, n, xp=xp, device=device, dtype=acc, any_positive=whole)
@@ -135,8 +119,6 @@ def _split_rows(est, X, y, sample_weight, *, whole=True):
         device=device,
         acc=acc,
         total_weight=float(n if weights is None else xp.sum(weights)),
-        n_features=d,
-        score_dtype=score_dtype_name(X.dtype, xp=xp),
     )
 
 
@@ -148,12 +130,9 @@ def _labeled_statistics(est, rows, classes):
 
 
 def _soft_statistics(est, X, R, *, xp, dtype):
-    """The statistics of rows ``X`` with soft class weights ``R`` (n × k).
-
-    Count models: one soft class-sum ``Rᵀ·X``. Other models: the merge of one
-    weighted accumulation per class (row i in class c with weight R[i, c]),
-    exact for every model whose statistics are weighted sums or moments.
-    """
+    """The statistics of rows ``X`` with soft class weights ``R`` (n × k): for count models one
+    soft class-sum ``Rᵀ·X``; else the merge of one accumulation per class (row i in class c with
+    weight R[i, c]), exact for every model whose statistics are weighted sums or moments."""
     k = R.shape[1]
     if isinstance(est, _CountNB) and not est._ignore_missing:
         return {"class_count": xp.sum(R, axis=0), "feature_count": soft_class_sums(X, R, xp=xp, dtype=dtype)}
@@ -174,13 +153,11 @@ def _weighted_sum(values, weights, *, xp):
 
 
 def _em_terms(est, model, rows, classes, lam):
-    """One pass of EM over ``rows`` under the fitted ``model``.
+    """One pass of EM over ``rows`` under the fitted ``model``, every row scored once.
 
-    Returns ``(total, soft)``: ``total`` is the unnormalised log-likelihood
-    ``Σ_labeled w log P(x, y) + λ Σ_unlabeled w log Σ_c P(x, c)`` of these
-    rows, and ``soft()`` the statistics of the unlabeled rows weighted by
-    ``λ · w · P(c | x)`` (E-step, then the M-step's sums; None when there
-    are none), computed when called. Every row is scored once.
+    Returns ``(total, soft)``: ``total`` is ``Σ_labeled w log P(x, y) + λ Σ_unlabeled w log Σ_c P(x, c)``
+    over these rows, and ``soft()`` (computed when called) the statistics of the unlabeled rows
+    weighted by ``λ · w · P(c | x)`` (E-step, then the M-step's sums; None without such rows).
     """
     xp, acc = rows.xp, rows.acc
     total = 0.0
@@ -210,25 +187,20 @@ def _em_terms(est, model, rows, classes, lam):
 
 
 class _InMemoryData:
-    """The data of an in-memory fit, validated and split once.
-
-    What :meth:`SemiSupervisedNB.fit` reads of its data; the Dask adapter's
-    ``em_data`` gives the same for a Dask array (``_interop/dask_em.py``):
-    ``classes``, ``n_features``, ``feature_names``, ``score_dtype``,
-    ``total_weight`` (Σ w), ``has_unlabeled``, ``labeled`` (the statistics
-    of the labeled rows, None when their weights are all zero) and
-    ``em_pass(model, lam, statistics=...) -> (total, soft)`` (see
-    :func:`_em_terms`; ``statistics`` says whether the soft statistics may
-    be asked for: here they are computed only when they are).
-    """
+    """The data of an in-memory fit, validated and split once (the Dask adapter's ``em_data``
+    gives the same for a Dask array): ``classes``, ``n_features``, ``feature_names``,
+    ``score_dtype``, ``total_weight`` (Σ w), ``has_unlabeled``, ``labeled`` (the labeled rows'
+    statistics, None when their weights are all zero) and ``em_pass(model, lam, statistics=...)
+    -> (total, soft)`` (:func:`_em_terms`; ``statistics``: whether ``soft`` may be called)."""
 
     def __init__(self, est, X, y, sample_weight):
         self.feature_names = feature_names_of(X)
         self._est = est
         self._rows = rows = _split_rows(est, X, y, sample_weight)
-        self.classes = _labeled_classes(rows.y_l)
+        self.classes = _labeled_classes(rows.y_l)  # raises without a labeled row: X_l is an array
         self.labeled = _labeled_statistics(est, rows, self.classes)
-        self.n_features, self.score_dtype, self.total_weight = rows.n_features, rows.score_dtype, rows.total_weight
+        self.n_features, self.total_weight = rows.X_l.shape[1], rows.total_weight
+        self.score_dtype = score_dtype_name(rows.X_l.dtype, xp=rows.xp)
         self.has_unlabeled = rows.X_u is not None
 
     def em_pass(self, model, lam, *, statistics):
@@ -244,10 +216,9 @@ class SemiSupervisedNB(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierMi
 
     - E-step: the responsibilities ``R[i, c] = P(c | x_i)`` of the unlabeled
       rows under the current model;
-    - M-step: the statistics of the labeled rows (one-hot) merged with those
-      of the unlabeled rows weighted by ``λ · w_i · R[i, c]`` (``λ`` is
-      ``unlabeled_weight``, ``w_i`` the sample weight), finalized into the
-      next model.
+    - M-step: the labeled rows' statistics (one-hot) merged with those of the
+      unlabeled rows weighted by ``λ · w_i · R[i, c]`` (``λ`` is
+      ``unlabeled_weight``, ``w_i`` the sample weight) make the next model.
 
     It stops when the average log-likelihood per row,
     ``ℓ = (Σ_labeled w_i log P(x_i, y_i) + λ Σ_unlabeled w_i log Σ_c P(x_i, c)) / Σ w``,
@@ -255,21 +226,17 @@ class SemiSupervisedNB(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierMi
     ConvergenceWarning). ``ℓ`` excludes the prior of the parameters that
     smoothing stands for, so it need not rise at every step.
 
-    ``X`` may be a Dask array chunked by rows only (numpy or cupy blocks,
-    dense or sparse; ``y`` and ``sample_weight`` in memory or Dask arrays):
-    every iteration is then one pass over the row blocks, the E-step and
-    the M-step sums of each block computed on its worker and merged in a
-    tree, and the result is the in-memory one (to rounding). X is not
-    persisted: each iteration computes it again (persist it if that is
-    costly). ``predict*`` on a Dask array are lazy and blockwise.
+    ``X`` may be a Dask array chunked by rows only (see :meth:`fit`): each
+    block's E-step and M-step sums are computed on its worker and merged in
+    a tree, with the in-memory result (to rounding). ``predict*`` on a Dask
+    array are lazy and blockwise.
 
     Parameters
     ----------
     estimator : nbgpu estimator, default=MultinomialNB()
-        The model: any nbgpu naive Bayes model (MultinomialNB, ComplementNB,
-        BernoulliNB, PoissonNB, CategoricalNB, GaussianNB, ...). Count models
-        take the soft class-sum kernel; the others one weighted pass per
-        class.
+        Any nbgpu naive Bayes model (MultinomialNB, ComplementNB, BernoulliNB,
+        PoissonNB, CategoricalNB, GaussianNB, ...). Count models take the soft
+        class-sum kernel; the others one weighted pass per class.
     max_iter : int, default=10
         Most EM iterations.
     tol : float, default=1e-3
@@ -333,12 +300,14 @@ class SemiSupervisedNB(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierMi
         X : {array-like, sparse matrix, Dask array} of shape (n_samples, n_features)
             A Dask array (numpy or cupy blocks, dense or sparse) must be
             chunked by rows only; every EM iteration is then one pass over
-            its row blocks.
+            its row blocks, computing X again (persist it if that is costly).
         y : array-like of shape (n_samples,)
             Class labels; -1 (or "-1") marks an unlabeled row, also among
             string labels in an object array (scikit-learn's convention
-            for ``sklearn.semi_supervised``). A Dask array with a Dask ``X``.
+            for ``sklearn.semi_supervised``). In memory or, with a Dask
+            ``X``, a Dask array.
         sample_weight : array-like of shape (n_samples,), default=None
+            In memory or, with a Dask ``X``, a Dask array.
 
         Returns
         -------
@@ -356,10 +325,6 @@ class SemiSupervisedNB(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierMi
         if data.labeled is None:
             msg = "`sample_weight` is zero on every labeled row; EM needs labeled weight to start from."
             raise ValueError(msg)
-        return self._em(est, data)
-
-    def _em(self, est, data):
-        """Run EM on ``data`` (see ``_InMemoryData``) and store the result."""
         classes, lam, labeled = data.classes, float(self.unlabeled_weight), data.labeled
         like = first_array(labeled)
         xp, device = get_namespace(like), get_device(like)
@@ -391,7 +356,7 @@ class SemiSupervisedNB(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierMi
                 f"log-likelihood per row {abs(history[-1] - history[-2]):.3g} >= tol={self.tol}). "
                 "Increase max_iter or tol."
             )
-            warnings.warn(msg, ConvergenceWarning, stacklevel=3)
+            warnings.warn(msg, ConvergenceWarning, stacklevel=2)
         names = data.feature_names
         self.estimator_ = model if names is None else fitted(stats, names)
         self.classes_ = classes

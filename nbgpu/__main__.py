@@ -38,9 +38,8 @@ def main(argv=None):
 
 
 class _ClosedOutput(io.TextIOBase):
-    """``sys.stdout`` of a process started with descriptor 1 closed: a write
-    raises (the command ends with one line, status 1); ``writable()`` is
-    False, which the command checks before any work."""
+    """``sys.stdout`` when descriptor 1 was closed at start: ``writable()`` is False (the command
+    checks it before any work) and a write raises (the command ends with one line, status 1)."""
 
     def writable(self):
         return False
@@ -67,10 +66,8 @@ def _reserve(fd):
 
 
 def _stand_in_streams():
-    """Stand-ins for ``sys.stdout`` and ``sys.stderr`` where Python found
-    their descriptors closed at start. Python sets them to None: ``print``
-    then drops the text silently (or sends a message meant for stderr to
-    stdout), and flushing them at the end failed with a traceback."""
+    """Stand-ins for ``sys.stdout`` and ``sys.stderr`` that Python set to None (closed at start):
+    ``print`` would drop text silently, and flushing them at the end failed with a traceback."""
     if sys.stdout is None:
         _reserve(1)
         sys.stdout = _ClosedOutput()
@@ -80,18 +77,14 @@ def _stand_in_streams():
 
 
 def console():
-    """The ``nbgpu`` console script and ``python -m nbgpu``: run the command,
-    then end the process without tearing the interpreter down.
-
-    When the command returns every output is written, closed and renamed;
-    freeing every module and object one by one would only add time. The exit
-    handlers run first, then the standard streams are flushed; if one cannot
-    be (a closed pipe) the interpreter ends as usual, and says so as usual.
+    """The ``nbgpu`` console script and ``python -m nbgpu``: run the command, then end the
+    process without tearing the interpreter down (every output is written, closed and renamed
+    by then: freeing every module and object would only add time). The exit handlers run
+    first, then the standard streams are flushed; if one cannot be (a closed pipe) the
+    interpreter ends as usual, and says so as usual.
     """
     _stand_in_streams()
-    status = main()
-    if status is None:
-        status = 0
+    status = main() or 0
     if not isinstance(status, int):
         sys.exit(status)
     atexit._run_exitfuncs()  # the handlers still run (a user's, a library's)

@@ -32,7 +32,6 @@ from .._interop.atomic_files import STDOUT, atomic_output, check_output
 from .._interop.progress import progress
 from .._version import __version__
 from .evaluation import (
-    confusion_counts,
     confusion_figure,
     evaluation_report,
     label_text,
@@ -45,12 +44,11 @@ from .options import (
     OneLineParser,
     UsageError,
     add_parameter_flags,
-    checked_model,
     chunk_bytes,
     feature_count,
     flag,
+    flagged_model,
     given_flags,
-    given_parameters,
     ngram_range,
     positive_int,
 )
@@ -79,23 +77,6 @@ MODELS = {
 }
 
 
-def to_numpy(a):
-    from .._array.namespace import to_numpy as convert
-
-    return convert(a)
-
-
-def _estimator(args):
-    """The estimator named by --model with the parameters given as flags."""
-    from .._models import model_class
-
-    name = MODELS[args.model]
-    return checked_model(name, given_parameters(args, model_class(name, core=True)._get_param_names(), name))
-
-
-# --------------------------------------------------------------------------- #
-# Shared pieces of the subcommands
-# --------------------------------------------------------------------------- #
 def _device(kind):
     """An empty array of the device to run on (None: numpy on the CPU)."""
     if kind == "cpu":
@@ -149,19 +130,15 @@ def _reader_options(args, stored=None):
     return options
 
 
-def _check_options_of_data(args):
-    """:func:`_check_format_options` before any file is read, where the
-    format is known (else opening the data says what is wrong with it)."""
-    try:
-        fmt = detect_format(args.data, args.format)
-    except ValueError:
-        return
-    _check_format_options(args, fmt)
-
-
-def _check_format_options(args, fmt):
-    """Options that do not apply to a format are a UsageError (--label-column
-    on JSON lines would otherwise be silently ignored)."""
+def _check_format_options(args, fmt=None):
+    """Options that do not apply to the format ``fmt`` are a UsageError (--label-column on JSON lines
+    would otherwise be silently ignored). ``fmt=None``: the format detected, before any file is read;
+    none if it cannot be (opening the data then says what is wrong with it)."""
+    if fmt is None:
+        try:
+            fmt = detect_format(args.data, args.format)
+        except ValueError:
+            return
     prog = f"nbgpu {args.command}"
     if fmt == "jsonl" and getattr(args, "label_column", None) is not None:
         raise UsageError(f"--label-column is for CSV; {args.data} is JSON lines: --label-key names the key "
@@ -199,8 +176,10 @@ def _stored_reader_settings(header, where):
 
 
 def _model_and_chunks(args, output, *, labels):
-    """What predict and evaluate do after their option checks: check ``output``, load the model
-    onto the device; (the model, its classes, :func:`_scored_chunks` of args.data, not started)."""
+    """After predict's and evaluate's option checks: check ``output``, load the model onto the device;
+    the model, its classes and a generator (not started) of (chunk, probabilities on the host, decisions
+    as class indices: ``predict``'s rule), each chunk of args.data parsed while the one before is scored."""
+    from .._array.namespace import to_numpy
     from .._interop.model_files import read_model_file
 
     _check_output(output, args.model_file, args.data)
@@ -211,52 +190,45 @@ def _model_and_chunks(args, output, *, labels):
         if "pickle" in str(exc).lower():
             raise ValueError(f"{args.model_file} is not an nbgpu model file") from None
         raise exc from None
-    like = _device(args.device)
+    model, like = loaded.model, _device(args.device)
     if like is not None:
-        loaded.model.to_device(like)
-    classes = np.asarray(to_numpy(loaded.model.classes_))
-    return loaded.model, classes, _scored_chunks(args, loaded, like, classes, labels=labels)
+        model.to_device(like)
+    classes = np.asarray(to_numpy(model.classes_))
 
+    def scored():
+        n_features = int(model.n_features_in_)
+        stored = _stored_reader_settings(loaded.header, args.model_file)
+        # loaded.vectorizer: the HashingVectorizer's parameters (read with core=True), or None
+        reader = open_reader(args.data, detect_format(args.data, args.format), vectorizer=loaded.vectorizer,
+                             n_features=n_features, **_reader_options(args, stored))
+        zero_based = True if stored["zero_based"] is None else stored["zero_based"]
 
-def _scored_chunks(args, loaded, like, classes, *, labels):
-    """(chunk, probabilities on the host, the model's decisions as class indices: ``predict``'s rule)
-    for every chunk of args.data; the next chunk is read and parsed while this one is scored."""
-    model = loaded.model
-    n_features = int(model.n_features_in_)
-    stored = _stored_reader_settings(loaded.header, args.model_file)
-    _check_format_options(args, detect_format(args.data, args.format))
-    # loaded.vectorizer: the HashingVectorizer's parameters (read with core=True), or None
-    reader = open_reader(args.data, args.format, vectorizer=loaded.vectorizer, n_features=n_features,
-                         **_reader_options(args, stored))
-    zero_based = True if stored["zero_based"] is None else stored["zero_based"]
+        def finish(chunk):
+            return chunk._replace(X=reader.layout(chunk, zero_based=zero_based, n_features=n_features))
 
-    def finish(chunk):
-        return chunk._replace(X=reader.layout(chunk, zero_based=zero_based, n_features=n_features))
+        chunks = parsed_chunks(reader, labels=labels, finish=finish)
+        to_device = _to_device(like)
+        bar = _bar(args, "scoring")
+        rows = 0
+        for chunk in chunks:
+            bar.update(chunk.nbytes)
+            if chunk.X is None:
+                continue
+            proba = model.predict_proba(to_device(chunk.X))
+            decided = np.searchsorted(classes, np.asarray(to_numpy(model._decide(proba))))
+            rows += chunk.X.shape[0]
+            yield chunk, np.asarray(to_numpy(proba), dtype=np.float64), decided
+        bar.close()
+        if rows == 0:
+            raise ValueError(f"{args.data} holds no data rows")
 
-    chunks = parsed_chunks(reader, labels=labels, finish=finish)
-    to_device = _to_device(like)
-    bar = _bar(args, "scoring")
-    rows = 0
-    for chunk in chunks:
-        bar.update(chunk.nbytes)
-        if chunk.X is None:
-            continue
-        proba = model.predict_proba(to_device(chunk.X))
-        decided = np.searchsorted(classes, np.asarray(to_numpy(model._decide(proba))))
-        rows += chunk.X.shape[0]
-        yield chunk, np.asarray(to_numpy(proba), dtype=np.float64), decided
-    bar.close()
-    if rows == 0:
-        raise ValueError(f"{args.data} holds no data rows")
+    return model, classes, scored()
 
 
 def _size(path):
     return os.path.getsize(path) if is_regular_file(path) else None
 
 
-# --------------------------------------------------------------------------- #
-# train
-# --------------------------------------------------------------------------- #
 def _vectorizer_params(args, fmt):
     """The HashingVectorizer parameters of the text options (a dict; None
     unless JSON lines or CSV with --text-column)."""
@@ -287,25 +259,18 @@ def cmd_train(args):
     options = _reader_options(args)
     reader = open_reader(args.data, fmt, vectorizer=vectorizer, n_features=None, **options)
     from .._interop.model_files import save
-    from .model_choice import NotCounts
+    from .model_choice import NotCounts, search_setup
 
     if args.model is None:  # auto, unless --alpha is given (then multinomial, as before auto was the default)
         args.model = "multinomial" if hasattr(args, "alpha") else "auto"
-    chunks, state = None, None
     if args.model == "auto":
-        from .._models import model_class
-        from .model_choice import searched_parameters, state_class
-
-        # The fold models only gather statistics, the same for every candidate.
-        model = model_class("MultinomialNB", core=True)()
-        state = state_class(*searched_parameters(given_flags(args)))
+        model, state = search_setup(given_flags(args))
     else:
-        model = _estimator(args)
+        model, state = flagged_model(args, MODELS[args.model]), None
     # After the usage checks, before any thread starts: cupy imported while a
     # parser thread runs can meet importlib's deadlock guard and come back partly initialised.
     like = _device(args.device)
-    if args.model == "auto":
-        chunks = parsed_chunks(reader, labels=True)
+    chunks = parsed_chunks(reader, labels=True)
     start = time.perf_counter()
     bar = _bar(args, "training on")
     noted = []
@@ -340,9 +305,7 @@ def cmd_train(args):
     metadata = {"reader": settings, "trained_on": {"file": Path(args.data).name, "rows": trained.rows}}
     if trained.search is not None:
         metadata["model_search"] = trained.search.record()
-        _say(args, f"nbgpu train: --model auto: accuracy by {len(trained.search.rows_scored)}-fold cross-validation "
-                   f"on {sum(trained.search.rows_scored):,} held-out rows (mean ± std over the folds; * chosen):\n"
-                   f"{trained.search.table()}")
+        _say(args, f"nbgpu train: {trained.search.table()}")
         _say(args, f"nbgpu train: chose {trained.search.summary()}")
     bar.set_description(f"saving {args.output}")
     save(trained.model, args.output, vectorizer=vectorizer, metadata=metadata)
@@ -366,24 +329,19 @@ def _train_not_counts(args, exc, reader, chunks, report, again, common):
     if wrong:
         raise UsageError(f"{exc}: the data are not counts, so --model auto would train GaussianNB, which does "
                          f"not take {', '.join(flag(n) for n in wrong)}; name the model with --model", "nbgpu train")
-    args.model = "gaussian"
-    model = _estimator(args)
+    model = flagged_model(args, "GaussianNB")
     if exc.chunk is not None:
         _say(args, f"nbgpu train: {exc}: the data are not counts; --model auto trains GaussianNB")
         return train(model, reader, chunks=itertools.chain([exc.chunk], chunks), **common)
     if not is_regular_file(reader.path):
         raise ValueError(f"{exc}: the data are not counts, and {reader.path} cannot be read again for GaussianNB "
                          "(not a regular file): give --model gaussian")
-    if hasattr(chunks, "close"):
-        chunks.close()
+    chunks.close()
     report(None, 0, f"{exc}: the data are not counts; --model auto trains GaussianNB (a second pass)")
     trained = train(model, again(), **common)
     return trained._replace(passes=trained.passes + 1)
 
 
-# --------------------------------------------------------------------------- #
-# predict
-# --------------------------------------------------------------------------- #
 def _csv_row(fields):
     """One CSV line; labels holding commas or quotes are quoted."""
     buf = io.StringIO()
@@ -393,7 +351,7 @@ def _csv_row(fields):
 
 def cmd_predict(args):
     output = args.output or STDOUT
-    _check_options_of_data(args)
+    _check_format_options(args)
     _, classes, scored = _model_and_chunks(args, output, labels=False)
     with atomic_output(output, "w") as out:
         if args.proba:
@@ -409,9 +367,6 @@ def cmd_predict(args):
     return 0
 
 
-# --------------------------------------------------------------------------- #
-# evaluate
-# --------------------------------------------------------------------------- #
 def _label_order(name):
     """Labels in numeric order when they are numbers, then the others by text."""
     try:
@@ -422,7 +377,7 @@ def _label_order(name):
 
 def cmd_evaluate(args):
     output = args.output or STDOUT
-    _check_options_of_data(args)
+    _check_format_options(args)
     if args.confusion_png:
         if os.path.abspath(args.confusion_png) == os.path.abspath(output):
             raise UsageError("--confusion-png and -o name the same file", "nbgpu evaluate")
@@ -444,7 +399,7 @@ def cmd_evaluate(args):
                 unseen[name] = unseen.get(name, 0) + counts
             y, proba, decided = y[found], proba[found], decided[found]
         codes = np.searchsorted(classes, y)
-        confusion += confusion_counts(codes, decided, k)
+        confusion += np.bincount(codes * k + decided, minlength=k * k).reshape(k, k)  # rows: truth
         if k > 1 and codes.size:
             # Rows of float32 probabilities sum to 1 only to float32 precision.
             proba = proba / np.sum(proba, axis=1, keepdims=True)
@@ -467,9 +422,6 @@ def cmd_evaluate(args):
     return 0
 
 
-# --------------------------------------------------------------------------- #
-# info
-# --------------------------------------------------------------------------- #
 def environment():
     """Versions of nbgpu and its libraries, and the devices present."""
     import importlib.metadata as md
@@ -479,10 +431,8 @@ def environment():
     out = {"nbgpu": __version__, "python": platform.python_version()}
     for dist in ("numpy", "scipy", "scikit-learn", "array-api-compat", "cupy-cuda12x", "cupy-cuda13x",
                  "torch", "dask", "tqdm", "matplotlib"):
-        try:
+        with contextlib.suppress(md.PackageNotFoundError):
             out[dist] = md.version(dist)
-        except md.PackageNotFoundError:
-            pass
     like = None
     if importlib.util.find_spec("cupy") is not None:  # else no GPU, and no need to load the array layer
         from .._array.devices import gpu_array_like
@@ -569,9 +519,6 @@ def cmd_info(args):
     return 0
 
 
-# --------------------------------------------------------------------------- #
-# compare, bench
-# --------------------------------------------------------------------------- #
 def cmd_compare(args):
     from .compare import compare, format_table
 
@@ -593,9 +540,6 @@ def cmd_bench(args):
     return bench.run(parser.parse_args(args.bench_args))
 
 
-# --------------------------------------------------------------------------- #
-# The parser
-# --------------------------------------------------------------------------- #
 def build_parser():
     """The argparse parser of the ``nbgpu`` command."""
     parser = OneLineParser(

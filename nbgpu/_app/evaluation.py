@@ -12,24 +12,16 @@ def label_text(labels):
     return [str(v) for v in np.asarray(labels).tolist()]
 
 
-def confusion_counts(true_codes, pred_codes, k):
-    """The k × k confusion matrix of one chunk (rows: truth, columns: decision)."""
-    return np.bincount(true_codes * k + pred_codes, minlength=k * k).reshape(k, k)
-
-
 def evaluation_report(confusion, log_loss_sum, classes, *, unseen=()):
-    """Accuracy, log-loss, per-class precision/recall/F1 and the confusion matrix.
+    """Accuracy, log-loss, per-class precision/recall/F1 and the confusion matrix, all from the
+    confusion matrix summed over the chunks (k × k numbers, however many rows were scored), with
+    scikit-learn's definitions and ``zero_division=0`` (tests/test_cli.py compares).
 
-    Everything comes from the confusion matrix summed over the chunks (k × k
-    numbers, however many rows were scored), with scikit-learn's
-    definitions and ``zero_division=0`` (tests/test_cli.py compares).
-
-    ``unseen``: names of the true classes the model never saw, whose rows
-    are the last ``len(unseen)`` rows of ``confusion`` (after the model's
-    ``classes``). As in scikit-learn's reports, those rows count as errors
-    (the model cannot predict them) and the classes are listed with recall
-    0. The log-loss is over the rows of the classes the model knows: the
-    model gives the others no probability at all.
+    ``unseen``: names of the true classes the model never saw, whose rows are the last
+    ``len(unseen)`` rows of ``confusion`` (after the model's ``classes``). As in scikit-learn's
+    reports, those rows count as errors (the model cannot predict them) and the classes are listed
+    with recall 0. The log-loss is over the rows of the classes the model knows: the model gives
+    the others no probability at all.
     """
     confusion = np.asarray(confusion, dtype=np.int64)
     unseen = list(unseen)
@@ -87,33 +79,22 @@ def report_text(report, model_name):
         loss = f"log-loss: {report['log_loss']:.4f}"
         if unseen:
             loss += f" (over the {report['log_loss_rows']} rows of classes the model knows)"
-    lines = [
-        f"model: {model_name}",
-        f"rows: {report['rows']}",
-        f"accuracy: {report['accuracy']:.4f}",
-        loss,
-    ]
+    lines = [f"model: {model_name}", f"rows: {report['rows']}", f"accuracy: {report['accuracy']:.4f}", loss]
     if unseen:
         listed = ", ".join(f"{name} (support {support})" for name, support in unseen.items())
         lines.append(f"classes the model never saw (their rows count as errors): {listed}")
     lines += ["", f"{'class':>{width}}  precision     recall         f1    support"]
-    rows = list(report["per_class"].items()) + list(report["averages"].items())
-    for name, m in rows:
+    for name, m in [*report["per_class"].items(), *report["averages"].items()]:
         note = "  (never seen by the model)" if name in unseen else ""
-        lines.append(
-            f"{name:>{width}}  {m['precision']:9.4f}  {m['recall']:9.4f}  {m['f1-score']:9.4f}  {int(m['support']):9d}"
-            + note
-        )
+        lines.append(f"{name:>{width}}  {m['precision']:9.4f}  {m['recall']:9.4f}  {m['f1-score']:9.4f}  "
+                     f"{int(m['support']):9d}{note}")
     return "\n".join(lines) + "\n"
 
 
 def confusion_figure(report, *, normalize=False):
-    """A matplotlib figure of the confusion matrix that stays readable with
-    many classes: its size grows with them (up to 40 inches), tick labels
-    shrink and the predicted-class labels are rotated, long labels are cut,
-    counts are written in the cells only up to 30 classes, and a colour bar
-    gives the scale. ``normalize``: every row divided by its total (the
-    share of each true class predicted as each class; a row of recall)."""
+    """A matplotlib figure of the confusion matrix, readable with many classes (the figure grows up
+    to 40 inches, tick labels shrink and turn, long labels are cut, counts are written up to 30
+    classes, a colour bar gives the scale). ``normalize``: each row divided by its total (recall)."""
     import matplotlib
 
     matplotlib.use("Agg")

@@ -2,16 +2,13 @@
 cross-validation from the statistics, in the pass that trains.
 
 The rows of the file are dealt to ``FOLDS`` folds (row number mod
-``FOLDS``) and each fold gets a running model of its own (the machinery of
-``training._OnePass``: late classes, svmlight widths, a second pass where
-one is needed). MultinomialNB and ComplementNB have the same statistics
-(class counts and per-class feature sums), so every candidate, a family and
-an alpha, is made from the statistics of "every fold but f" without
-touching data and scored (accuracy) on rows of fold f. The rows are
-streamed: each fold keeps a uniform sample of at most ``SAMPLE_ROWS`` of its
-rows (bottom-k of random keys, a fixed seed) to be scored on. The model
-saved is the best candidate made from the statistics of all the folds: no
-refit, no second pass.
+``FOLDS``), each with a running model of its own (``training._OnePass``).
+MultinomialNB and ComplementNB have the same statistics (class counts and
+per-class feature sums), so every candidate, a family and an alpha, is made
+from the statistics of "every fold but f" without touching data and scored
+(accuracy) on a uniform sample of at most ``SAMPLE_ROWS`` rows of fold f
+(bottom-k of random keys, a fixed seed). The model saved is the best
+candidate made from the statistics of all the folds: no refit, no second pass.
 
 Data that are not counts (a negative feature value) are for GaussianNB:
 :class:`NotCounts` says so and the command trains that instead.
@@ -19,6 +16,7 @@ Data that are not counts (a negative feature value) are for GaussianNB:
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import numpy as np
@@ -34,11 +32,8 @@ SEED = 0
 
 
 class NotCounts(Exception):
-    """A negative feature value: the data are not counts.
-
-    ``chunk`` is the first chunk with data when nothing was fitted before it
-    (the caller can start again from it without reading the file again).
-    """
+    """A negative feature value: the data are not counts. ``chunk``: the chunk, when nothing was
+    fitted before it (the caller can start again from it without reading the file again)."""
 
     def __init__(self, message, chunk=None):
         super().__init__(message)
@@ -55,11 +50,11 @@ class Candidate(NamedTuple):
         return f"{self.family}({params})"
 
 
-def searched_parameters(given):
-    """What --model auto searches and what it fixes, from the parameter flags
-    given (``{name: value}``): ``(candidates, fixed)``. A flag that neither
-    count model takes is a :class:`UsageError`; ``--norm`` keeps ComplementNB
-    only, with that norm; ``--alpha`` fixes alpha (the family is searched)."""
+def search_setup(given):
+    """The estimator and the ``state`` arguments of ``training.train`` for --model auto with the
+    parameter flags ``given`` (``{name: value}``). A flag that neither count model takes is a
+    :class:`UsageError`; ``--norm`` keeps ComplementNB only, with that norm; ``--alpha`` fixes
+    alpha (the family is searched)."""
     from .._models import model_class
 
     takes = {family: model_class(family, core=True)._get_param_names() for family in FAMILIES}
@@ -80,7 +75,8 @@ def searched_parameters(given):
         candidates += [Candidate("ComplementNB", {"alpha": a, **({"norm": True} if norm else {})}) for a in alphas]
     for candidate in candidates:  # a bad value is a usage error now, before any reading
         estimator(candidate, fixed)
-    return candidates, fixed
+    # The fold models only gather statistics, the same for every candidate.
+    return model_class("MultinomialNB", core=True)(), functools.partial(FoldedPass, candidates=candidates, fixed=fixed)
 
 
 def estimator(candidate, fixed, *, per_class=True):
@@ -93,35 +89,18 @@ def estimator(candidate, fixed, *, per_class=True):
 
 
 def merged(models):
-    """The model fitted on the data of every model in ``models`` (Nones
-    skipped); None if there is none."""
+    """The model fitted on the data of every model in ``models`` (Nones skipped); None if there is none."""
     present = [m for m in models if m is not None]
-    if not present:
-        return None
-    total = present[0]
-    for other in present[1:]:
-        total = total.merge(other)
-    return total
+    return functools.reduce(lambda total, other: total.merge(other), present) if present else None
 
 
-def _padded(X, width):
-    """``X`` with zero columns added up to ``width`` (svmlight files widen as they are read)."""
-    if X.shape[1] == width:
-        return X
-    if hasattr(X, "indices"):
+def _stacked(top, bottom):
+    """The rows of ``top`` then ``bottom`` (of one width: the fold models keep one)."""
+    if hasattr(top, "indices"):
         import scipy.sparse as sp
 
-        return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width))
-    return np.pad(X, ((0, 0), (0, width - X.shape[1])))
-
-
-def _stacked(parts):
-    if hasattr(parts[0], "indices"):
-        import scipy.sparse as sp
-
-        width = max(p.shape[1] for p in parts)
-        return sp.vstack([_padded(p, width) for p in parts], format="csr")
-    return np.concatenate(parts)
+        return sp.vstack([top, bottom], format="csr")
+    return np.concatenate([top, bottom])
 
 
 class _Sample:
@@ -140,7 +119,7 @@ class _Sample:
                 return
             X, y, keys = X[enter], y[enter], keys[enter]
         if self.X is not None:
-            X, y, keys = _stacked([self.X, X]), np.concatenate([self.y, y]), np.concatenate([self.keys, keys])
+            X, y, keys = _stacked(self.X, X), np.concatenate([self.y, y]), np.concatenate([self.keys, keys])
         if keys.size > self.size:
             keep = np.sort(np.argpartition(keys, self.size - 1)[: self.size])
             X, y, keys = X[keep], y[keep], keys[keep]
@@ -156,12 +135,12 @@ class Search(NamedTuple):
 
     candidates: list
     scores: np.ndarray  # candidates x folds, NaN where a fold could not be scored
+    mean: np.ndarray  # per candidate, over the folds scored (:func:`fold_means`)
+    std: np.ndarray
     rows_scored: list  # per fold
     best: int
-    fixed: dict
 
     def record(self):
-        mean, std = fold_means(self.scores)
         return {
             "method": f"{len(self.rows_scored)}-fold cross-validation (rows mod {len(self.rows_scored)}), accuracy",
             "chosen": {"estimator": self.candidates[self.best].family, **self.candidates[self.best].params},
@@ -169,28 +148,25 @@ class Search(NamedTuple):
             "candidates": [
                 {"estimator": c.family, **c.params, "mean": _number(m), "std": _number(s),
                  "folds": [_number(v) for v in row]}
-                for c, m, s, row in zip(self.candidates, mean, std, self.scores)
+                for c, m, s, row in zip(self.candidates, self.mean, self.std, self.scores)
             ],
         }
 
     def summary(self):
         """One line: what was chosen and how."""
-        mean, std = fold_means(self.scores)
-        best = self.candidates[self.best]
-        if np.isnan(mean[self.best]):
+        best, mean, std = self.candidates[self.best], self.mean[self.best], self.std[self.best]
+        if np.isnan(mean):
             return f"{best.name} (too few rows to cross-validate: the default)"
-        return (f"{best.name}, accuracy {mean[self.best]:.4f} ± {std[self.best]:.4f} by {len(self.rows_scored)}-fold "
+        return (f"{best.name}, accuracy {mean:.4f} ± {std:.4f} by {len(self.rows_scored)}-fold "
                 f"cross-validation on {sum(self.rows_scored):,} held-out rows, among {len(self.candidates)} candidates")
 
     def table(self):
-        """The fold scores, a line per candidate, the best marked."""
-        mean, std = fold_means(self.scores)
+        """The fold scores, a line per candidate, the best marked, under a line that says what they are."""
         width = max(len(c.name) for c in self.candidates)
-        lines = []
-        for i, (c, m, s) in enumerate(zip(self.candidates, mean, std)):
-            mark = "*" if i == self.best else " "
-            lines.append(f" {mark} {c.name:<{width}}  {m:.4f} ± {s:.4f}")
-        return "\n".join(lines)
+        lines = (f" {'*' if i == self.best else ' '} {c.name:<{width}}  {m:.4f} ± {s:.4f}"
+                 for i, (c, m, s) in enumerate(zip(self.candidates, self.mean, self.std)))
+        return (f"--model auto: accuracy by {len(self.rows_scored)}-fold cross-validation on "
+                f"{sum(self.rows_scored):,} held-out rows (mean ± std over the folds; * chosen):\n" + "\n".join(lines))
 
 
 def _number(value):
@@ -218,79 +194,65 @@ def rests(folds):
 
 def score_folds(candidates, fixed, folds, samples):
     """``candidates x folds`` accuracies: each candidate made from the
-    statistics of every fold but f, scored on fold f's ``samples``
-    ``(X, y)`` (NaN where fold f has no rows or the others none)."""
+    statistics of every fold but f, scored on fold f's :class:`_Sample`
+    (NaN where fold f has no rows or the others none)."""
     scores = np.full((len(candidates), len(folds)), np.nan)
     unfitted = [estimator(c, fixed, per_class=False) for c in candidates]
-    for f, ((X, y), rest) in enumerate(zip(samples, rests(folds))):
-        if rest is None or X is None or X.shape[0] == 0:
+    for f, (sample, rest) in enumerate(zip(samples, rests(folds))):
+        if rest is None or sample.rows == 0:
             continue
-        X = _padded(X, rest.n_features_in_)
         # Candidates share the fold's statistics, and what they derive from
         # them alone (sparse sums keep their totals).
         for i, model in enumerate(unfitted):
-            predicted = made_from(model, rest, lazy=True).predict(X)
-            scores[i, f] = float(np.mean(np.asarray(predicted) == np.asarray(y)))
+            predicted = made_from(model, rest, lazy=True).predict(sample.X)
+            scores[i, f] = float(np.mean(np.asarray(predicted) == np.asarray(sample.y)))
     return scores
 
 
 class FoldedPass(_OnePass):
     """The running state of ``training.train`` with a model per fold; its
-    result is the best candidate on the statistics of all the folds.
+    result is the best of ``candidates`` on the statistics of all the folds."""
 
-    Set ``candidates`` and ``fixed`` (class attributes, see :func:`state_class`)."""
-
-    candidates, fixed, sample_rows = None, None, SAMPLE_ROWS
-
-    def __init__(self, estimator, reader, **kwargs):
+    def __init__(self, estimator, reader, *, candidates, fixed, **kwargs):
         super().__init__(estimator, reader, **kwargs)
+        self.candidates, self.fixed = candidates, fixed
         rng = np.random.default_rng(SEED)
         self.folds = [None] * FOLDS
-        self.samples = [_Sample(self.sample_rows, rng) for _ in range(FOLDS)]
-        self.fitted_rows = 0
+        self.samples = [_Sample(SAMPLE_ROWS, rng) for _ in range(FOLDS)]
 
     def _width(self):
-        widths = [m.n_features_in_ for m in self.folds if m is not None]
-        return max(widths) if widths else None
+        return next((m.n_features_in_ for m in self.folds if m is not None), None)  # the folds' one width
 
     def _absorb(self, X, y, where):
         values = X.data if hasattr(X, "indices") else X
         low = np.nanmin(values) if values.size else 0.0
         if low < 0:
-            chunk = self._chunk if self.fitted_rows == 0 else None
+            chunk = self._chunk if self.rows == 0 else None
             raise NotCounts(f"{where} holds a negative feature value ({low:g})", chunk)
         if any(m is not None and m.n_features_in_ != X.shape[1] for m in self.folds):
             # The fold models must stay of one width to merge (training's rule for one model).
             raise _SecondPassNeeded(f"feature indices beyond {self._width()} appear after the first chunk")
-        fold = (self.fitted_rows + np.arange(X.shape[0])) % FOLDS
         y = np.asarray(y)
         for f in range(FOLDS):
-            rows = np.flatnonzero(fold == f)
+            rows = np.arange((f - self.rows) % FOLDS, X.shape[0], FOLDS)  # row number mod FOLDS is f
             if rows.size == 0:
                 continue
             part, labels = X[rows], y[rows]
             self.folds[f] = self._grown(self.folds[f], self.to_device(part), labels, where)
             self.samples[f].add(part, labels)
-        self.fitted_rows += X.shape[0]
 
     def result(self):
         total = merged(self.folds)
         if total is None:
             raise ValueError(f"{self.reader.path} holds no data rows")
-        samples = [(s.X, s.y) for s in self.samples]
-        scores = score_folds(self.candidates, self.fixed, self.folds, samples)
-        mean, _ = fold_means(scores)
+        scores = score_folds(self.candidates, self.fixed, self.folds, self.samples)
+        mean, std = fold_means(scores)
         if np.isnan(mean[0]):  # too few rows for any fold to be scored: the alpha nearest the default, 1
             best = min(range(len(self.candidates)), key=lambda i: abs(self.candidates[i].params["alpha"] - 1.0))
         else:  # the best mean accuracy, the first of the list on a tie
             best = int(np.argmax(mean))
-        self.search = Search(self.candidates, scores, [s.rows for s in self.samples], best, self.fixed)
+        self.search = Search(self.candidates, scores, mean, std, [s.rows for s in self.samples], best)
         return made_from(estimator(self.candidates[best], self.fixed), total, lazy=True)
-
-
-def state_class(candidates, fixed):
-    """The ``state`` argument of ``training.train`` for this search."""
-    return type("FoldedPass", (FoldedPass,), {"candidates": candidates, "fixed": fixed})
 
 
 def record_text(record):

@@ -35,9 +35,7 @@ class OneLineParser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see '{self.prog} --help')", self.prog)
 
 
-# --------------------------------------------------------------------------- #
-# Value types (errors become "argument --flag: <message>")
-# --------------------------------------------------------------------------- #
+# Value types: argparse shows an error as "argument --flag: <message>".
 def _finite(text):
     try:
         value = float(text)
@@ -49,13 +47,10 @@ def _finite(text):
 
 
 def finite_floats(text):
-    values = []
-    for part in text.split(","):
-        try:
-            values.append(_finite(part))
-        except argparse.ArgumentTypeError:
-            raise argparse.ArgumentTypeError(f"expected comma-separated finite numbers, got {text!r}") from None
-    return values
+    try:
+        return [_finite(part) for part in text.split(",")]
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated finite numbers, got {text!r}") from None
 
 
 def float_or_none(text):
@@ -123,9 +118,6 @@ def loss_matrix(text):
     return matrix
 
 
-# --------------------------------------------------------------------------- #
-# Model parameters as flags
-# --------------------------------------------------------------------------- #
 PARAMETERS = {
     "alpha": dict(type=_finite, help="additive smoothing (discrete models)"),
     "force_alpha": dict(action=argparse.BooleanOptionalAction, help="keep alpha even if tiny"),
@@ -165,20 +157,22 @@ def given_flags(args):
     return {name: getattr(args, name) for name in PARAMETERS if hasattr(args, name)}
 
 
-def given_parameters(args, accepted, model_name):
-    """:func:`given_flags`; a flag the model does not take is a
-    :class:`UsageError` listing the flags it does take."""
+def flagged_model(args, family):
+    """The core model ``family`` (no scikit-learn) with the parameter flags given; a flag it does
+    not take (the message lists those it does) or a bad value is a :class:`UsageError`."""
+    from .._models import model_class
+
+    accepted = model_class(family, core=True)._get_param_names()
     params = given_flags(args)
     for name in params:
         if name not in accepted:
             usable = ", ".join(flag(p) for p in PARAMETERS if p in accepted)
-            raise UsageError(f"{flag(name)} does not apply to {model_name} (its parameters: {usable})",
-                             "nbgpu train")
-    return params
+            raise UsageError(f"{flag(name)} does not apply to {family} (its parameters: {usable})", "nbgpu train")
+    return checked_model(family, params)
 
 
 def checked_model(family, params):
-    """The core model ``family`` (no scikit-learn) with ``params``; a bad value is a :class:`UsageError`."""
+    """The core model ``family`` with ``params``; a bad value is a :class:`UsageError`."""
     from .._models import model_class
 
     model = model_class(family, core=True)(**params)

@@ -4,27 +4,22 @@ The file is read and parsed in a background thread (``readers.parsed_chunks``)
 while the previous chunk is fitted. What a first pass used to find is
 learned on the way:
 
-- Classes. Every chunk is fitted with ``partial_fit``; a chunk whose labels
-  are all known goes into the running model, a chunk that brings new labels
-  is fitted as a model of its own and merged into the running one (a merge
-  of models with different classes: their union). ``--classes`` fixes them.
+- Classes. Every chunk is fitted with ``partial_fit``; a chunk that brings
+  new labels is fitted as a model of its own and merged into the running one
+  (their union of classes). ``--classes`` fixes them.
 - Label type. Labels read as text are integers while every label seen is a
   whole number; a later non-numeric label makes them all strings.
 - svmlight features. Without ``--n-features`` the model has as many features
-  as the largest index seen (+1 when zero-based); a chunk with a larger index
-  is fitted as a model of that width and merged (rows fitted before have
-  zeros there, as in the file). Without ``--zero-based`` the file is
-  one-based unless an index 0 appears (scikit-learn's rule, over the file).
+  as the largest index seen (+1 when zero-based). Without ``--zero-based``
+  the file is one-based unless an index 0 appears (scikit-learn's rule).
 
 Where the running model cannot absorb a chunk (``merge`` refuses models of
 different widths; the label type or indexing base changes after chunks were
 fitted), the rest of the file is read for its labels and indices only and a
 second pass fits the model with everything known. A file that cannot be read
 twice (a FIFO, standard input) then needs ``--n-features`` and
-``--zero-based`` (or ``--classes``).
-
-Parameters that hold one value per class (``class_prior``, ``priors``,
-``loss_matrix``) are set once the classes are known, at the end.
+``--zero-based`` (or ``--classes``). Parameters that hold one value per class
+(``class_prior``, ``priors``, ``loss_matrix``) are set at the end.
 """
 
 from __future__ import annotations
@@ -62,11 +57,9 @@ class _SecondPassNeeded(Exception):
 class _Seen:
     """Labels and svmlight indices of every chunk read: enough for a second pass.
 
-    With ``reader`` (classes not given), the labels are checked to be class
-    labels as they come: every label a number and some not whole is a
-    regression target, refused as scikit-learn's ``type_of_target`` (and
-    ``partial_fit``) refuse it, unless a label that is not a number was
-    seen before (the labels are then words).
+    With ``reader`` (classes not given), labels that are all numbers, some not
+    whole, are refused as continuous (scikit-learn's ``type_of_target``) unless
+    a label that is not a number was seen before (the labels are then words).
     """
 
     def __init__(self, reader=None):
@@ -84,9 +77,6 @@ class _Seen:
         if low is not None:
             self.low = low if self.low is None else min(self.low, low)
         self.width = max(self.width, chunk.X.shape[1])
-
-    def classes(self):
-        return typed_labels(self.labels)
 
     def _check_not_continuous(self, chunk):
         y = np.asarray(chunk.y)
@@ -155,7 +145,6 @@ class _OnePass:
         self.model, self.rows, self.seen = None, 0, _Seen(reader if classes is None else None)
         self.search = None  # what result() chose, where it searches
 
-    # ---- labels --------------------------------------------------------- #
     def _labels(self, raw):
         typed = typed_labels(raw)
         if self.classes is not None:
@@ -173,7 +162,6 @@ class _OnePass:
         what = "not whole numbers" if kind == "f" else "not numbers"
         raise _SecondPassNeeded(f"labels that are {what} appear after the first chunk")
 
-    # ---- svmlight layout ------------------------------------------------ #
     def _svmlight_features(self, chunk):
         low = min_index(chunk.X)
         if not self.base_decided and low is not None:
@@ -185,7 +173,6 @@ class _OnePass:
         width = self.n_features or max(chunk.X.shape[1] - (0 if zero_based else 1), self._width() or 1)
         return self.reader.layout(chunk, zero_based=zero_based, n_features=width)
 
-    # ---- one chunk ------------------------------------------------------ #
     def _width(self):
         """The width of the running model(s): None before the first."""
         return None if self.model is None else self.model.n_features_in_
@@ -206,14 +193,19 @@ class _OnePass:
         self.model = self._grown(self.model, self.to_device(X), y, where)
 
     def _grown(self, model, X, y, where):
-        """``model`` (None: no rows yet) with the rows ``X``, ``y`` added."""
+        """``model`` (None: no rows yet) with the rows ``X``, ``y`` added; a refusal (bad values
+        for this model, e.g. negative counts) names the lines it comes from."""
         chunk_classes = self.classes if self.classes is not None else np.unique(y)
-        if model is not None and X.shape[1] == model.n_features_in_ and np.all(np.isin(chunk_classes, model.classes_)):
-            return _fit(model, X, y, None, where)
-        n_classes = len(chunk_classes) if model is None else len(np.union1d(chunk_classes, model.classes_))
-        _check_size(self.estimator, n_classes, X.shape[1], self.reader.path)
-        part = _fit(self.base._unfitted(), X, y, chunk_classes, where)
-        if model is None:
+        fits = model is not None and X.shape[1] == model.n_features_in_
+        fits = fits and np.all(np.isin(chunk_classes, model.classes_))
+        if not fits:  # a model of its own, merged
+            n_classes = len(chunk_classes) if model is None else len(np.union1d(chunk_classes, model.classes_))
+            _check_size(self.estimator, n_classes, X.shape[1], self.reader.path)
+        try:
+            part = model.partial_fit(X, y) if fits else self.base._unfitted().partial_fit(X, y, classes=chunk_classes)
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from None
+        if fits or model is None:
             return part
         try:
             return model.merge(part)
@@ -233,15 +225,6 @@ class _OnePass:
         return self.model
 
 
-def _fit(model, X, y, classes, where):
-    """``model.partial_fit`` on one chunk; a refusal (bad values for this
-    model, e.g. negative counts) names the lines it comes from."""
-    try:
-        return model.partial_fit(X, y) if classes is None else model.partial_fit(X, y, classes=classes)
-    except ValueError as exc:
-        raise ValueError(f"{where}: {exc}") from None
-
-
 def made_from(estimator, fitted, *, lazy=False):
     """``estimator`` (unfitted) made fitted with the statistics of ``fitted``, its
     parameters checked for them (``lazy``: nothing derived until it scores)."""
@@ -256,52 +239,46 @@ def made_from(estimator, fitted, *, lazy=False):
     )
 
 
-def train(estimator, reader, *, chunks=None, classes=None, n_features=None, to_device=lambda X: X, progress=None,
-          open_again=None, state=None):
+def train(estimator, reader, *, progress, open_again, to_device, chunks=None, classes=None, n_features=None,
+          state=None):
     """Fit ``estimator`` on the file of ``reader``; return a :class:`Trained`.
 
-    ``chunks``: ``parsed_chunks(reader, labels=True)`` if already started.
-    ``state``: the class of the running state (default :class:`_OnePass`;
-    ``model_choice`` gives one that keeps a model per cross-validation fold).
-
-    ``progress(nbytes, rows, note)`` is called after every chunk.
-    ``open_again()`` gives a fresh reader of the same file for a second pass.
+    ``progress(nbytes, rows, note)`` is called after every chunk; ``open_again()``
+    gives a fresh reader of the same file for a second pass; ``chunks``:
+    ``parsed_chunks(reader, labels=True)`` if already started; ``state``: what
+    makes the running state (default :class:`_OnePass`; ``model_choice`` gives
+    one that keeps a model per cross-validation fold).
     """
     zero_based = getattr(reader, "zero_based", None)
     make_state = state or _OnePass
-    state = make_state(estimator, reader, classes=classes, n_features=n_features, zero_based=zero_based,
-                     to_device=to_device)
-    report = progress or (lambda nbytes, rows, note=None: None)
-    why = None
-    for chunk in parsed_chunks(reader, labels=True) if chunks is None else chunks:
-        if chunk.X is not None and why is not None:
-            state.seen.add(chunk)
-        elif chunk.X is not None:
-            try:
-                state.add(chunk)
-            except _SecondPassNeeded as exc:
-                why = str(exc)
-                if not is_regular_file(reader.path):
-                    msg = (f"{reader.path}: {why}, and it cannot be read twice (not a regular file): "
-                           "give --classes (and, for svmlight, --n-features and --zero-based)")
-                    raise ValueError(msg) from None
-        report(chunk.nbytes, state.seen.rows, None)
-    if why is None:
-        model = state.result()
-        return Trained(model, state.rows, 1, state.zero_based if state.svmlight else None, state.search)
-
-    # Second pass: classes, indexing base and width are known now (a chunk was seen: why is set).
-    seen = state.seen
-    if state.svmlight and zero_based is None:
-        zero_based = seen.low == 0 if seen.low is not None else True
-    if state.svmlight and n_features is None:
-        n_features = max(seen.width - (0 if zero_based else 1), 1)
-    report(None, 0, f"a second pass is needed: {why}")
-    again = open_again()
-    second = make_state(estimator, again, classes=classes if classes is not None else seen.classes(),
-                      n_features=n_features, zero_based=zero_based, to_device=to_device)
-    for chunk in parsed_chunks(again, labels=True):
-        if chunk.X is not None:
-            second.add(chunk)
-        report(chunk.nbytes, second.rows, None)
-    return Trained(second.result(), second.rows, 2, zero_based if state.svmlight else None, second.search)
+    for passes in (1, 2):
+        state = make_state(estimator, reader, classes=classes, n_features=n_features, zero_based=zero_based,
+                           to_device=to_device)
+        why = None
+        for chunk in parsed_chunks(reader, labels=True) if chunks is None else chunks:
+            if chunk.X is not None and why is not None:
+                state.seen.add(chunk)
+            elif chunk.X is not None:
+                try:
+                    state.add(chunk)
+                except _SecondPassNeeded as exc:
+                    if passes == 2:
+                        raise
+                    why = str(exc)
+                    if not is_regular_file(reader.path):
+                        msg = (f"{reader.path}: {why}, and it cannot be read twice (not a regular file): "
+                               "give --classes (and, for svmlight, --n-features and --zero-based)")
+                        raise ValueError(msg) from None
+            progress(chunk.nbytes, state.seen.rows, None)
+        if why is None:
+            return Trained(state.result(), state.rows, passes, state.zero_based if state.svmlight else None,
+                           state.search)
+        # Second pass: classes, indexing base and width are known now (a chunk was seen: why is set).
+        seen = state.seen
+        if state.svmlight and zero_based is None:
+            zero_based = seen.low == 0 if seen.low is not None else True
+        if state.svmlight and n_features is None:
+            n_features = max(seen.width - (0 if zero_based else 1), 1)
+        classes = classes if classes is not None else typed_labels(seen.labels)
+        progress(None, 0, f"a second pass is needed: {why}")
+        reader, chunks = open_again(), None

@@ -17,14 +17,13 @@ import functools
 import pytest
 
 from nbgpu._app import bench as _bench
-from nbgpu._app import bench_corpus
 from nbgpu._array.devices import synchronize
 
 
 def pytest_addoption(parser):
     parser.addoption("--bench-sizes", default="tiny,small", help="comma-separated size presets")
     parser.addoption("--bench-backends", default=None, help="comma-separated backends")
-    parser.addoption("--bench-corpus", default=bench_corpus.DEFAULT_CORPUS, help="real corpus (corpora.py name)")
+    parser.addoption("--bench-corpus", default=_bench.DEFAULT_CORPUS, help="real corpus (corpora.py name)")
     parser.addoption("--bench-docs", type=int, default=None, help="documents of the real corpus to use")
 
 
@@ -83,15 +82,15 @@ def _corpus(name, docs):
 @functools.lru_cache(maxsize=2)
 def _real(name, docs, kind):
     texts, labels = _corpus(name, docs)
-    train, y_train, validation, _ = bench_corpus.split(texts, labels)
-    X_train, X_validation = bench_corpus.vectorize(kind, train, validation)
+    train, y_train, validation, _ = _bench.split(texts, labels)
+    X_train, X_validation = _bench.vectorize(kind, train, validation)
     return X_train, y_train, X_validation
 
 
 @pytest.fixture
 def real_text(request):
     """``real_text(kind)``: (X_train, y_train, X_validation) of the real corpus
-    vectorised as ``kind`` (see ``nbgpu._app.bench_corpus.INPUT_KINDS``)."""
+    vectorised as ``kind`` (see ``nbgpu._app.bench.INPUT_KINDS``)."""
     chosen = request.config._nbgpu_bench
     return lambda kind: _real(chosen["corpus"], chosen["docs"], kind)
 

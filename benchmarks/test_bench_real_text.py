@@ -7,7 +7,7 @@ predict the other 20 %.
 
 import pytest
 
-from nbgpu._app.bench_corpus import INPUT_KINDS
+from nbgpu._app.bench import INPUT_KINDS
 
 
 @pytest.mark.parametrize("op", ["fit", "predict"])

@@ -8,13 +8,12 @@ import numpy as np
 import pytest
 
 from nbgpu._app import bench as _bench
-from nbgpu._app import bench_streaming
 
 
 @functools.lru_cache(maxsize=1)
 def _wide(size):
-    n, d, tokens, k = bench_streaming.WIDE_SIZES[size]
-    X, y = _bench.zipf_corpus(n + bench_streaming.VALIDATION_DOCS, d, tokens, k, seed=1)
+    n, d, tokens, k = _bench.WIDE_SIZES[size]
+    X, y = _bench.zipf_corpus(n + _bench.VALIDATION_DOCS, d, tokens, k, seed=1)
     return X[:n], y[:n], X[n:]
 
 
@@ -23,16 +22,16 @@ def _host_only(backend):
         pytest.skip("streaming from host chunks on a GPU is timed by nbgpu._app.bench_gpu")
 
 
-@pytest.mark.parametrize("chunks", bench_streaming.CHUNKS)
+@pytest.mark.parametrize("chunks", _bench.CHUNKS)
 def test_stream_wide_model(benchmark, bench_backend, size, chunks):
     _host_only(bench_backend)
     X, y, X_validation = _wide(size)
-    parts = bench_streaming.row_chunks(X, y, chunks)
+    parts = _bench.row_chunks(X, y, chunks)
     classes, probe = np.unique(y), X_validation[:1]
     benchmark.group = f"MultinomialNB stream wide size={size} chunks={chunks}"
     benchmark.extra_info.update({"backend": bench_backend, "chunks": chunks, "size": size})
     benchmark.pedantic(
-        lambda: bench_streaming.stream(_bench._estimator(bench_backend, "MultinomialNB"), parts, classes, probe),
+        lambda: _bench.stream(_bench._estimator(bench_backend, "MultinomialNB"), parts, classes, probe),
         rounds=1 if chunks >= 100 else 3, iterations=1, warmup_rounds=0,  # 100 chunks: minutes for scikit-learn
     )
 
@@ -41,10 +40,10 @@ def test_load_then_predict_wide_model(benchmark, bench_backend, size, tmp_path):
     _host_only(bench_backend)
     X, y, X_validation = _wide(size)
     model = _bench._estimator(bench_backend, "MultinomialNB").fit(X, y)
-    path = bench_streaming.save_model(bench_backend, model, tmp_path)
+    path = _bench.save_model(bench_backend, model, tmp_path)
     del model
     benchmark.group = f"MultinomialNB load+predict wide size={size}"
     benchmark.extra_info.update({"backend": bench_backend, "size": size})
     benchmark.pedantic(
-        lambda: bench_streaming.load_and_predict(bench_backend, path, X_validation), rounds=3, iterations=1, warmup_rounds=0
+        lambda: _bench.load_and_predict(bench_backend, path, X_validation), rounds=3, iterations=1, warmup_rounds=0
     )

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from nbgpu._app import bench, bench_streaming
+from nbgpu._app import bench
 
 QUICK = ["--size", "tiny", "--repeats", "1", "--models", "MultinomialNB", "--backends", "sklearn,nbgpu-cpu"]
 
@@ -105,7 +105,7 @@ def test_real_text_rows_use_the_standard_library_without_a_corpus(elsewhere, tmp
 
 
 def test_the_standard_library_corpus():
-    from nbgpu._app.bench_corpus import stdlib_corpus
+    from nbgpu._app.bench import stdlib_corpus
 
     texts, labels = stdlib_corpus(limit=500)
     assert len(texts) == len(labels) == 500 and len(set(texts)) == 500
@@ -120,8 +120,8 @@ def test_streaming_and_model_file_helpers(library, tmp_path):
     X, y = bench.zipf_corpus(300, 2**10, 20, 4, seed=3)
     whole = bench._estimator(library, "MultinomialNB").fit(X, y)
     streamed = bench._estimator(library, "MultinomialNB")
-    predicted = bench_streaming.stream(streamed, bench_streaming.row_chunks(X, y, 10), np.unique(y), X[:1])
+    predicted = bench.stream(streamed, bench.row_chunks(X, y, 10), np.unique(y), X[:1])
     np.testing.assert_allclose(np.asarray(streamed.feature_count_), np.asarray(whole.feature_count_))
     np.testing.assert_array_equal(predicted, whole.predict(X[:1]))
-    path = bench_streaming.save_model(library, whole, tmp_path)
-    np.testing.assert_array_equal(bench_streaming.load_and_predict(library, path, X), whole.predict(X))
+    path = bench.save_model(library, whole, tmp_path)
+    np.testing.assert_array_equal(bench.load_and_predict(library, path, X), whole.predict(X))

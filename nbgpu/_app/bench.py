@@ -2,34 +2,53 @@
 
 It times ``fit`` and ``predict`` of every model on every backend side by side in one process: on
 synthetic data of a size preset (``--size full`` is exactly the CPU targets of the speed issue,
-``--size gpu`` the GPU corpus of >= 1e8 stored values) and on a real labelled corpus vectorised the
-way people do (``bench_corpus``); ``--data streaming`` adds a wide hashed model streamed in chunks
-and loaded from a file (``bench_streaming``). It prints what it built and a table of median times,
-speed-ups over scikit-learn and achieved bandwidth (bytes of ``X`` read once / time), and keeps the
-raw results as JSON and a PNG chart where asked (``bench_report``).
+``--size gpu`` the GPU corpus of >= 1e8 stored values), on a real labelled text corpus vectorised the
+way people do (``INPUT_KINDS``) and, with ``--data streaming``, on a wide hashed model streamed in
+chunks and loaded from a file. It prints what it built and a table of median times, speed-ups over
+scikit-learn and achieved bandwidth (bytes of ``X`` read once / time).
 
 Data are built outside the timers; GPU calls are synchronised before the clock stops. Repeats of
 the backends are interleaved (sklearn, nbgpu, sklearn, ...) so that a noisy machine disturbs them alike.
+
+The real corpora are JSON lines ``{"text": ..., "label": ...}`` built offline by
+``benchmarks/corpora.py`` (in the repository, not in the package), in a fixed shuffled order so
+that the first documents are a fair sample; where none is built, the docstrings of the running
+Python's standard library stand in.
+
+The raw results (JSON) and a PNG chart are kept only where asked: in the folder named by ``--out``
+(else ``$NBGPU_BENCH_DIR``, if set), under names that carry the size and the time of the run, or
+in the files named by ``--json`` and ``--png``. An existing file is never replaced unless
+``--overwrite`` says so.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import datetime as _dt
 import functools
+import gc
+import importlib
+import json
 import os
+import pickle
 import platform
 import sys
+import sysconfig
 import tempfile
+import tracemalloc
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+
+import nbgpu
 
 from .._array.devices import device_name as _device_name
 from .._array.devices import gpu_array_like, gpu_versions, host_to_like, timed_runs
 from .._array.namespace import to_numpy
 from .._array.threads import n_threads
-from . import bench_corpus, bench_report, bench_streaming
+from .._interop.atomic_files import atomic_output
 
 # ---- sizes ------------------------------------------------------------- #
 # text: (documents, features, tokens per document, classes)
@@ -56,40 +75,48 @@ SIZES = {
 }
 # Documents of the real corpus used per size (None: all of it).
 REAL_DOCS = {"tiny": 4_000, "small": None, "full": None, "gpu": None}
+# Documents of the wide model's corpus per size: (documents, 2**20 features, 100 tokens per
+# document, 50 classes), streamed in CHUNKS row chunks, then VALIDATION_DOCS rows predicted.
+_WIDE_DOCS = {"tiny": 4_000, "small": 20_000, "full": 100_000, "gpu": 100_000}
+WIDE_SIZES = {size: (n, 2**20, 100, 50) for size, n in _WIDE_DOCS.items()}
+CHUNKS = (1, 10, 100)
+VALIDATION_DOCS = 2_000
 MODELS = ("MultinomialNB", "ComplementNB", "BernoulliNB", "CategoricalNB", "GaussianNB")
 TEXT_MODELS = MODELS[:3]
 DATA_OF = {**dict.fromkeys(TEXT_MODELS, "text"), "CategoricalNB": "categorical", "GaussianNB": "gaussian"}
 DATA_SETS = ("synthetic", "real", "streaming")
 BACKENDS = ("sklearn", "nbgpu-cpu", "nbgpu-gpu")
+RESULTS_ENV = "NBGPU_BENCH_DIR"  # the results folder where --out is not given
 # The speed issue's CPU targets: scikit-learn time / nbgpu-CPU time.
 CPU_TARGETS = {
-    ("MultinomialNB", "fit"): 5.0,
-    ("MultinomialNB", "predict"): 2.0,
-    ("ComplementNB", "fit"): 5.0,
-    ("ComplementNB", "predict"): 2.0,
-    ("BernoulliNB", "fit"): 3.0,
-    ("BernoulliNB", "predict"): 1.5,
-    ("CategoricalNB", "fit"): 5.0,
-    ("CategoricalNB", "predict"): 5.0,
-    ("GaussianNB", "fit"): 1.5,
-    ("GaussianNB", "predict"): 20.0,
+    ("MultinomialNB", "fit"): 5.0, ("MultinomialNB", "predict"): 2.0,
+    ("ComplementNB", "fit"): 5.0, ("ComplementNB", "predict"): 2.0,
+    ("BernoulliNB", "fit"): 3.0, ("BernoulliNB", "predict"): 1.5,
+    ("CategoricalNB", "fit"): 5.0, ("CategoricalNB", "predict"): 5.0,
+    ("GaussianNB", "fit"): 1.5, ("GaussianNB", "predict"): 20.0,
 }
+DEFAULT_CORPUS = "pydoc-en"
+STDLIB_CORPUS = "python-stdlib"  # the corpus every installation has (stdlib_corpus)
+# Parts of the standard library folder that are not its documented modules.
+_NOT_STDLIB = frozenset({"site-packages", "dist-packages", "test", "tests", "idlelib", "lib2to3", "turtledemo"})
+# Where benchmarks/corpora.py puts the corpora (its --out and $NBGPU_CORPORA).
+CORPORA_ENV = "NBGPU_CORPORA"
+REPOSITORY_CORPORA = Path("benchmarks") / ".corpora"
+INPUT_KINDS = {
+    "tfidf64": "TfidfVectorizer(sublinear_tf=True, min_df=2): float64, unsorted indices",
+    "tfidf32": "TfidfVectorizer(sublinear_tf=True, min_df=2, dtype=float32): unsorted indices",
+    "counts64": "CountVectorizer(min_df=2): int64 counts, unsorted indices",
+    "tfidf64-sorted": "the float64 TF-IDF matrix with its indices sorted (a canonical input)",
+}
+VALIDATION_SHARE = 0.2
 
 
 # ---- data -------------------------------------------------------------- #
 def zipf_corpus(n_docs, n_features, tokens_per_doc, n_classes, *, seed=0, exponent=1.0, topical=0.2):
-    """A bag-of-words corpus whose word frequencies follow Zipf's law.
-
-    Every document has a Poisson number of tokens; a token is a word of
-    rank ``r`` with probability ``∝ 1 / r**exponent`` (words hashed onto
-    ``n_features`` columns by a random permutation); a fraction ``topical``
-    of the tokens is shifted by the document's class so the classes differ.
-
-    Returns
-    -------
-    X : scipy.sparse.csr_matrix of float32 counts, int32 indices
-    y : ndarray of int64 class labels
-    """
+    """``(X, y)``: a bag-of-words corpus (CSR of float32 counts, int64 labels) whose word frequencies follow
+    Zipf's law. Every document has a Poisson number of tokens; a token is the word of rank ``r`` with
+    probability ``∝ 1 / r**exponent`` (ranks hashed onto ``n_features`` columns by a random permutation);
+    a fraction ``topical`` of the tokens is shifted by the document's class so the classes differ."""
     rng = np.random.default_rng(seed)
     lengths = rng.poisson(tokens_per_doc, n_docs)
     total = int(lengths.sum())
@@ -143,6 +170,97 @@ def bytes_read(X):
     return int(X.nbytes)
 
 
+# ---- real text --------------------------------------------------------- #
+def find_corpus(where=None):
+    """Path of the JSON lines file of corpus :data:`DEFAULT_CORPUS`: ``where`` or ``NAME.jsonl`` in it (None
+    if neither is a file); by default in ``$NBGPU_CORPORA``, then in ``benchmarks/.corpora`` below the
+    current folder (a checkout of the repository), else :data:`STDLIB_CORPUS`."""
+    if where is not None:
+        places = [Path(where), Path(where) / f"{DEFAULT_CORPUS}.jsonl"]
+        return next((path for path in places if path.is_file()), None)
+    folders = (os.environ.get(CORPORA_ENV), REPOSITORY_CORPORA)
+    places = [Path(folder) / f"{DEFAULT_CORPUS}.jsonl" for folder in folders if folder]
+    return next((path for path in places if path.is_file()), STDLIB_CORPUS)
+
+
+def stdlib_corpus(*, limit=None, minimum=40):
+    """``(texts, labels)``: the docstrings (at least 40 characters and 5 words) of this Python's standard
+    library, labelled by top-level module (those with fewer than ``minimum`` documents pooled as "other"),
+    each text once, in a fixed shuffled order (the first ``limit`` if given). Read from the sources with
+    ``ast``: nothing is imported, run or downloaded, so every installation builds the same corpus."""
+    root = Path(sysconfig.get_paths()["stdlib"])
+    seen, docs = set(), []
+    for path in sorted(root.rglob("*.py")):
+        parts = path.relative_to(root).parts
+        if _NOT_STDLIB.intersection(parts) or any(p.startswith("test") for p in parts):
+            continue
+        try:
+            tree = ast.parse(path.read_bytes(), filename=str(path))
+        except (SyntaxError, ValueError):
+            continue
+        label = parts[0].removesuffix(".py")
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                text = ast.get_docstring(node)
+                if text and len(text) >= 40 and len(text.split()) >= 5 and text not in seen:
+                    seen.add(text)
+                    docs.append((text, label))
+    labels = np.asarray([label for _, label in docs])
+    names, counts = np.unique(labels, return_counts=True)
+    labels = np.where(np.isin(labels, names[counts < minimum]), "other", labels)
+    order = np.random.default_rng(0).permutation(len(docs))[:limit]
+    return [docs[i][0] for i in order], labels[order]
+
+
+def read_corpus(path, *, limit=None):
+    """``(texts, labels)`` of a JSON-lines corpus or :data:`STDLIB_CORPUS`, the first ``limit`` if given."""
+    if path == STDLIB_CORPUS:
+        return stdlib_corpus(limit=limit)
+    texts, labels = [], []
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, start=1):
+            if limit is not None and len(texts) >= limit:
+                break
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                texts.append(str(record["text"]))
+                labels.append(record["label"])
+            except (ValueError, KeyError, TypeError) as exc:
+                msg = f"{path}:{number}: not a corpus record {{\"text\": ..., \"label\": ...}} ({exc})"
+                raise ValueError(msg) from exc
+    return texts, np.asarray(labels)
+
+
+def split(texts, labels, *, validation=VALIDATION_SHARE, seed=0):
+    """A stratified train / validation split: ``(train_texts, y_train, val_texts, y_val)``."""
+    from sklearn.model_selection import train_test_split
+
+    tr, va, ytr, yva = train_test_split(texts, labels, test_size=validation, random_state=seed, stratify=labels)
+    return tr, np.asarray(ytr), va, np.asarray(yva)
+
+
+def vectorize(kind, train_texts, validation_texts):
+    """``(X_train, X_validation)`` of input kind ``kind`` (see ``INPUT_KINDS``)."""
+    from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
+
+    if kind not in INPUT_KINDS:
+        msg = f"unknown input kind {kind!r}; known: {', '.join(INPUT_KINDS)}"
+        raise ValueError(msg)
+    if kind == "counts64":
+        vectorizer = CountVectorizer(min_df=2)
+    else:
+        dtype = np.float32 if kind == "tfidf32" else np.float64
+        vectorizer = TfidfVectorizer(sublinear_tf=True, min_df=2, dtype=dtype)
+    X_train = vectorizer.fit_transform(train_texts)
+    X_validation = vectorizer.transform(validation_texts)
+    if kind == "tfidf64-sorted":
+        X_train.sort_indices()
+        X_validation.sort_indices()
+    return X_train, X_validation
+
+
 # ---- backends ---------------------------------------------------------- #
 def available_backends():
     """The backends this machine can run."""
@@ -150,13 +268,9 @@ def available_backends():
 
 
 def _estimator(backend, model):
-    if backend == "sklearn":
-        from sklearn import naive_bayes
-
-        return getattr(naive_bayes, model)()
-    import nbgpu
-
-    return getattr(nbgpu, model)()
+    """A new ``model`` of scikit-learn (backend "sklearn") or of nbgpu."""
+    library = importlib.import_module("sklearn.naive_bayes") if backend == "sklearn" else nbgpu
+    return getattr(library, model)()
 
 
 def _on_backend(backend, X, y):
@@ -166,8 +280,7 @@ def _on_backend(backend, X, y):
 
 
 def backend_like(backend):
-    """An empty array on the device of ``backend`` (None for the host): what
-    timings synchronise on."""
+    """An empty array on the device of ``backend`` (None for the host): what timings synchronise on."""
     return gpu_array_like() if backend == "nbgpu-gpu" else None
 
 
@@ -181,28 +294,27 @@ def versions():
     import scipy
     import sklearn
 
-    import nbgpu
-
     return {"python": platform.python_version(), "nbgpu": nbgpu.__version__, "numpy": np.__version__,
             "scipy": scipy.__version__, "scikit-learn": sklearn.__version__, **gpu_versions()}
 
 
 # ---- the run ----------------------------------------------------------- #
 def interleaved_times(calls, repeats, *, warm_up=True):
-    """Seconds of every call in ``calls`` ({key: (fn, backend)}), ``repeats``
+    """Seconds of every call in ``calls`` ({(op, backend): fn}), ``repeats``
     rounds in which each call runs once in turn (after one warm-up round:
     first calls pay imports, allocations, kernel compiles)."""
     times = {key: [] for key in calls}
-    for fn, backend in calls.values() if warm_up else ():
+    for (_, backend), fn in calls.items() if warm_up else ():
         timed_runs(fn, 1, backend_like(backend))
     for _ in range(repeats):
-        for key, (fn, backend) in calls.items():
-            times[key] += timed_runs(fn, 1, backend_like(backend))[0]
+        for (op, backend), fn in calls.items():
+            times[op, backend] += timed_runs(fn, 1, backend_like(backend))[0]
     return times
 
 
-def timing_rows(model, times, *, nbytes):
-    """One row per (op, backend) of ``times``, with the speed-up over scikit-learn."""
+def timing_rows(model, times, *, nbytes, data, targets=False):
+    """One row per (op, backend) of ``times`` on data set ``data``, with the speed-up
+    over scikit-learn and, where ``targets`` (full synthetic sizes), nbgpu-CPU's target."""
     rows = []
     for (op, b), ts in times.items():
         base = times.get((op, "sklearn"))
@@ -220,31 +332,28 @@ def timing_rows(model, times, *, nbytes):
                 "speedup_vs_sklearn": None if base is None else float(np.median(base)) / median,
                 "speedup_vs_sklearn_of_min": None if base is None else float(np.min(base)) / float(np.min(ts)),
                 "fit_peak_extra_bytes": None,
-                "target": CPU_TARGETS.get((model, op)) if b == "nbgpu-cpu" else None,
+                "target": CPU_TARGETS.get((model, op)) if targets and b == "nbgpu-cpu" else None,
                 "same_predictions": None,
+                "data": data,
             }
         )
     return rows
 
 
-def bench_model(model, X, y, backends, *, repeats, X_predict=None):
-    """Median/min seconds of every op on every backend, repeats interleaved.
-
-    ``fit`` on ``(X, y)``; ``predict`` on ``X_predict`` (default ``X``).
-    Each row says whether the backend predicts exactly scikit-learn's labels.
-    """
+def bench_model(model, X, y, backends, *, repeats, X_predict=None, data=None, targets=False):
+    """The :func:`timing_rows` of data set ``data``: ``fit`` on ``(X, y)`` and ``predict`` on ``X_predict``
+    (default ``X``) on every backend, repeats interleaved; each row says whether the backend predicts
+    exactly scikit-learn's labels."""
     X_predict = X if X_predict is None else X_predict
-    data = {b: (*_on_backend(b, X, y), _on_backend(b, X_predict, None)[0]) for b in backends}
-    fitted = {b: _estimator(b, model).fit(data[b][0], data[b][1]) for b in backends}
-    predicted = {b: np.asarray(to_numpy(fitted[b].predict(data[b][2]))) for b in backends}
-
-    def call(op, b):
-        est, (Xb, yb, Xp) = fitted[b], data[b]
-        return (lambda: est.fit(Xb, yb)) if op == "fit" else (lambda: est.predict(Xp))
-
-    times = interleaved_times({(op, b): (call(op, b), b) for op in ("fit", "predict") for b in backends}, repeats)
-    peak = {b: fit_peak_bytes(_estimator(b, model), *data[b][:2]) for b in backends if b != "nbgpu-gpu"}
-    rows = timing_rows(model, times, nbytes=bytes_read(X))
+    Xy = {b: _on_backend(b, X, y) for b in backends}
+    Xp = {b: _on_backend(b, X_predict, None)[0] for b in backends}
+    fitted = {b: _estimator(b, model).fit(*Xy[b]) for b in backends}
+    predicted = {b: np.asarray(to_numpy(fitted[b].predict(Xp[b]))) for b in backends}
+    calls = {("fit", b): functools.partial(fitted[b].fit, *Xy[b]) for b in backends}
+    calls.update({("predict", b): functools.partial(fitted[b].predict, Xp[b]) for b in backends})
+    times = interleaved_times(calls, repeats)
+    peak = {b: fit_peak_bytes(_estimator(b, model), *Xy[b]) for b in backends if b != "nbgpu-gpu"}
+    rows = timing_rows(model, times, nbytes=bytes_read(X), data=data, targets=targets)
     for row in rows:
         b = row["backend"]
         if row["op"] == "fit":
@@ -255,13 +364,7 @@ def bench_model(model, X, y, backends, *, repeats, X_predict=None):
 
 
 def fit_peak_bytes(estimator, X, y):
-    """Peak memory allocated during one ``fit`` beyond what was held before.
-
-    Measured with tracemalloc, which sees numpy's (and so scipy's) buffers.
-    """
-    import gc
-    import tracemalloc
-
+    """Peak memory allocated during one ``fit`` beyond what was held before (tracemalloc sees numpy's buffers)."""
     gc.collect()
     tracemalloc.start()
     try:
@@ -273,9 +376,9 @@ def fit_peak_bytes(estimator, X, y):
         tracemalloc.stop()
 
 
-def describe(kind, X, label=None):
+def describe(kind, X, label):
     """Shape, stored values, dtype and a readable label of a data set, for the JSON."""
-    out = {"kind": kind, "label": label or kind, "shape": list(X.shape), "dtype": str(X.dtype), "bytes": bytes_read(X)}
+    out = {"kind": kind, "label": label, "shape": list(X.shape), "dtype": str(X.dtype), "bytes": bytes_read(X)}
     if sp.issparse(X):
         out["nnz"] = int(X.nnz)
         out["index_bytes"] = int(X.indices.nbytes + X.indptr.nbytes)
@@ -283,73 +386,21 @@ def describe(kind, X, label=None):
     return out
 
 
+_LABELS = {  # filled with SIZES[size][kind]
+    "text": "text corpus (synthetic): {:,} docs × {:,} features, ~{} tokens/doc, {} classes, "
+            "Zipf word frequencies, float32 counts, CSR with sorted indices",
+    "categorical": "categorical (synthetic): {:,} rows × {} features, {} categories, {} classes, float32 codes",
+    "gaussian": "gaussian (synthetic): {:,} rows × {} features, {} classes, float32",
+}
+
+
 def synthetic_label(kind, size):
     """What ``make_data(kind, size)`` builds, in words."""
-    shape = SIZES[size][kind]
-    if kind == "text":
-        n, d, tokens, k = shape
-        return (
-            f"text corpus (synthetic): {n:,} docs × {d:,} features, ~{tokens} tokens/doc, {k} classes, "
-            "Zipf word frequencies, float32 counts, CSR with sorted indices"
-        )
-    if kind == "categorical":
-        n, d, m, k = shape
-        return f"categorical (synthetic): {n:,} rows × {d} features, {m} categories, {k} classes, float32 codes"
-    n, d, k = shape
-    return f"gaussian (synthetic): {n:,} rows × {d} features, {k} classes, float32"
+    return _LABELS[kind].format(*SIZES[size][kind])
 
 
-def _new_results(size, backends, repeats):
-    return {
-        "size": size,
-        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "machine": platform.node(),
-        "devices": {b: device_name(b) for b in backends},
-        "threads": n_threads(),
-        "versions": versions(),
-        "repeats": repeats,
-        "data": {},
-        "rows": [],
-    }
-
-
-def run_benchmarks(results, *, models, backends, data=("synthetic",), corpus=None, inputs=None, log=print):
-    """Build every data set once, time every model on it, and add the rows to
-    ``results`` (from :func:`_new_results`, which holds the size and repeats).
-
-    ``data`` names the sets: "synthetic" (the size's synthetic data),
-    "real" (the corpus at ``corpus``, a JSON-lines file, vectorised as each
-    of ``inputs``), "streaming" (a wide hashed model streamed in chunks and
-    loaded from a file).
-    """
-    size, repeats = results["size"], results["repeats"]
-    if "synthetic" in data:
-        _run_synthetic(results, size, models, backends, repeats, log)
-    if "real" in data and corpus is not None:
-        _run_real(results, size, [m for m in models if m in TEXT_MODELS], backends, repeats, corpus, inputs, log)
-    if "streaming" in data:
-        _run_streaming(results, size, [b for b in backends if b != "nbgpu-gpu"], log)
-    if size == "full":
-        results["cpu_targets_met"] = {
-            f"{r['model']} {r['op']}": r["speedup_vs_sklearn"] >= r["target"]
-            for r in results["rows"]
-            if r["target"] is not None and r["speedup_vs_sklearn"] is not None
-        }
-    return results
-
-
-def _add_rows(results, rows, data, *, targets=False):
-    """Add ``rows`` of data set ``data`` to ``results``; the CPU targets are
-    kept only where ``targets`` (they are set for the full synthetic sizes)."""
-    for row in rows:
-        row["data"] = data
-        if not targets:
-            row["target"] = None
-    results["rows"].extend(rows)
-
-
-def _run_synthetic(results, size, models, backends, repeats, log):
-    cache = {}
+def _run_synthetic(results, models, backends, log):
+    size, cache = results["size"], {}
     for model in models:
         kind = DATA_OF[model]
         if kind not in cache:
@@ -358,70 +409,169 @@ def _run_synthetic(results, size, models, backends, repeats, log):
             cache[kind] = make_data(kind, size)
             results["data"][kind] = describe(kind, cache[kind][0], label)
         log(f"timing {model} on {', '.join(backends)} ...")
-        rows = bench_model(model, *cache[kind], backends, repeats=repeats)
-        _add_rows(results, rows, kind, targets=size == "full")
+        results["rows"] += bench_model(model, *cache[kind], backends, repeats=results["repeats"], data=kind,
+                                       targets=size == "full")
 
 
-def _run_real(results, size, models, backends, repeats, corpus, inputs, log):
-    if corpus == bench_corpus.STDLIB_CORPUS:
-        name = corpus
-        texts, labels = bench_corpus.stdlib_corpus(limit=REAL_DOCS[size])
-    else:
-        name = os.path.basename(str(corpus)).removesuffix(".jsonl")
-        texts, labels = bench_corpus.read_corpus(corpus, limit=REAL_DOCS[size])
-    train, y_train, validation, y_validation = bench_corpus.split(texts, labels)
-    for kind in inputs or bench_corpus.INPUT_KINDS:
-        X_train, X_validation = bench_corpus.vectorize(kind, train, validation)
+def _run_real(results, models, backends, corpus, inputs, log):
+    name = os.path.basename(str(corpus)).removesuffix(".jsonl")
+    texts, labels = read_corpus(corpus, limit=REAL_DOCS[results["size"]])
+    train, y_train, validation, _ = split(texts, labels)
+    for kind in inputs or INPUT_KINDS:
+        X_train, X_validation = vectorize(kind, train, validation)
         key = f"{name} {kind}"
-        label = bench_corpus.describe_inputs(name, kind, X_train, X_validation, len(np.unique(labels)))
+        label = (
+            f"{name} (real text): {X_train.shape[0]:,} train / {X_validation.shape[0]:,} validation docs "
+            f"× {X_train.shape[1]:,} features, {len(np.unique(labels))} classes, {X_train.nnz:,} stored values; "
+            f"{INPUT_KINDS[kind]}"
+        )
         log(f"built {label}")
         results["data"][key] = {**describe(kind, X_train, label), "corpus": str(corpus), "real": True}
         for model in models:
             log(f"timing {model} on {key}, {', '.join(backends)} ...")
-            rows = bench_model(model, X_train, y_train, backends, repeats=repeats, X_predict=X_validation)
-            _add_rows(results, rows, key)
+            results["rows"] += bench_model(model, X_train, y_train, backends, repeats=results["repeats"],
+                                           X_predict=X_validation, data=key)
 
 
-def _run_streaming(results, size, backends, log):
-    n, d, tokens, k = bench_streaming.WIDE_SIZES[size]
-    chunks = bench_streaming.CHUNKS
+# ---- streaming --------------------------------------------------------- #
+def row_chunks(X, y, n_chunks):
+    """``n_chunks`` consecutive row ranges of ``(X, y)`` (sliced outside any timer)."""
+    cuts = np.linspace(0, X.shape[0], n_chunks + 1).astype(int)
+    return [(X[a:b], y[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
+
+
+def stream(estimator, chunks, classes, probe):
+    """``partial_fit`` over ``chunks``, then ``predict(probe)``: a model whose
+    parameters are made lazily pays for them there, once, as a user would."""
+    for Xc, yc in chunks:
+        estimator.partial_fit(Xc, yc, classes=classes)
+    return estimator.predict(probe)
+
+
+def save_model(backend, estimator, folder):
+    """Write ``estimator`` the way its library saves models; the file's path."""
+    path = os.path.join(folder, "wide-sklearn.pkl" if backend == "sklearn" else "wide.nbgpu")
+    if backend == "sklearn":
+        with open(path, "wb") as f:
+            pickle.dump(estimator, f, protocol=pickle.HIGHEST_PROTOCOL)
+    else:
+        nbgpu.save(estimator, path)
+    return path
+
+
+def load_and_predict(backend, path, X):
+    """Load the model at ``path`` and predict ``X``."""
+    if backend == "sklearn":
+        with open(path, "rb") as f:
+            model = pickle.load(f)  # the benchmark's own file, written just before
+    else:
+        model = nbgpu.load(path)
+    return model.predict(X)
+
+
+def _run_streaming(results, backends, log):
+    """A wide hashed model streamed in chunks, and loaded from a file to predict (nbgpu's model file
+    against scikit-learn's pickle)."""
+    n, d, tokens, k = WIDE_SIZES[results["size"]]
     label = (
         f"wide hashed model (synthetic): {n:,} docs × {d:,} features (2^{d.bit_length() - 1}), ~{tokens} tokens/doc, "
-        f"{k} classes, float32 counts; streamed in {', '.join(map(str, chunks))} chunks, "
-        f"then saved and loaded to predict {bench_streaming.VALIDATION_DOCS:,} docs; one timed run each"
+        f"{k} classes, float32 counts; streamed in {', '.join(map(str, CHUNKS))} chunks, "
+        f"then saved and loaded to predict {VALIDATION_DOCS:,} docs; one timed run each"
     )
     log(f"building {label} ...")
-    X, y = zipf_corpus(n + bench_streaming.VALIDATION_DOCS, d, tokens, k, seed=1)
+    X, y = zipf_corpus(n + VALIDATION_DOCS, d, tokens, k, seed=1)
     X_train, y_train, X_validation = X[:n], y[:n], X[n:]
     classes = np.unique(y_train)
     results["data"]["wide"] = describe("wide", X_train, label)
     model = "MultinomialNB"
-    chunked = {c: bench_streaming.row_chunks(X_train, y_train, c) for c in chunks}
+    chunked = {c: row_chunks(X_train, y_train, c) for c in CHUNKS}
 
     def streamed(b, c):
-        return lambda: bench_streaming.stream(_estimator(b, model), chunked[c], classes, X_validation[:1])
+        return lambda: stream(_estimator(b, model), chunked[c], classes, X_validation[:1])
 
     with tempfile.TemporaryDirectory(prefix="nbgpu-bench-") as folder:
-        files = {b: bench_streaming.save_model(b, _estimator(b, model).fit(X_train, y_train), folder)
-                 for b in backends}
-        calls = {(f"stream {c} chunk{'s' if c > 1 else ''}", b): (streamed(b, c), b)
-                 for c in chunks for b in backends}
+        files = {b: save_model(b, _estimator(b, model).fit(X_train, y_train), folder) for b in backends}
+        calls = {(f"stream {c} chunk{'s' if c > 1 else ''}", b): streamed(b, c) for c in CHUNKS for b in backends}
         for b in backends:
-            load_and_predict = functools.partial(bench_streaming.load_and_predict, b, files[b], X_validation)
-            calls["load+predict", b] = (load_and_predict, b)
+            calls["load+predict", b] = functools.partial(load_and_predict, b, files[b], X_validation)
         log(f"timing {model} streaming and load+predict on {', '.join(backends)}, one run each ...")
         # Every chunk costs a pass over the k × d statistics (scikit-learn
         # takes minutes for 100 chunks): one timed run, after the fits above.
         times = interleaved_times(calls, 1, warm_up=False)
         sizes = {b: os.path.getsize(files[b]) for b in backends}
-    rows = timing_rows(model, times, nbytes=bytes_read(X_train))
-    _add_rows(results, rows, "wide")
+    rows = timing_rows(model, times, nbytes=bytes_read(X_train), data="wide")
+    results["rows"] += rows
     one = {r["backend"]: r["median_s"] for r in rows if r["op"] == "stream 1 chunk"}
     for row in rows:
         if row["op"].startswith("stream"):
             row["vs_one_chunk"] = row["median_s"] / one[row["backend"]]
         if row["op"] == "load+predict":
             row["model_file_bytes"] = sizes[row["backend"]]
+
+
+# ---- the report -------------------------------------------------------- #
+def _ratio(value):
+    return "" if value is None else f"{value:.2f}x"
+
+
+def format_table(results):
+    """The results as Markdown: a line per data set, then a table of its rows."""
+    lines = []
+    for key, data in results["data"].items():
+        rows = [r for r in results["rows"] if r["data"] == key]
+        if not rows:
+            continue
+        lines += ["", f"**{key}**: {data['label']}", ""]
+        lines.append(
+            "| model | op | backend | median (ms) | min (ms) | vs scikit-learn (median) | (min) "
+            "| GB/s of X | fit peak extra (MB) | same predictions | target |"
+        )
+        lines.append("|---|---|---|---:|---:|---:|---:|---:|---:|:---:|---:|")
+        for r in rows:
+            target = "" if r["target"] is None else f">= {r['target']:g}x"
+            peak = "" if r["fit_peak_extra_bytes"] is None else f"{r['fit_peak_extra_bytes'] / 2**20:.0f}"
+            same = {None: "", True: "yes", False: "NO"}[r.get("same_predictions")]
+            op = r["op"] if r.get("vs_one_chunk") is None else f"{r['op']} ({r['vs_one_chunk']:.2f}x one chunk)"
+            lines.append(
+                f"| {r['model']} | {op} | {r['backend']} | {1e3 * r['median_s']:.1f} | {1e3 * r['min_s']:.1f} | "
+                f"{_ratio(r['speedup_vs_sklearn'])} | {_ratio(r['speedup_vs_sklearn_of_min'])} | "
+                f"{r['bandwidth_GBps']:.2f} | {peak} | {same} | {target} |"
+            )
+    return "\n".join(lines).lstrip("\n")
+
+
+def plot(results, path):
+    """A bar chart of the speed-ups over scikit-learn (log scale), as PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [r for r in results["rows"] if r["backend"] != "sklearn" and r["speedup_vs_sklearn"]]
+    labels = sorted({(r["data"], r["model"], r["op"]) for r in rows}, key=lambda l: (l[0], MODELS.index(l[1]), l[2]))
+    backends = sorted({r["backend"] for r in rows})
+    fig, ax = plt.subplots(figsize=(max(6, 0.7 * len(labels)), 4.5))
+    width = 0.8 / max(len(backends), 1)
+    for i, b in enumerate(backends):
+        value = {(r["data"], r["model"], r["op"]): r["speedup_vs_sklearn"] for r in rows if r["backend"] == b}
+        xs = [j + i * width for j in range(len(labels))]
+        ax.bar(xs, [value.get(lab, 0) for lab in labels], width, label=b)
+    targets = {(r["data"], r["model"], r["op"]): r["target"] for r in rows if r["target"]}  # nbgpu-cpu's rows
+    for lab, target in targets.items():
+        x0 = labels.index(lab) + backends.index("nbgpu-cpu") * width
+        ax.plot([x0 - width / 2, x0 + width / 2], [target, target], "k-", lw=2)
+    ax.axhline(1.0, color="grey", lw=0.8)
+    ax.set_yscale("log")
+    ax.set_ylabel("speed-up over scikit-learn (x)")
+    ax.set_xticks([j + width * (len(backends) - 1) / 2 for j in range(len(labels))])
+    ax.set_xticklabels([f"{d}\n{m.replace('NB', '')}\n{o}" for d, m, o in labels], fontsize=6)
+    ax.set_title(f"nbgpu bench, size={results['size']} ({results['devices'].get('nbgpu-cpu', '')})", fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with atomic_output(path, "wb") as f:
+        fig.savefig(f, dpi=120, format="png")
+    plt.close(fig)
 
 
 # ---- command line ------------------------------------------------------ #
@@ -454,14 +604,14 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
                         "from a file); default synthetic,real")
     parser.add_argument("--corpus", default=None,
                         help="the real corpus: a JSON-lines file or a folder holding "
-                        f"{bench_corpus.DEFAULT_CORPUS}.jsonl (default: ${bench_corpus.CORPORA_ENV}, "
+                        f"{DEFAULT_CORPUS}.jsonl (default: ${CORPORA_ENV}, "
                         "then benchmarks/.corpora)")
-    parser.add_argument("--inputs", type=_csv(tuple(bench_corpus.INPUT_KINDS)), default=None,
+    parser.add_argument("--inputs", type=_csv(tuple(INPUT_KINDS)), default=None,
                         help="how the real corpus is vectorised: " + "; ".join(
-                            f"{k}: {v}" for k, v in bench_corpus.INPUT_KINDS.items()) + " (default: all)")
+                            f"{k}: {v}" for k, v in INPUT_KINDS.items()) + " (default: all)")
     parser.add_argument("--out", default=None,
                         help="folder to keep the results in, as nbgpu-bench-<size>-<time>.json and .png "
-                        f"(default: ${bench_report.RESULTS_ENV} if set, else none: only the table is printed)")
+                        f"(default: ${RESULTS_ENV} if set, else none: only the table is printed)")
     parser.add_argument("--json", default=None, help="where to write the raw results "
                         "(default: in the --out folder, if any)")
     parser.add_argument("--png", default=None, help="where to write the chart "
@@ -474,15 +624,18 @@ def _output_paths(args):
     """(results folder, JSON path, PNG path), each None where nothing is to be
     written: files are written only where asked (--out, --json, --png, or
     $NBGPU_BENCH_DIR); names already taken in a folder get a suffix."""
-    folder = os.path.abspath(args.out) if args.out else bench_report.default_results_dir()
-    folder = None if folder is None else str(folder)
+    env = os.environ.get(RESULTS_ENV)
+    folder = os.path.abspath(args.out) if args.out else str(Path(env)) if env else None
     json_path = png_path = None
     if args.json:
         json_path = os.path.abspath(args.json)
         folder = os.path.dirname(json_path)
     elif folder is not None:
         stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
-        json_path = str(bench_report.fresh_path(folder, f"nbgpu-bench-{args.size}-{stamp}", ".json"))
+        stem = Path(folder) / f"nbgpu-bench-{args.size}-{stamp}"
+        json_path, n = f"{stem}.json", 2
+        while Path(json_path).exists():
+            json_path, n = f"{stem}-{n}.json", n + 1
     if args.png and args.png != "none":
         png_path = os.path.abspath(args.png)
     elif not args.png and json_path is not None:
@@ -503,36 +656,55 @@ def run(args: argparse.Namespace) -> int:
         return 2
     backends = [b for b in BACKENDS if b in backends]  # sklearn first: ratios need it
     folder, json_path, png_path = _output_paths(args)
-    problem = bench_report.refuse_to_overwrite([json_path, png_path], overwrite=args.overwrite)
-    if problem:
-        print(problem, file=sys.stderr)
+    taken = [path for path in (json_path, png_path) if path is not None and Path(path).exists()]
+    if taken and not args.overwrite:
+        print(f"{taken[0]} exists; pass --overwrite to replace it (or name another file)", file=sys.stderr)
         return 2
-    corpus = None
-    if "real" in args.data:
-        corpus = bench_corpus.find_corpus(args.corpus)
-        if corpus is None and args.corpus is not None:
-            print(f"--corpus {args.corpus}: no {bench_corpus.DEFAULT_CORPUS}.jsonl there", file=sys.stderr)
-            return 2
-        if corpus is None:  # none built: the one every installation has
-            corpus = bench_corpus.STDLIB_CORPUS
+    corpus = find_corpus(args.corpus) if "real" in args.data else None
+    if corpus is None and "real" in args.data:
+        print(f"--corpus {args.corpus}: no {DEFAULT_CORPUS}.jsonl there", file=sys.stderr)
+        return 2
     log = (lambda *a: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
-    results = _new_results(args.size, backends, args.repeats)
+    results = {
+        "size": args.size,
+        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "machine": platform.node(),
+        "devices": {b: device_name(b) for b in backends},
+        "threads": n_threads(),
+        "versions": versions(),
+        "repeats": args.repeats,
+        "data": {},
+        "rows": [],
+    }
     log(f"nbgpu bench, size={args.size}: each time is the median of {args.repeats} interleaved repeats "
         f"({', '.join(backends)} in turn), after one warm-up call (streaming rows: one run each)")
     log(f"threads: {results['threads']} (NBGPU_NUM_THREADS); devices: "
         + "; ".join(f"{b}: {name}" for b, name in results["devices"].items()))
     log(f"results: {folder}" if folder is not None
         else "results: not kept (--out DIR keeps the raw results and the chart)")
-    if corpus == bench_corpus.STDLIB_CORPUS:
+    if corpus == STDLIB_CORPUS:
         log("real text: docstrings of this Python's standard library, read from its sources (a larger corpus: "
-            f"{bench_corpus.how_to_build()})")
+            f"build one with `python benchmarks/corpora.py build {DEFAULT_CORPUS}` in a checkout of the "
+            f"repository (or point --corpus or ${CORPORA_ENV} at a folder holding {DEFAULT_CORPUS}.jsonl))")
     elif corpus is not None:
         log(f"real text: {corpus}")
-    run_benchmarks(results, models=args.models, backends=backends, data=args.data, corpus=corpus,
-                   inputs=args.inputs, log=log)
-    print(bench_report.format_table(results))
+    if "synthetic" in args.data:
+        _run_synthetic(results, args.models, backends, log)
+    if corpus is not None:
+        _run_real(results, [m for m in args.models if m in TEXT_MODELS], backends, corpus, args.inputs, log)
+    if "streaming" in args.data:
+        _run_streaming(results, [b for b in backends if b != "nbgpu-gpu"], log)
+    if args.size == "full":
+        results["cpu_targets_met"] = {
+            f"{r['model']} {r['op']}": r["speedup_vs_sklearn"] >= r["target"]
+            for r in results["rows"]
+            if r["target"] is not None and r["speedup_vs_sklearn"] is not None
+        }
+    print(format_table(results))
     if json_path is not None:
-        bench_report.write_json(results, json_path)
+        Path(json_path).parent.mkdir(parents=True, exist_ok=True)
+        with atomic_output(json_path) as f:
+            json.dump(results, f, indent=1)
         print(f"\nraw results: {json_path}")
     if png_path is not None:
         try:
@@ -540,7 +712,7 @@ def run(args: argparse.Namespace) -> int:
         except ImportError:
             print("chart: skipped, matplotlib is not installed (pip install 'nbgpu[cli]')", file=sys.stderr)
         else:
-            bench_report.plot(results, png_path, models=MODELS)
+            plot(results, png_path)
             print(f"chart: {png_path}")
     return 0
 

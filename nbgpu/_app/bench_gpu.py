@@ -24,6 +24,9 @@ import json
 import sys
 
 import numpy as np
+import scipy.sparse as sp
+
+import nbgpu
 
 from . import bench as _bench
 from .._array.devices import (
@@ -36,16 +39,8 @@ from .._array.devices import (
 )
 
 
-def _gpu():
-    """An empty array on the GPU: what timings synchronise on."""
-    like = gpu_array_like()
-    if like is None:
-        raise SystemExit("no usable GPU (cupy and a CUDA device are needed)")
-    return like
-
-
-def _median_time(fn, repeats):
-    return float(np.median(timed_runs(fn, repeats, _gpu())[0]))
+def _median_time(fn, repeats, like):
+    return float(np.median(timed_runs(fn, repeats, like)[0]))
 
 
 def multinomial_targets(copy_bw, *, size="gpu", repeats=3, sklearn_repeats=1):
@@ -71,18 +66,10 @@ def multinomial_targets(copy_bw, *, size="gpu", repeats=3, sklearn_repeats=1):
     return out
 
 
-def streaming_target(h2d_bw, *, chunk_docs=1_000_000, n_distinct=2, factor=2.0):
-    """Stream ``factor`` × GPU memory of CSR chunks through ``fit_stream``.
-
-    A few distinct chunks are built in pinned host memory (as a loader
-    reading into pinned buffers would) and cycled until the bytes streamed
-    reach ``factor`` times the device memory; host memory stays bounded.
-    """
-    import scipy.sparse as sp
-
-    import nbgpu
-
-    like = _gpu()
+def streaming_target(like, h2d_bw, *, chunk_docs=1_000_000, n_distinct=2, factor=2.0):
+    """Stream ``factor`` × GPU memory of CSR chunks through ``fit_stream`` on the GPU of ``like``: a few
+    distinct chunks built in pinned host memory (as a loader reading into pinned buffers would), cycled, so
+    host memory stays bounded."""
     total = device_memory_bytes(like)
     n, d, tokens, k = _bench.SIZES["gpu"]["text"]
     chunks = []
@@ -90,18 +77,14 @@ def streaming_target(h2d_bw, *, chunk_docs=1_000_000, n_distinct=2, factor=2.0):
         X, y = _bench.zipf_corpus(chunk_docs, d, tokens, k, seed=seed)
         parts = [pinned_copy(a) for a in (X.data, X.indices, X.indptr)]
         chunks.append((sp.csr_matrix(tuple(parts), shape=X.shape, copy=False), y))
-    chunk_bytes = _bench.bytes_read(chunks[0][0])
-    n_chunks = int(np.ceil(factor * total / chunk_bytes))
-
-    def stream():
-        for i in range(n_chunks):
-            yield chunks[i % n_distinct]
-
+    chunk_bytes = [_bench.bytes_read(X) for X, _ in chunks]
+    n_chunks = int(np.ceil(factor * total / chunk_bytes[0]))
+    stream = (chunks[i % n_distinct] for i in range(n_chunks))
     model = nbgpu.MultinomialNB()
     (elapsed,), _ = timed_runs(
-        lambda: nbgpu.fit_stream(model, stream(), classes=np.arange(k), device="gpu", prefetch=2), 1, like
+        lambda: nbgpu.fit_stream(model, stream, classes=np.arange(k), device="gpu", prefetch=2), 1, like
     )
-    streamed = sum(_bench.bytes_read(chunks[i % n_distinct][0]) for i in range(n_chunks))
+    streamed = sum(chunk_bytes[i % n_distinct] for i in range(n_chunks))
     return {
         "device_memory_bytes": int(total),
         "bytes_streamed": int(streamed),
@@ -113,20 +96,17 @@ def streaming_target(h2d_bw, *, chunk_docs=1_000_000, n_distinct=2, factor=2.0):
     }
 
 
-def gaussian_targets(copy_bw, *, size="gpu", repeats=3):
-    """GaussianNB fit/predict against the memory roofline of its products."""
-    import nbgpu
-
-    like = _gpu()
+def gaussian_targets(like, copy_bw, *, size="gpu", repeats=3):
+    """GaussianNB fit/predict on the GPU of ``like`` against the memory roofline of its products."""
     X, y = _bench.make_data("gaussian", size)
     Xd, yd = host_to_like(X, like), host_to_like(y, like)
     model = nbgpu.GaussianNB().fit(Xd, yd)
     roofline = X.nbytes / copy_bw
     out = {"shape": list(X.shape), "roofline_s": roofline}
     W = host_to_like(np.random.default_rng(0).standard_normal((X.shape[1], 10)).astype(np.float32), like)
-    out["plain_matmul_s"] = _median_time(lambda: Xd @ W, repeats)
+    out["plain_matmul_s"] = _median_time(lambda: Xd @ W, repeats, like)
     for op, fn in (("fit", lambda: model.fit(Xd, yd)), ("predict", lambda: model.predict(Xd))):
-        median = _median_time(fn, repeats)
+        median = _median_time(fn, repeats, like)
         out[op] = {"median_s": median, "fraction_of_roofline": roofline / median, "target": 0.5}
     return out
 
@@ -138,10 +118,11 @@ def main(argv=None) -> int:
     parser.add_argument("--size", default="gpu", choices=tuple(_bench.SIZES), help="data size preset")
     parser.add_argument("--skip-streaming", action="store_true", help="leave out the 2x-memory stream")
     args = parser.parse_args(argv)
-    if gpu_array_like() is None:
+    like = gpu_array_like()
+    if like is None:
         print("no usable cupy/GPU: the GPU targets cannot be measured here", file=sys.stderr)
         return 2
-    copy_bw, h2d_bw = copy_bandwidths(_gpu())
+    copy_bw, h2d_bw = copy_bandwidths(like)
     results = {
         "device": _bench.device_name("nbgpu-gpu"),
         "cpu": _bench.device_name("nbgpu-cpu"),
@@ -152,10 +133,10 @@ def main(argv=None) -> int:
     print(f"copy {copy_bw / 1e9:.0f} GB/s, host-to-device {h2d_bw / 1e9:.1f} GB/s", flush=True)
     results["multinomial"] = multinomial_targets(copy_bw, size=args.size)
     print(json.dumps(results["multinomial"], indent=1), flush=True)
-    results["gaussian"] = gaussian_targets(copy_bw, size=args.size)
+    results["gaussian"] = gaussian_targets(like, copy_bw, size=args.size)
     print(json.dumps(results["gaussian"], indent=1), flush=True)
     if not args.skip_streaming:
-        results["streaming"] = streaming_target(h2d_bw)
+        results["streaming"] = streaming_target(like, h2d_bw)
         print(json.dumps(results["streaming"], indent=1), flush=True)
     with open(args.json, "w") as f:
         json.dump(results, f, indent=1)

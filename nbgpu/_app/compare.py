@@ -13,28 +13,14 @@ import warnings
 
 import numpy as np
 
+import nbgpu
+
 from .._array.devices import host_to_like, timed_runs
 from .._array.namespace import to_numpy
 
 DATASETS = ("iris", "wine", "breast_cancer", "digits")
 MODELS = ("GaussianNB", "MultinomialNB", "ComplementNB", "BernoulliNB", "CategoricalNB")
 N_BINS = 5
-
-
-def _datasets():
-    from sklearn import datasets
-    from sklearn.model_selection import train_test_split
-    from sklearn.preprocessing import KBinsDiscretizer
-
-    for name in DATASETS:
-        X, y = getattr(datasets, f"load_{name}")(return_X_y=True)
-        Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, stratify=y, random_state=0)
-        bins = KBinsDiscretizer(n_bins=N_BINS, encode="ordinal", strategy="quantile",
-                                quantile_method="averaged_inverted_cdf")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # constant pixels of digits get one bin: expected
-            Ctr, Cte = bins.fit_transform(Xtr), bins.transform(Xte)
-        yield name, (Xtr, Xte, ytr, yte), (Ctr, Cte)
 
 
 def _run(make, Xtr, ytr, Xte, yte, repeats, like):
@@ -47,30 +33,27 @@ def _run(make, Xtr, ytr, Xte, yte, repeats, like):
 
 
 def compare(*, like=None, repeats=5):
-    """Accuracy and fit/predict seconds of nbgpu and scikit-learn, per dataset and model.
+    """Accuracy and fit/predict seconds (the best of ``repeats``) of nbgpu and scikit-learn, per dataset
+    and model; nbgpu runs on the device of ``like`` (an array there, e.g. ``cupy.empty(0)``; None: numpy).
 
-    Parameters
-    ----------
-    like : array or None
-        An array on the device to run nbgpu on (e.g. ``cupy.empty(0)``);
-        None runs on numpy.
-    repeats : int
-        Timing repeats; the best is reported.
-
-    Returns
-    -------
-    rows : list of dict
-        One per dataset and model: ``dataset``, ``model``, ``n_train``,
-        ``n_test``, ``n_features``, ``accuracy`` / ``fit_s`` / ``predict_s``
-        for ``nbgpu`` and ``sklearn``, and ``agreement`` (share of equal
-        predictions).
+    One row (a dict) per dataset and model: ``dataset``, ``model``, ``n_train``, ``n_test``,
+    ``n_features``, ``accuracy`` / ``fit_s`` / ``predict_s`` for ``nbgpu`` and ``sklearn``, and
+    ``agreement`` (share of equal predictions).
     """
     import sklearn.naive_bayes as sk
-
-    import nbgpu
+    from sklearn import datasets
+    from sklearn.model_selection import train_test_split
+    from sklearn.preprocessing import KBinsDiscretizer
 
     rows = []
-    for name, (Xtr, Xte, ytr, yte), (Ctr, Cte) in _datasets():
+    for name in DATASETS:
+        X, y = getattr(datasets, f"load_{name}")(return_X_y=True)
+        Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, stratify=y, random_state=0)
+        bins = KBinsDiscretizer(n_bins=N_BINS, encode="ordinal", strategy="quantile",
+                                quantile_method="averaged_inverted_cdf")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # constant pixels of digits get one bin: expected
+            Ctr, Cte = bins.fit_transform(Xtr), bins.transform(Xte)
         for model in MODELS:
             categorical = model == "CategoricalNB"
             train, test = (Ctr, Cte) if categorical else (Xtr, Xte)
@@ -98,11 +81,8 @@ def format_table(rows):
             f"{o['fit_s'] * 1e3:.2f}", f"{s['fit_s'] * 1e3:.2f}",
             f"{o['predict_s'] * 1e3:.2f}", f"{s['predict_s'] * 1e3:.2f}",
         ))
-    widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
-    out = []
-    for j, line in enumerate(lines):
-        cells = [c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths))]
-        out.append("  ".join(cells))
-        if j == 0:
-            out.append("  ".join("-" * w for w in widths))
+    widths = [max(map(len, column)) for column in zip(*lines)]
+    out = ["  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths)))
+           for line in lines]
+    out.insert(1, "  ".join("-" * w for w in widths))  # under the head
     return "\n".join(out)

@@ -262,7 +262,7 @@ def test_summed_entries_sum_equal_keys_in_their_order(top, threads, monkeypatch)
     assert_array_equal(v, [0.0, 2.0])
 
 
-def test_column_totals_add_the_classes_in_order(narrow):
+def test_column_totals_add_the_classes_in_order(narrow, tmp_path):
     """``feature_all_`` of sparse sums adds the classes one after another."""
     X, y = text_like(n=2000, d=200, k=100, seed=5, per_row=1)  # about 10 classes per column
     w = np.random.default_rng(1).random(2000)
@@ -270,6 +270,10 @@ def test_column_totals_add_the_classes_in_order(narrow):
     assert is_kept_sparse(model)
     in_order = functools.reduce(operator.add, sparse_counts.dense(model._stats["feature_count"]))
     assert_array_equal(model.feature_all_, in_order)
+    nbgpu.save(model, tmp_path / "m.nbgpu")  # loaded: made from the stored entries
+    loaded = nbgpu.load(tmp_path / "m.nbgpu")
+    assert is_kept_sparse(loaded)
+    assert_array_equal(loaded.feature_all_, in_order)
 
 
 def test_an_overflowing_add_changes_nothing():

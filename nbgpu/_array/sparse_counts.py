@@ -40,11 +40,13 @@ WIDE_ENTRIES = 2**22
 # stored entry takes 12 bytes (value, int32 row) against 8 dense, and each
 # sparse operation does more per entry.
 SPARSE_FRACTION = 8
-# The log of added entries (16 bytes each) is folded in once it holds this
-# many, or a quarter of the stored ones if that is more: a fold costs a
-# pass over the d columns and the stored entries, paid for by the entries
-# added since.
-LOG_ENTRIES = 2**21
+# The log of added entries (16 bytes each, one per stored value of a batch)
+# is folded in once it holds this many (64 MiB), or a quarter of the stored
+# ones if that is more: a fold costs a pass over the d columns and the
+# stored entries, paid for by the entries added since. It is folded sooner
+# where the sums may stop being sparse, so it stays within about a quarter
+# of the dense sums' memory.
+LOG_ENTRIES = 2**22
 
 
 _FOLDING = threading.Lock()
@@ -162,12 +164,12 @@ class SparseCounts:
         made = self._totals.get(axis)
         if made is None:
             csc = self.csc
-            # bincount adds in order: a column's sums class after class
+            # Each adds in order: a column's sums class after class (the
+            # product of the transpose, a CSR view, with ones).
             if axis == "rows":
                 made = np.bincount(csc.indices, weights=csc.data, minlength=csc.shape[0])
             else:
-                columns = np.repeat(np.arange(csc.shape[1]), np.diff(csc.indptr))
-                made = np.bincount(columns, weights=csc.data, minlength=csc.shape[1])
+                made = csc.T @ np.ones(csc.shape[0])
             made.flags.writeable = False
             self._totals[axis] = made
         return made
@@ -200,23 +202,16 @@ def _canonical_sum(a, b):
     return out
 
 
-def _compressed(kind, values, major, minor, shape):
-    """The ``kind`` (``sp.csr_array`` or ``sp.csc_array``) of ``shape`` whose
-    entries lie at ``major`` (ascending) and ``minor``."""
-    n_major = shape[0] if kind is sp.csr_array else shape[1]
-    indptr = np.zeros(n_major + 1, dtype=np.int64)
-    np.cumsum(np.bincount(major, minlength=n_major), out=indptr[1:])
-    index = index_dtype(np, *shape, values.shape[0])
-    out = kind((values, minor.astype(index), indptr.astype(index)), shape=shape)
-    out.has_canonical_format = True  # the callers' entries: major ascending, minor ascending within
-    return out
-
-
 def from_column_keys(keys, values, shape):
     """The canonical CSC array (k × d) of entries keyed ``column * k + class``
     (ascending, unique)."""
     columns, rows = np.divmod(keys, shape[0])
-    return _compressed(sp.csc_array, values, columns, rows, shape)
+    indptr = np.zeros(shape[1] + 1, dtype=np.int64)
+    np.cumsum(np.bincount(columns, minlength=shape[1]), out=indptr[1:])
+    index = index_dtype(np, *shape, values.shape[0])
+    out = sp.csc_array((values, rows.astype(index), indptr.astype(index)), shape=shape)
+    out.has_canonical_format = True  # keys ascending: columns, then rows within each
+    return out
 
 
 def is_sparse_counts(a) -> bool:
@@ -326,7 +321,20 @@ def stored_entries(a, index_dtype):
 def from_entries(indices, values, shape):
     """The sparse k × d sums whose row-major flat ``indices`` (ascending,
     in range: checked by the caller) hold ``values``."""
-    rows, cols = np.divmod(indices.astype(np.int64, copy=False), shape[1])
-    csc = _compressed(sp.csr_array, values, rows, cols, shape).tocsc()
+    k, d = shape
+    # Row r's entries start at the first flat index >= r·d: a search per row,
+    # then one subtraction gives the columns (no division per entry).
+    indptr = np.searchsorted(indices, np.arange(k + 1, dtype=np.int64) * d)
+    starts = np.arange(k, dtype=np.int64) * d
+    cols = indices - np.repeat(starts.astype(indices.dtype), np.diff(indptr))
+    index = index_dtype(np, *shape, values.shape[0])
+    csr = sp.csr_array((values, cols.astype(index, copy=False), indptr.astype(index)), shape=shape)
+    csc = csr.tocsc()
     csc.has_canonical_format = True  # the transpose of a canonical array
-    return SparseCounts(csc)
+    counts = SparseCounts(csc)
+    # Column totals from the row-major entries (classes in order, as totals
+    # adds them), cheaper than from the CSC array.
+    made = np.bincount(cols, weights=values, minlength=shape[1])
+    made.flags.writeable = False
+    counts._totals["columns"] = made
+    return counts

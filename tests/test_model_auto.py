@@ -243,3 +243,22 @@ def test_narrower_later_chunks_take_one_pass(tmp_path, capsys):
     assert "second pass" not in err
     model = nbgpu.load(tmp_path / "m.nbgpu")
     np.testing.assert_allclose(model.feature_count_, nbgpu.MultinomialNB().fit(X, y).feature_count_)
+
+
+def test_passes_are_counted_to_a_third(tmp_path, capsys):
+    """A second pass for a wider svmlight chunk, then values that are not
+    counts: GaussianNB in a third pass, and the summary says so."""
+    rng = np.random.default_rng(4)
+    n = 120
+    y = np.arange(n) % 2
+    X = np.zeros((n, 10))
+    X[:, :5] = rng.integers(1, 4, size=(n, 5))
+    X[60:, 9] = 1.0  # wider from row 60
+    X[110, 0] = -1.5  # not counts, found after counts were fitted
+    dump_svmlight_file(X, y, str(tmp_path / "train.svm"), zero_based=True)
+    status, _, err = run("train", tmp_path / "train.svm", "-o", tmp_path / "m.nbgpu", "--chunk-mb", "0.0005",
+                         capsys=capsys)
+    assert status == 0, err
+    assert "second pass" in err and "GaussianNB" in err
+    assert "three passes" in err
+    np.testing.assert_allclose(nbgpu.load(tmp_path / "m.nbgpu").theta_, nbgpu.GaussianNB().fit(X, y).theta_)

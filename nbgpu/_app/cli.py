@@ -311,7 +311,7 @@ def cmd_train(args):
     save(trained.model, args.output, vectorizer=vectorizer, metadata=metadata)
     bar.close()
     fitted = trained.model
-    passes = "one pass" if trained.passes == 1 else "two passes"
+    passes = {1: "one pass", 2: "two passes"}.get(trained.passes, "three passes")
     _say(args, f"trained {type(fitted).__name__} on {trained.rows} rows, {len(fitted.classes_)} classes, "
                f"{fitted.n_features_in_} features in {seconds:.2f} s "
                f"({trained.rows / max(seconds, 1e-9):,.0f} rows/s, {passes}) -> {args.output}")

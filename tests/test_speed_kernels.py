@@ -229,11 +229,11 @@ def test_log_ratio_without_zero_counts_skips_nothing():
 
 @pytest.mark.parametrize("columns", [7, 5000], ids=["one_chunk", "column_chunks"])
 @pytest.mark.parametrize("namespace", ["numpy", "array_api_strict"])
-def test_transposed_as_casts_and_transposes(kernel_mode, namespace, columns, monkeypatch):
+def test_scoring_weights_cast_and_transpose(kernel_mode, namespace, columns, monkeypatch):
     monkeypatch.setattr(blocks, "HOST_BLOCK_BYTES", 512)  # chunks of 1024 columns
     a = np.random.default_rng(13).standard_normal((3, columns))
     xp = pytest.importorskip(namespace) if namespace != "numpy" else get_namespace(a)
-    got = numerics.transposed_as(xp.asarray(a), xp.float32, xp=xp)
+    got = numerics.scoring_weights(xp.asarray(a), xp.float32, xp=xp)
     assert got.dtype == xp.float32 and got.shape == (columns, 3)
     np.testing.assert_array_equal(np.asarray(got), a.T.astype(np.float32))
     if namespace == "numpy":

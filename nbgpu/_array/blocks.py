@@ -12,8 +12,7 @@ import numpy as np
 from .namespace import on_host
 from .threads import n_threads, parallel_map
 
-# Row or nonzero blocks are sized so their temporaries stay near this many
-# bytes.
+# Row or nonzero blocks are sized so their temporaries stay near this many bytes.
 BLOCK_BYTES = 64 * 2**20
 
 # A device block is this many times larger: each costs tens of kernel
@@ -55,12 +54,10 @@ def map_row_blocks(fn, n_rows, bytes_per_row, *, xp, host_budget=None):
     temporaries and are mapped over the thread pool; device blocks about
     :func:`block_bytes`, one after the other (the device is already parallel).
     """
-    host = on_host(xp)
-    budget = (host_budget or HOST_BLOCK_BYTES) if host else block_bytes(xp)
-    blocks = row_blocks(n_rows, bytes_per_row, budget)
-    if not host:
-        return [fn(a, b) for a, b in blocks]
-    return parallel_map(lambda ab: fn(*ab), blocks)
+    if not on_host(xp):
+        return [fn(a, b) for a, b in row_blocks(n_rows, bytes_per_row, xp=xp)]
+    pieces = row_blocks(n_rows, bytes_per_row, host_budget or HOST_BLOCK_BYTES)
+    return parallel_map(lambda ab: fn(*ab), pieces)
 
 
 def host_fit_block_bytes():

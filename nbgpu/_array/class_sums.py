@@ -19,6 +19,9 @@ up to 2**53) without a float64 copy of ``X``.
 
 from __future__ import annotations
 
+import functools
+import operator
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -61,22 +64,11 @@ def class_totals(codes, weights, n_classes, *, dtype, xp):
 
 
 def class_sums(X, codes, weights, n_classes, *, xp, dtype, power=1):
-    """``Yᵀ·X`` (``power=1``) or ``Yᵀ·(X ⊙ X)`` (``power=2``), in ``dtype``.
+    """``Yᵀ·X`` (``power=1``) or ``Yᵀ·(X ⊙ X)`` (``power=2``) in ``dtype``.
 
-    Parameters
-    ----------
-    X : dense array or CSR/CSC matrix of shape (n_samples, n_features)
-    codes : int array of shape (n_samples,)
-        Class index of every row.
-    weights : float array of shape (n_samples,) or None
-    n_classes : int
-    xp : namespace of ``X``
-    dtype : accumulation dtype
-    power : {1, 2}
-
-    Returns
-    -------
-    sums : dense array of shape (n_classes, n_features)
+    ``X`` (n × d) is dense or CSR/CSC, ``codes`` the class index of every
+    row, ``weights`` one per row or None, ``xp`` the namespace of ``X``.
+    Returns the dense (n_classes, n_features) sums.
     """
     if is_sparse(X):
         return sparse_class_sums(X, codes, weights, n_classes, power=power, dtype=dtype)
@@ -108,12 +100,8 @@ def _upcast_row_blocks(X, n_classes, *, xp, dtype, power):
 
 
 def _nonzero_values(data, power, weights, dtype, *, owned=False):
-    """``data ** power * weights`` in ``dtype``: a copy, never written into ``X``.
-
-    ``weights`` (one per stored value) or None. ``owned=True`` says ``data``
-    is a temporary of the caller's (a gathered copy): it is then used, and
-    written into, without a copy where its dtype is already ``dtype``.
-    """
+    """``data ** power * weights`` (one weight per value, or None) in ``dtype``, in a
+    copy unless ``owned`` (``data`` is the caller's temporary and may be written)."""
     values = data.astype(dtype, copy=not owned)
     if power == 2:
         values *= values
@@ -122,24 +110,25 @@ def _nonzero_values(data, power, weights, dtype, *, owned=False):
     return values
 
 
-def add_class_sums_into(out, X, codes, weights, *, xp):
-    """``out += Yᵀ·X`` in place, on the host; False (nothing done) elsewhere.
+def _summed_row(values, columns, width, out=None):
+    """``values`` summed into their ``columns`` of a dense 1 × ``width`` row
+    (``out``, zeroed first, if given) by densifying a one-row CSR matrix:
+    scipy's compiled loop, with no cast of the columns to int64 and no GIL."""
+    indptr = np.asarray([0, values.shape[0]], dtype=columns.dtype)
+    return sp.csr_matrix((values, columns, indptr), shape=(1, width)).toarray(out=out)
 
-    For running sums (a ``partial_fit`` that continues): a host
-    float64 ``out`` (k × d, C-ordered, writable). A CSR ``X`` with fewer
-    nonzeros than ``out`` has entries gives its sums as entries
-    (:func:`csr_class_entries`), added into ``out`` at those entries only:
-    the work follows the batch, not k × d.
-    Otherwise the dense sums are added in place (no k × d copy). Sums that
-    would overflow are not written (False is returned).
+
+def add_class_sums_into(out, X, codes, weights, *, xp):
+    """``out += Yᵀ·X`` in place, for running sums; False (nothing done) unless
+    ``out`` is a host float64 array (k × d, C-ordered, writable).
+
+    A CSR ``X`` with fewer nonzeros than ``out`` has entries adds its
+    :func:`csr_class_entries` at those entries only (the work follows the
+    batch, not k × d); otherwise the dense sums are added in place. Sums
+    that would overflow are not written (False is returned).
     """
-    if not (
-        on_host(xp)
-        and isinstance(out, np.ndarray)
-        and out.dtype == np.float64
-        and out.flags.c_contiguous
-        and out.flags.writeable
-    ):
+    host = on_host(xp) and isinstance(out, np.ndarray) and out.dtype == np.float64
+    if not (host and out.flags.c_contiguous and out.flags.writeable):
         return False
     n_classes = out.shape[0]
     if is_sparse(X) and X.format == "csr" and X.nnz < out.size:
@@ -161,34 +150,17 @@ def add_class_sums_into(out, X, codes, weights, *, xp):
 
 
 def sparse_class_sums(X, codes, weights, n_classes, *, power=1, dtype=None):
-    """Per-class sums of the rows of sparse ``X`` (``Yᵀ·X`` without building ``Y``).
+    """:func:`class_sums` of a CSR/CSC ``X`` without building ``Y``, in ``dtype``
+    (float64 by default); ``power=2`` sums the squared values.
 
-    A host CSR matrix is summed class by class (``_csr_class_sums``). Other
-    input scatters each stored value into bin ``column * n_classes +
-    code[row]``: one pass over the nonzeros whatever the number of classes,
-    bins of a column next to each other (so a CSC matrix fills them in
-    order), and the sums accumulated in float64 (exact counts) without a
-    float64 copy of ``X``. Keys are int32 where the bins allow. On the CPU
-    the nonzeros are cut into blocks whose keys and float64 values together
-    take no more memory than ``X``'s index arrays (at least
-    ``BLOCK_BYTES``), scattered on all cores, one accumulator per thread.
-
-    Parameters
-    ----------
-    X : CSR or CSC matrix of shape (n_samples, n_features)
-    codes : int array of shape (n_samples,)
-        Class index of every row.
-    weights : float array of shape (n_samples,) or None
-    n_classes : int
-    power : {1, 2}
-        Sum the values (1) or their squares (2).
-    dtype : accumulation dtype (float64 by default).
-
-    Returns
-    -------
-    sums : dense array of shape (n_classes, n_features)
-        C-ordered from a host CSR matrix; otherwise a transposed view of a
-        C-ordered (n_features, n_classes) array.
+    A host CSR matrix is summed class by class (:func:`_csr_class_sums`).
+    Otherwise each stored value is scattered into bin ``column * n_classes +
+    code[row]`` (int32 keys where they fit): one pass over the nonzeros
+    whatever the number of classes, a CSC matrix filling the bins in order.
+    On the CPU, blocks of nonzeros whose keys and values take no more memory
+    than ``X``'s index arrays (at least ``BLOCK_BYTES``) are scattered on all
+    cores, one accumulator per thread. The result is C-ordered from a host
+    CSR matrix, otherwise a transposed view of a C-ordered (d, k) array.
     """
     lib = sparse_lib(X)
     dtype = lib.float64 if dtype is None else dtype
@@ -200,7 +172,7 @@ def sparse_class_sums(X, codes, weights, n_classes, *, power=1, dtype=None):
     n_bins = n_features * n_classes
     key_dtype = index_dtype(np, n_bins)
     codes = codes.astype(key_dtype)
-    threads = _threads(X)
+    threads = _threads(X.nnz)
     per_nnz = np.dtype(key_dtype).itemsize + np.dtype(dtype).itemsize
     budget = _piece_budget(X, per_nnz, threads)
     if X.nnz <= budget * (threads - 1):  # fewer pieces than threads: equal shares
@@ -208,33 +180,22 @@ def sparse_class_sums(X, codes, weights, n_classes, *, power=1, dtype=None):
     else:  # pieces of about ``budget`` stored values
         cuts = np.unique(np.concatenate([[0], blocks.nnz_cuts(X.indptr, budget), [n_features]]))
 
-    def scatter(group):
-        # Summing duplicates is what densifying a one-row CSR matrix does,
-        # in scipy's compiled loop (no cast of keys to int64, no GIL).
-        acc = None
-        for start, stop in group:
-            lo, hi = X.indptr[start], X.indptr[stop]
-            keys = codes[X.indices[lo:hi]]
-            bins = np.arange(start, stop, dtype=key_dtype) * key_dtype(n_classes)
-            keys += np.repeat(bins, np.diff(X.indptr[start : stop + 1]))
-            row_weights = None if weights is None else weights[X.indices[lo:hi]]
-            values = _nonzero_values(X.data[lo:hi], power, row_weights, dtype)
-            indptr = np.asarray([0, keys.shape[0]], dtype=key_dtype)
-            row = sp.csr_matrix((values, keys, indptr), shape=(1, n_bins)).toarray()
-            if acc is None:
-                acc = row
-            else:
-                acc += row
-        return acc
+    def scatter(start, stop):
+        lo, hi = X.indptr[start], X.indptr[stop]
+        keys = codes[X.indices[lo:hi]]
+        bins = np.arange(start, stop, dtype=key_dtype) * key_dtype(n_classes)
+        keys += np.repeat(bins, np.diff(X.indptr[start : stop + 1]))
+        row_weights = None if weights is None else weights[X.indices[lo:hi]]
+        return _summed_row(_nonzero_values(X.data[lo:hi], power, row_weights, dtype), keys, n_bins)
 
     pieces = list(zip(cuts[:-1], cuts[1:]))
     if not pieces:  # no features
         return np.zeros((n_classes, n_features), dtype=dtype)
-    parts = parallel_map(scatter, blocks.round_robin(pieces, threads))
-    out = parts[0]
-    for part in parts[1:]:
-        out += part
-    return out.reshape(n_features, n_classes).T
+    parts = parallel_map(
+        lambda group: functools.reduce(operator.iadd, (scatter(*piece) for piece in group)),
+        blocks.round_robin(pieces, threads),
+    )
+    return functools.reduce(operator.iadd, parts).reshape(n_features, n_classes).T
 
 
 def _column_class_keys(columns, classes, n_classes, key_dtype):
@@ -246,23 +207,20 @@ def _column_class_keys(columns, classes, n_classes, key_dtype):
 
 
 def _device_sparse_class_sums(X, codes, weights, n_classes, *, power, dtype):
-    """:func:`sparse_class_sums` on a device: a scatter-add into the bins.
-
-    Stored values are taken in blocks of about ``blocks.block_bytes`` of
-    temporaries; the row (CSR) or column (CSC) of each comes from a search
-    in ``indptr`` on the device, so no block reads anything back to the host
-    (no synchronisation at all, however many blocks). One pass of
-    ``cupy.add.at`` (atomic adds, one per stored value) whatever the
-    number of classes: a product with the one-hot ``Y`` would do ``k``
-    multiply-adds per stored value.
+    """:func:`sparse_class_sums` on a device: one ``cupy.add.at`` pass (an
+    atomic add per stored value, where a product with the one-hot ``Y`` does
+    ``k``), in blocks of about ``blocks.block_bytes`` of temporaries. Rows
+    (CSR) or columns (CSC) come from a search in ``indptr`` on the device:
+    nothing is read back to the host, however many blocks.
     """
-    lib = device_library(get_namespace(codes))
+    xp = get_namespace(codes)
+    cupy = device_library(xp).cupy
     n_features = X.shape[1]
-    key_dtype = index_dtype(lib.cupy, n_features * n_classes)
+    key_dtype = index_dtype(cupy, n_features * n_classes)
     codes = codes.astype(key_dtype)
-    out = lib.cupy.zeros(n_features * n_classes, dtype=dtype)
+    out = cupy.zeros(n_features * n_classes, dtype=dtype)
     # keys, major index, positions, values, gathered weights: ~32 bytes each
-    step = max(blocks.block_bytes(get_namespace(codes)) // 32, 1)
+    step = max(blocks.block_bytes(xp) // 32, 1)
     for lo in range(0, X.nnz, step):
         hi = min(lo + step, X.nnz)
         major = stored_rows(X, lo, hi)
@@ -270,24 +228,21 @@ def _device_sparse_class_sums(X, codes, weights, n_classes, *, power, dtype):
         rows, columns = (major, minor) if X.format == "csr" else (minor, major)
         keys = _column_class_keys(columns, codes[rows], n_classes, key_dtype)
         values = _nonzero_values(X.data[lo:hi], power, None if weights is None else weights[rows], dtype)
-        lib.cupy.add.at(out, keys, values)
+        cupy.add.at(out, keys, values)
     return out.reshape(n_features, n_classes).T
 
 
 def _csr_class_sums(X, codes, weights, n_classes, *, power, dtype):
     """``sparse_class_sums`` of a host CSR matrix, one class at a time.
 
-    Scattering every nonzero into a (feature, class) bin of one accumulator
-    misses the cache on wide data (k × d float64 is tens of MB). Here the
-    rows are put in class order (a stable sort of the codes), gathered in
-    pieces (scipy's compiled row indexing) and every piece is scattered into
-    its class's row of d bins, which stays in cache. A piece holds at most
-    a budget of nonzeros, so the gathered copies of all threads take no more
-    memory than ``X``'s index arrays (at least ``BLOCK_BYTES``). The
-    class-ordered rows are cut into equal shares of nonzeros, one per
-    thread; each class row has one writer, the thread where the class
-    begins, and a class that runs on into later shares is added up at the
-    end.
+    One accumulator of (feature, class) bins misses the cache on wide data
+    (k × d float64 is tens of MB). Here the rows are put in class order (a
+    stable sort), gathered in pieces (scipy's compiled row indexing) of at
+    most :func:`_piece_budget` nonzeros, and each piece is scattered into
+    its class's row of d bins, which stays in cache. The class-ordered rows
+    are cut into equal shares of nonzeros, one per thread; a class row is
+    written by the thread where the class begins, and a class that runs on
+    into later shares is added up at the end.
     """
     n_features = X.shape[1]
     order = np.argsort(codes, kind="stable")
@@ -295,22 +250,18 @@ def _csr_class_sums(X, codes, weights, n_classes, *, power, dtype):
     starts = np.zeros(X.shape[0] + 1, dtype=np.int64)  # the indptr of the class-ordered rows
     np.cumsum(np.diff(X.indptr)[order], out=starts[1:])
     class_starts = np.searchsorted(sorted_codes, np.arange(n_classes + 1))
-    threads = _threads(X)
+    threads = _threads(X.nnz)
     budget = _piece_budget(X, X.indices.itemsize + X.data.itemsize + np.dtype(dtype).itemsize, threads)
     shares = blocks.even_nnz_splits(starts, threads)
     cuts = np.unique(np.concatenate([class_starts, shares, blocks.nnz_cuts(starts, budget)]))
     out = np.zeros((n_classes, n_features), dtype=dtype)  # empty classes stay zero
 
     def scatter(a, b, target=None):
-        """The (weighted) sum of class-ordered rows ``a:b``, 1 × d, into ``target`` if given."""
         rows = order[a:b]
         piece = X[rows]
         row_weights = None if weights is None else np.repeat(weights[rows], np.diff(piece.indptr))
         values = _nonzero_values(piece.data, power, row_weights, dtype, owned=True)
-        indptr = np.asarray([0, values.shape[0]], dtype=piece.indices.dtype)
-        # Densifying a one-row CSR matrix sums duplicate columns in scipy's
-        # compiled loop (no GIL); it zeroes ``target`` first.
-        return sp.csr_matrix((values, piece.indices, indptr), shape=(1, n_features)).toarray(out=target)
+        return _summed_row(values, piece.indices, n_features, target)
 
     def sum_share(bounds):
         lo, hi = bounds
@@ -334,9 +285,9 @@ def _csr_class_sums(X, codes, weights, n_classes, *, power, dtype):
     return out
 
 
-def _threads(X):
-    """Threads for a kernel over the stored values of ``X``: one for small ``X``."""
-    return n_threads() if X.nnz >= blocks.PARALLEL_NNZ else 1
+def _threads(nnz):
+    """Threads for a kernel over ``nnz`` stored values: one for a few."""
+    return n_threads() if nnz >= blocks.PARALLEL_NNZ else 1
 
 
 def _piece_budget(X, per_nnz, threads):
@@ -353,7 +304,7 @@ def summed_entries(keys, values):
     Many entries are split by key range over the threads (each keeps the
     order of its entries, so the sums do not depend on the split)."""
     n = keys.shape[0]
-    threads = n_threads() if n >= blocks.PARALLEL_NNZ else 1
+    threads = _threads(n)
     if threads == 1:
         return _summed_run(keys, values)
     sample = np.sort(keys[:: max(n // 4096, 1)])
@@ -416,32 +367,21 @@ def csr_class_entries(X, codes, weights, n_classes, *, summed=True):
 
 
 def category_counts(X, codes, weights, offsets, n_classes, *, xp, dtype):
-    """``Yᵀ·OneHot(X)``: per-class counts of every category of every feature.
+    """``Yᵀ·OneHot(X)`` (n_classes × M): per-class counts of every category of
+    every feature, in ``dtype``.
 
     The categories of all features lie side by side in one flat axis of
-    ``M = offsets[-1]`` columns: code ``X[i, j]`` of feature ``j`` is column
-    ``offsets[j] + X[i, j]``. ``X`` is dense and holds whole numbers, each
-    below its feature's number of categories where its row's weight is not 0.
-
-    Parameters
-    ----------
-    X : dense array or CSR/CSC matrix of shape (n_samples, n_features)
-        Sparse: its implicit zeros are category 0.
-    codes, weights, n_classes : as :func:`class_sums`
-    offsets : host int64 array of shape (n_features + 1,)
-    xp : namespace of ``X``
-    dtype : accumulation dtype
-
-    Returns
-    -------
-    counts : array of shape (n_classes, M)
+    ``M = offsets[-1]`` columns (``offsets``: host int64, one more than the
+    features): code ``X[i, j]`` of feature ``j`` is column ``offsets[j] +
+    X[i, j]``. Dense ``X`` holds whole numbers, each below its feature's
+    number of categories where its row's weight is not 0; the implicit
+    zeros of a sparse ``X`` are category 0. ``codes``, ``weights`` and
+    ``n_classes`` are as in :func:`class_sums`.
     """
     if is_sparse(X):
         return _sparse_category_counts(X, codes, weights, offsets, n_classes, xp=xp, dtype=dtype)
-    if on_host(xp):
-        return _host_category_counts(X, codes, weights, offsets, n_classes, dtype=dtype)
-    if has_sparse(xp):
-        return _device_category_counts(X, codes, weights, offsets, n_classes, xp=xp, dtype=dtype)
+    if on_host(xp) or has_sparse(xp):
+        return _histogram_category_counts(X, codes, weights, offsets, n_classes, xp=xp, dtype=dtype)
     n, d = X.shape
     n_columns = int(offsets[-1])
     device = codes.device
@@ -458,33 +398,53 @@ def category_counts(X, codes, weights, offsets, n_classes, *, xp, dtype):
     return out
 
 
-def _device_category_counts(X, codes, weights, offsets, n_classes, *, xp, dtype):
-    """:func:`category_counts` of dense ``X`` on a device, as a histogram.
-
-    The host's keys (``class * M + offsets[j] + X[i, j]``) scattered with
-    ``cupy.add.at`` in row blocks: one pass over ``X``, nothing read
-    back to the host (no synchronisation), no one-hot matrix.
+def _histogram_category_counts(X, codes, weights, offsets, n_classes, *, xp, dtype):
+    """:func:`category_counts` of dense ``X`` as a histogram of the keys
+    ``class * M + offsets[j] + X[i, j]``, with no one-hot matrix: on the host
+    by ``np.bincount`` over row blocks on all cores, one accumulator per
+    thread; on a device by ``cupy.add.at``, nothing read back (no sync).
     """
-    lib = device_library(xp)
     n, d = X.shape
     n_columns = int(offsets[-1])
+    n_bins = n_classes * n_columns
     device = codes.device
-    key_dtype = index_dtype(xp, n_classes * n_columns)
+    key_dtype = index_dtype(xp, n_bins)
     start = xp.asarray(offsets[:-1], dtype=key_dtype, device=device)
+    class_start = xp.reshape(xp.astype(codes, key_dtype) * key_dtype(n_columns), (-1, 1))
     # Categories of zero-weight rows are not seen, so they can lie past their
     # feature's columns: clipped to its last column, where they add 0.
-    last = xp.asarray(np.diff(offsets) - 1, dtype=X.dtype, device=device)
-    class_start = xp.astype(codes, key_dtype) * key_dtype(n_columns)
-    out = xp.zeros(n_classes * n_columns, dtype=dtype, device=device)
-    for a, b in blocks.row_blocks(n, d * (np.dtype(key_dtype).itemsize + 8), xp=xp):
-        values = X[a:b, :] if weights is None else xp.minimum(X[a:b, :], last)
-        keys = xp.astype(values, key_dtype) + start + xp.reshape(class_start[a:b], (-1, 1))
-        if weights is None:
-            w = xp.ones(keys.shape, dtype=dtype, device=device)
-        else:
-            w = xp.broadcast_to(xp.reshape(weights[a:b], (-1, 1)), keys.shape)
-        lib.cupy.add.at(out, xp.reshape(keys, (-1,)), xp.reshape(w, (-1,)))
-    return xp.reshape(out, (n_classes, n_columns))
+    last = xp.asarray(np.diff(offsets).astype(X.dtype) - 1, device=device)
+
+    def keys(a, b):
+        block = xp.astype(X[a:b, :] if weights is None else xp.minimum(X[a:b, :], last), key_dtype)
+        block += start
+        block += class_start[a:b, :]
+        return xp.reshape(block, (-1,))
+
+    if not on_host(xp):
+        scatter_add = device_library(xp).cupy.add.at
+        out = xp.zeros(n_bins, dtype=dtype, device=device)
+        for a, b in blocks.row_blocks(n, d * (np.dtype(key_dtype).itemsize + 8), xp=xp):
+            if weights is None:
+                w = xp.ones(((b - a) * d,), dtype=dtype, device=device)
+            else:
+                w = xp.reshape(xp.broadcast_to(xp.reshape(weights[a:b], (-1, 1)), (b - a, d)), (-1,))
+            scatter_add(out, keys(a, b), w)
+        return xp.reshape(out, (n_classes, n_columns))
+    threads = n_threads()
+    row_bytes = d * (np.dtype(key_dtype).itemsize + (8 if weights is not None else 0))
+    # Keys of a block stay in cache; every thread gets blocks.
+    pieces = blocks.row_blocks(n, row_bytes, blocks.HOST_BLOCK_BYTES, min_blocks=threads)
+
+    def count(group):
+        acc = np.zeros(n_bins, dtype=dtype)
+        for a, b in group:
+            w = None if weights is None else np.repeat(np.asarray(weights[a:b], dtype=np.float64), d)
+            acc += np.bincount(keys(a, b), weights=w, minlength=n_bins)
+        return acc
+
+    parts = parallel_map(count, blocks.round_robin(pieces, threads))
+    return functools.reduce(operator.iadd, parts).reshape(n_classes, n_columns)
 
 
 def _sparse_category_counts(X, codes, weights, offsets, n_classes, *, xp, dtype):
@@ -515,49 +475,6 @@ def feature_block_sums(flat, offsets, *, xp):
     return xp.take(cum, hi, axis=1) - xp.take(cum, lo, axis=1)
 
 
-def _host_category_counts(X, codes, weights, offsets, n_classes, *, dtype):
-    """:func:`category_counts` on the host, as a histogram.
-
-    Every entry's key ``class * M + offsets[j] + X[i, j]`` goes through
-    ``np.bincount`` (one compiled pass, no one-hot matrix is built). Row
-    blocks are counted on all cores, one accumulator per thread.
-    """
-    n, d = X.shape
-    n_columns = int(offsets[-1])
-    n_bins = n_classes * n_columns
-    key_dtype = np.int32 if n_bins < 2**31 else np.int64
-    row_bytes = d * (np.dtype(key_dtype).itemsize + (8 if weights is not None else 0))
-    threads = n_threads()
-    # Keys of a block stay in cache; every thread gets blocks.
-    pieces = blocks.row_blocks(n, row_bytes, blocks.HOST_BLOCK_BYTES, min_blocks=threads)
-    start = np.asarray(offsets[:-1], dtype=key_dtype)
-    class_start = np.asarray(codes).astype(key_dtype) * key_dtype(n_columns)
-
-    # Categories of zero-weight rows are not seen, so they can lie past their
-    # feature's columns: clipped to its last column, where they add 0.
-    last = np.diff(offsets).astype(X.dtype) - 1
-
-    def count(a, b):
-        values = X[a:b] if weights is None else np.minimum(X[a:b], last)
-        keys = values.astype(key_dtype)
-        keys += start
-        keys += class_start[a:b, None]
-        w = None if weights is None else np.repeat(np.asarray(weights[a:b], dtype=np.float64), d)
-        return np.bincount(keys.reshape(-1), weights=w, minlength=n_bins)
-
-    def count_group(group):
-        acc = np.zeros(n_bins, dtype=dtype)
-        for a, b in group:
-            acc += count(a, b)
-        return acc
-
-    parts = parallel_map(count_group, blocks.round_robin(pieces, threads))
-    out = parts[0]
-    for part in parts[1:]:
-        out += part
-    return out.reshape(n_classes, n_columns)
-
-
 def class_scatter(X, codes, weights, n_classes, *, xp, dtype):
     """(weight, mean, scatter matrix) per class of one block of rows.
 
@@ -579,12 +496,10 @@ def class_scatter(X, codes, weights, n_classes, *, xp, dtype):
 
 
 def soft_class_sums(X, R, *, xp, dtype, power=1):
-    """``Rᵀ·X`` (``power=1``) or ``Rᵀ·(X ⊙ X)`` (``power=2``) in ``dtype``: the
-    soft counterpart of :func:`class_sums` (same arguments and result), with
-    a dense soft class matrix ``R`` (n × k, in ``dtype``: each row's weight in
-    every class, e.g. EM responsibilities times sample weights) in place of
-    ``codes`` and ``weights``. A row is spread over the classes by its
-    weights instead of being repeated per class. Sparse ``X`` is one
+    """``Rᵀ·X`` (``power=1``) or ``Rᵀ·(X ⊙ X)`` (``power=2``) in ``dtype``:
+    :func:`class_sums` with a dense soft class matrix ``R`` (n × k, in
+    ``dtype``: each row's weight in every class, e.g. EM responsibilities
+    times sample weights) for ``codes`` and ``weights``. Sparse ``X`` is one
     sparse-dense product ``(Xᵀ·R)ᵀ``, never densified.
     """
     if is_sparse(X):

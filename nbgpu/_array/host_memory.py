@@ -15,17 +15,16 @@ for its workers) turns that adjustment off, and this then changes nothing.
 
 from __future__ import annotations
 
-import threading
+import functools
 
 import numpy as np
 
 __all__ = ["retain_freed_blocks"]
 
 _BLOCK_BYTES = 16 << 20  # within glibc's cap on the threshold (32 MiB on 64-bit)
-_DONE = []
-_LOCK = threading.Lock()
 
 
+@functools.cache
 def retain_freed_blocks():
     """Allocate and free one 16 MiB block, once per process.
 
@@ -33,10 +32,4 @@ def retain_freed_blocks():
     to 32 MiB at the top of the heap); with another allocator it only costs
     that allocation.
     """
-    if _DONE:
-        return
-    with _LOCK:
-        if not _DONE:
-            block = np.empty(_BLOCK_BYTES, dtype=np.uint8)
-            del block
-            _DONE.append(True)
+    np.empty(_BLOCK_BYTES, dtype=np.uint8)  # freed at once: nothing keeps it

@@ -5,7 +5,9 @@ few functions the Array API standard lacks (log Γ).
 
 from __future__ import annotations
 
+import functools
 import math
+import operator
 
 import numpy as np
 from array_api_compat import is_torch_namespace
@@ -40,22 +42,13 @@ def log_ratio(num, den, *, xp, overwrite_num=False):
     temporary.
     """
     tiny = xp.finfo(num.dtype).smallest_normal
-    if _host_matrix(num, xp):
-        return _log_ratio_by_columns(num, safe_log(den, xp=xp), tiny, overwrite_num)
-    # Zero counts (alpha=0) floored at tiny: always, a pass on the device
-    # costs less than reading back whether one is needed.
-    num = xp.maximum(num, xp.asarray(tiny, dtype=num.dtype, device=num.device))
-    overwrite_num = True
-    out = log_in_place(num, xp=xp) if overwrite_num else xp.log(num)
-    out -= safe_log(den, xp=xp)
-    return out
-
-
-def _host_matrix(a, xp):
-    return on_host(xp) and isinstance(a, np.ndarray) and a.ndim == 2
-
-
-def _log_ratio_by_columns(num, log_den, tiny, overwrite_num):
+    log_den = safe_log(den, xp=xp)
+    if not (on_host(xp) and isinstance(num, np.ndarray) and num.ndim == 2):
+        # Zero counts (alpha=0) floored at tiny: always, a pass on the device
+        # costs less than reading back whether one is needed.
+        out = log_in_place(xp.maximum(num, xp.asarray(tiny, dtype=num.dtype, device=num.device)), xp=xp)
+        out -= log_den
+        return out
     # On the host the k × d work is one pass: each column chunk (in cache)
     # is floored at ``tiny``, logged and shifted in place, on all cores.
     out = num if overwrite_num and num.flags.writeable else np.empty_like(num)
@@ -81,10 +74,9 @@ def laid_out_by_columns(make_columns, shape, dtype, *, xp):
     """The d × k scoring layout (see :func:`scoring_weights`) of the k × d
     array ``shape`` that ``make_columns(cols)`` gives a column chunk at a time.
 
-    On the host each chunk is made and written transposed while it is in
-    cache, on all cores: the k × d array is never whole (wide models: one
-    array of k × d instead of two, and no pass over either). Elsewhere one
-    chunk of all the columns.
+    On the host each chunk is made and written transposed while in cache, on
+    all cores: the k × d array is never whole (no second k × d array, and no
+    pass over one). Elsewhere one chunk of all the columns.
     """
     if not on_host(xp):
         return scoring_weights(make_columns(slice(None)), dtype, xp=xp)
@@ -122,10 +114,7 @@ def row_sums_by_columns(make_columns, shape, *, xp):
     sums = parallel_map(
         lambda cols: np.sum(make_columns(cols), axis=1, keepdims=True), column_chunks(shape, 8)
     )
-    total = sums[0]
-    for part in sums[1:]:
-        total = total + part
-    return total
+    return functools.reduce(operator.add, sums)
 
 
 def log_or_neg_inf(x, *, xp):
@@ -163,19 +152,17 @@ def best_scores_finite(jll, *, xp, cheap_sync):
 
 def lgamma(a, *, xp):
     """log Γ(a) elementwise (not in the Array API standard), same namespace and device."""
-    if on_host(xp):
-        from scipy.special import gammaln
-
-        return xp.asarray(gammaln(a))
     if is_torch_namespace(xp):
         import torch
 
         return torch.lgamma(a)
     if uses_device_library(xp):
         return device_library(xp).cupyx.scipy.special.gammaln(a)
-    # Other namespaces (array-api-strict): through the host and back.
     from scipy.special import gammaln
 
+    if on_host(xp):
+        return xp.asarray(gammaln(a))
+    # Other namespaces (array-api-strict): through the host and back.
     host = np.asarray(gammaln(to_numpy(a)), dtype=to_numpy(a).dtype)
     return xp.asarray(host, device=a.device)
 
@@ -194,11 +181,8 @@ def chi2_survival(df, x, *, xp):
 
 
 def contiguous(a, *, xp):
-    """``a`` laid out row-major where the library lets us say so.
-
-    Sparse-times-dense products stream the dense operand row by row, so its
-    layout decides their speed.
-    """
+    """``a`` laid out row-major where the library lets us say so: sparse-times-
+    dense products stream the dense operand by rows, so it decides their speed."""
     if on_host(xp):
         return np.ascontiguousarray(a)
     if uses_device_library(xp):
@@ -209,30 +193,14 @@ def contiguous(a, *, xp):
 
 
 def log_in_place(x, *, xp):
-    """``log(x)``, written over ``x`` (a temporary) where the library allows.
-
-    Finalize works on k × d arrays of tens of MB: a fresh one costs its page
-    faults on top of the pass.
-    """
+    """``log(x)``, written over ``x`` (a temporary) where the library allows:
+    on a k × d array of tens of MB (finalize), a fresh one costs page faults."""
     if on_host(xp) and isinstance(x, np.ndarray) and x.flags.writeable:
         if x.ndim != 2:
             return np.log(x, out=x)
         parallel_map(lambda cols: np.log(x[:, cols], out=x[:, cols]), column_chunks(x.shape, x.itemsize))
         return x
     return xp.log(x)
-
-
-def transposed_as(a, dtype, *, xp):
-    """``a.T`` as a row-major array of ``dtype``.
-
-    On numpy the cast and the transpose are one pass into one new array,
-    in column chunks on all cores.
-    """
-    if on_host(xp):
-        out = np.empty(a.shape[::-1], dtype=dtype)
-        _fill_by_columns(out.T, lambda cols: a[:, cols], a.itemsize)
-        return out
-    return contiguous(xp.astype(a, dtype).T, xp=xp)
 
 
 def product_operand(w, *, xp):
@@ -251,11 +219,19 @@ def product_operand(w, *, xp):
 
 def scoring_weights(a, dtype, *, xp):
     """``a.T`` (d × k scoring weights from k × d parameters) as ``dtype``,
-    laid out by :func:`product_operand`'s rule. On a device that is a view:
-    the transpose of a row-major k × d array is column-major."""
+    laid out by :func:`product_operand`'s rule.
+
+    On a device that is a view: the transpose of a row-major k × d array is
+    column-major. On numpy the cast and the transpose are one pass into one
+    new array, in column chunks on all cores.
+    """
     if uses_device_library(xp):
         return contiguous(xp.astype(a, dtype), xp=xp).T
-    return transposed_as(a, dtype, xp=xp)
+    if on_host(xp):
+        out = np.empty(a.shape[::-1], dtype=dtype)
+        _fill_by_columns(out.T, lambda cols: a[:, cols], a.itemsize)
+        return out
+    return contiguous(xp.astype(a, dtype).T, xp=xp)
 
 
 def float_warnings_off():

@@ -37,15 +37,14 @@ def device_compressed(X_like, fmt, data, indices, indptr, shape, *, canonical):
     """A device CSR/CSC matrix from its arrays, without a synchronisation.
 
     cupyx's constructor from ``(data, indices, indptr)`` reads the ends of
-    ``indptr`` back to the host, and the contents of int64 index arrays: one
-    to five synchronisations per matrix. nbgpu builds its matrices from
-    arrays it made consistent itself, so it makes an empty matrix of the
-    shape and hands it the arrays (public attributes, as in scipy).
+    ``indptr`` back to the host, and the contents of int64 index arrays (one
+    to five synchronisations); nbgpu's arrays are consistent by construction,
+    so an empty matrix of the shape is handed them (public attributes).
     ``indices`` and ``indptr`` share one integer dtype, int32 where the
-    values fit (what cupyx's constructor would choose, and what cuSPARSE's
-    fast paths take). ``canonical`` (True, False or None for "unknown") is
-    recorded as the format flag, so a product does not check it again.
-    ``X_like`` is any array or matrix of the same device library.
+    values fit (as cupyx would choose, and cuSPARSE's fast paths take).
+    ``canonical`` (True, False or None for "unknown") is recorded as the
+    format flag, so a product does not check it again. ``X_like`` is any
+    array or matrix of the same device library.
     """
     sparse = _library(X_like).cupyx.scipy.sparse
     out = getattr(sparse, f"{fmt}_matrix")(tuple(int(s) for s in shape), dtype=data.dtype)
@@ -65,15 +64,14 @@ def sparse_checked(X, *, name="X", elements=True):
 
     Host (scipy) matrices: other formats become CSR (scipy sums duplicates
     on the way), and the index structure of a CSR/CSC matrix is checked
-    (:func:`structure_problem`; scipy's compiled kernels trust it, so an
-    index out of range would read or write out of bounds), raising a
-    ValueError that names ``name``. Sums and products over the stored values
-    (``Yᵀ·X``, ``X·W``) do not depend on the order of a row's values nor on
-    how an element is split into duplicate entries, so ``elements=False``
-    keeps ``X`` exactly as it comes. Binarizing, squaring, one-hot encoding
-    and ``log Γ`` act on elements, so ``elements=True`` sums duplicates, in a
-    copy; a matrix without duplicates is kept as it is, sorted or not.
-    Device matrices are made canonical (sorted, duplicates summed in a copy).
+    (:func:`structure_problem`: scipy's compiled kernels trust it), raising
+    a ValueError that names ``name``. Sums and products over the stored
+    values (``Yᵀ·X``, ``X·W``) depend neither on the order of a row's values
+    nor on duplicate entries, so ``elements=False`` keeps ``X`` as it comes.
+    Binarizing, squaring, one-hot encoding and ``log Γ`` act on elements, so
+    ``elements=True`` sums duplicates, in a copy; a matrix without
+    duplicates is kept as it is, sorted or not. Device matrices are made
+    canonical (sorted, duplicates summed in a copy).
     """
     host = sp.issparse(X)
     if host and X.format == "coo":
@@ -95,26 +93,17 @@ def sparse_checked(X, *, name="X", elements=True):
         if problem is not None:
             msg = f"`{name}` is not a valid {X.format.upper()} matrix: {problem}."
             raise ValueError(msg)
-        duplicates = elements and sparse_has_duplicates(X)
+        # A canonical matrix (scipy checks in one pass and remembers) has no
+        # duplicates. Otherwise the transpose, a counting sort (linear, unlike
+        # sorting every row), puts duplicates next to each other, where its
+        # canonical check finds them.
+        duplicates = elements and not (
+            X.has_canonical_format or (X.tocsc() if X.format == "csr" else X.tocsr()).has_canonical_format
+        )
     if duplicates:
         X = X.copy()
         X.sum_duplicates()
     return X
-
-
-def sparse_has_duplicates(X):
-    """Whether a host CSR/CSC matrix stores some element more than once.
-
-    A canonical matrix (sorted, no duplicates; scipy checks that in one pass
-    and remembers it) has none. Otherwise the transpose, made by a counting
-    sort (linear, unlike sorting every row), lists each column's entries in
-    row order, so duplicates sit next to each other and its canonical check
-    finds them.
-    """
-    if X.has_canonical_format:
-        return False
-    transposed = X.tocsc() if X.format == "csr" else X.tocsr()
-    return not transposed.has_canonical_format
 
 
 def sparse_values(X):
@@ -258,10 +247,9 @@ def compact_columns(X):
 def row_slicer(X):
     """``f(start, stop)`` giving rows ``start:stop`` of ``X`` (dense or sparse).
 
-    A device matrix is sliced from one host copy of its ``indptr``, read at
-    the first slice (one synchronisation for all slices, none when nothing
-    is sliced; cupyx's own row slice reads two values back per slice, and a
-    CSC matrix is turned into CSR once).
+    A device matrix (made CSR once) is sliced from one host copy of its
+    ``indptr``, read at the first slice: one synchronisation for all slices,
+    none when nothing is sliced (cupyx's row slice reads two values back each).
     """
     if not _on_device(X) or not hasattr(X, "format"):
         return lambda start, stop: X[start:stop, ...]
@@ -299,19 +287,16 @@ def gathered_row_sums(table, index, *, xp):
     a sum over the middle axis.
     """
     n, d = index.shape
-    if on_host(xp):
-        flat = np.reshape(index, (-1,))
-        indptr = np.arange(0, n * d + 1, d, dtype=flat.dtype)
-        ones = np.ones(n * d, dtype=table.dtype)
-        return sp.csr_matrix((ones, flat, indptr), shape=(n, table.shape[0])) @ table
-    if has_sparse(xp):
-        # Indices increase along every row (callers' promise): canonical,
-        # so the product checks nothing; built without a synchronisation.
-        lib = device_library(xp).cupy
+    if on_host(xp) or has_sparse(xp):
+        lib = np if on_host(xp) else device_library(xp).cupy
         idx = index_dtype(lib, n * d + 1, table.shape[0])
         flat = xp.astype(xp.reshape(index, (-1,)), idx, copy=False)
         indptr = lib.arange(0, n * d + 1, d, dtype=idx)
         ones = lib.ones(n * d, dtype=table.dtype)
+        if lib is np:
+            return sp.csr_matrix((ones, flat, indptr), shape=(n, table.shape[0])) @ table
+        # Indices increase along every row (callers' promise): canonical,
+        # so the product checks nothing; built without a synchronisation.
         return device_compressed(index, "csr", ones, flat, indptr, (n, table.shape[0]), canonical=True) @ table
     rows = xp.take(table, xp.astype(xp.reshape(index, (-1,)), xp.int64), axis=0)
     return xp.sum(xp.reshape(rows, (n, d, -1)), axis=1)
@@ -321,15 +306,14 @@ def sparse_onehot_nonzero(X, offsets, *, n_columns, dtype):
     """One-hot encoding of the stored values of an integer-valued sparse ``X``.
 
     Feature ``j`` owns columns ``offsets[j] + j`` to ``offsets[j + 1] + j``
-    (see :func:`onehot_nonzero_columns`): its categories, then one column
-    for the categories unseen in training. Stored value ``v`` in column ``j``
-    becomes a 1 at column ``offsets[j] + j + min(v, n_j)``, with ``n_j`` the
-    feature's number of categories; implicit zeros are not encoded (callers
-    account for category 0 from the row totals). The result has
-    ``offsets[-1] + n_features`` columns and ``X.nnz`` stored ones, in
+    (:func:`onehot_nonzero_columns`): its categories, then one for those
+    unseen in training. Stored value ``v`` of feature ``j`` becomes a 1 at
+    column ``offsets[j] + j + min(v, n_j)`` (``n_j`` categories); implicit
+    zeros are not encoded (callers take category 0 from the row totals).
+    The result, ``n_columns + n_features`` wide, holds ``X.nnz`` ones in
     increasing columns along every row (canonical when ``X`` is).
-    ``offsets`` is an int64 array of ``X``'s library; ``n_columns`` its last
-    value, given by the caller (on a device, reading it is a synchronisation).
+    ``offsets`` is an int64 array of ``X``'s library, ``n_columns`` its last
+    value (on a device, reading it is a synchronisation).
     """
     lib = sparse_lib(X)
     canonical = X.has_canonical_format
@@ -364,11 +348,11 @@ def onehot_nonzero_columns(n_categories):
 def structure_problem(fmt, data, indices, indptr, shape):
     """What is wrong with the index structure of a CSR/CSC matrix, or None.
 
-    The compiled kernels of scipy and cupyx trust ``indptr`` and
-    ``indices``: an index out of range reads or writes out of bounds, a
-    decreasing ``indptr`` corrupts memory. Checked in one vectorised pass
-    each (lengths, ``indptr`` from 0 to nnz and non-decreasing, every index
-    in ``[0, n_minor)``), on the arrays' own library.
+    The compiled kernels of scipy and cupyx trust ``indptr`` and ``indices``
+    (an index out of range reads or writes out of bounds, a decreasing
+    ``indptr`` corrupts memory): the lengths, ``indptr`` from 0 to nnz and
+    non-decreasing, and every index in ``[0, n_minor)`` are checked in one
+    vectorised pass each, on the arrays' own library.
     """
     if fmt not in ("csr", "csc"):
         return f"sparse format must be 'csr' or 'csc'; got {fmt!r}"

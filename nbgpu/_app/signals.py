@@ -14,24 +14,20 @@ import signal
 import sys
 import threading
 
-# Exit statuses of a process ended by SIGINT / SIGTERM (128 + signal number), as shells report them.
-INTERRUPTED = 128 + signal.SIGINT
-TERMINATED = 128 + signal.SIGTERM
-
 
 class Terminated(BaseException):
     """SIGTERM arrived (a BaseException, like KeyboardInterrupt, so that
     ``except Exception`` blocks do not swallow it)."""
 
 
-# The signals received within terminate_like_interrupt (the exception each raised).
+# The exception each signal raises within terminate_like_interrupt, and those raised so far.
+_RAISES = {signal.SIGTERM: Terminated, signal.SIGINT: KeyboardInterrupt}
 _RECEIVED = []
 
 
 def _raise(signum, frame):
-    exc = Terminated if signum == signal.SIGTERM else KeyboardInterrupt
-    _RECEIVED.append(exc)
-    raise exc
+    _RECEIVED.append(_RAISES[signum])
+    raise _RAISES[signum]
 
 
 @contextlib.contextmanager
@@ -42,7 +38,7 @@ def terminate_like_interrupt():
         yield
         return
     _RECEIVED.clear()
-    previous = {signum: signal.signal(signum, _raise) for signum in (signal.SIGTERM, signal.SIGINT)}
+    previous = {signum: signal.signal(signum, _raise) for signum in _RAISES}
     hook = sys.unraisablehook
     sys.unraisablehook = functools.partial(_deliver_again, hook)
     try:
@@ -58,9 +54,9 @@ def _deliver_again(hook, unraisable):
     (seen on the GPU machine: SIGINT while modules load, in importlib's lock
     cleanup): the signal goes to the main thread again a moment later, once
     that code has returned, so the command still ends."""
-    if not issubclass(unraisable.exc_type, (KeyboardInterrupt, Terminated)):
+    signum = next((s for s, exc in _RAISES.items() if issubclass(unraisable.exc_type, exc)), None)
+    if signum is None:
         return hook(unraisable)
-    signum = signal.SIGTERM if issubclass(unraisable.exc_type, Terminated) else signal.SIGINT
     again = threading.Timer(0.01, signal.pthread_kill, (threading.main_thread().ident, signum))
     again.daemon = True
     again.start()
@@ -71,7 +67,8 @@ def report_signal(exc):
     """Print the one line for an interrupted or terminated run; return its exit status."""
     terminated = isinstance(exc, Terminated)
     print("nbgpu: terminated" if terminated else "nbgpu: interrupted", file=sys.stderr)
-    return TERMINATED if terminated else INTERRUPTED
+    # 128 + the signal's number: the status shells report for a process the signal ended.
+    return 128 + (signal.SIGTERM if terminated else signal.SIGINT)
 
 
 def signal_behind(exc):

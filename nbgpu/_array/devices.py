@@ -6,6 +6,7 @@ streaming uploader: library code never picks a device, it follows its input.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import time
@@ -28,19 +29,14 @@ from .namespace import (
 
 
 def gpu_library():
-    """The device library (cupy and cupyx, see ``namespace.device_library``)
-    of "the GPU": what ``--device gpu`` and ``fit_stream(device="gpu")`` use.
-    Raises ImportError without cupy. The test suite points it at the CPU
-    stand-in to run those paths without a GPU."""
+    """cupy and cupyx (``namespace.device_library``) for ``--device gpu`` and
+    ``fit_stream(device="gpu")``; ImportError without cupy. Tests patch in the stand-in."""
     return _cupy_library()
 
 
 def gpu_array_like():
-    """An empty array on the current GPU, or None when no GPU works.
-
-    A GPU "works" when cupy imports and a small computation on it succeeds
-    (a machine with cupy installed but no driver gives None).
-    """
+    """An empty array on the current GPU, or None unless cupy imports and computes
+    (a machine with cupy installed but no driver gives None)."""
     try:
         cp = gpu_library().cupy
         like = cp.empty(0, dtype=cp.float64)
@@ -59,12 +55,8 @@ def _like_namespace(like):
 
 
 def host_to_like(X, like):
-    """A host numpy array or scipy.sparse matrix on the namespace/device of ``like``.
-
-    ``like=None`` (or a numpy array) keeps ``X`` on the host; a device array
-    moves dense ``X`` to that device and sparse ``X`` to the matching
-    ``cupyx.scipy.sparse`` format.
-    """
+    """Host array or scipy.sparse ``X`` on the namespace/device of ``like`` (None or numpy: the
+    host); sparse ``X`` becomes the matching ``cupyx.scipy.sparse`` format."""
     xp = _like_namespace(like)
     if xp is None:
         return X
@@ -89,13 +81,8 @@ def synchronize(like):
 
 
 def device_sparse_values(X):
-    """Host sparse ``X`` with values a GPU sparse matrix can hold.
-
-    cupyx sparse matrices store only bool, float32, float64 and complex:
-    integer counts (CountVectorizer output) and float16 are cast on the host
-    to the float dtype nbgpu would compute in anyway (float32 for float16,
-    float64 otherwise), before the copy.
-    """
+    """Host sparse ``X`` with values cupyx can hold (bool, float32, float64, complex): integer
+    counts and float16 cast on the host to the float dtype nbgpu computes them in anyway."""
     if X.dtype in (np.bool_, np.float32, np.float64):
         return X
     return X.astype(np.float32 if X.dtype == np.float16 else np.float64)
@@ -104,15 +91,14 @@ def device_sparse_values(X):
 class PinnedUploader:
     """Copies host chunks to the GPU through pinned memory on its own stream.
 
-    ``upload`` runs in the prefetch thread: it stages the arrays in pinned
-    host memory, queues the asynchronous copies on the copy stream and
-    records an event; the consumer makes the compute stream wait on that
+    ``upload`` (in the prefetch thread) stages the arrays in pinned memory, queues the copies
+    on the copy stream and records an event; the consumer's compute stream waits on that
     event, so the copy of the next chunk overlaps the work on this one.
     """
 
-    def __init__(self, library=None):
-        lib = gpu_library() if library is None else library
-        self.cupy, self.cupyx, self.csp = lib.cupy, lib.cupyx, lib.cupyx.scipy.sparse
+    def __init__(self):
+        lib = gpu_library()
+        self.cupy, self.csp = lib.cupy, lib.cupyx.scipy.sparse
         self.device = self.cupy.cuda.Device()
         self.stream = self.cupy.cuda.Stream(non_blocking=True)
 
@@ -125,11 +111,8 @@ class PinnedUploader:
 
     def _array(self, host):
         host = np.ascontiguousarray(host)
-        if host.size and self._is_pinned(host):
-            pinned = host  # a loader that reads into pinned buffers: no staging copy
-        else:
-            pinned = self.cupyx.empty_pinned(host.shape, dtype=host.dtype)
-            pinned[...] = host
+        # A loader that reads into pinned buffers needs no staging copy.
+        pinned = host if host.size and self._is_pinned(host) else pinned_copy(host)
         out = self.cupy.empty(host.shape, dtype=host.dtype)
         out.set(pinned, stream=self.stream)
         return out, pinned
@@ -163,10 +146,8 @@ class PinnedUploader:
     def release(self, arrays):
         """Drop a chunk's device ``arrays`` once the compute stream is done with them.
 
-        cupy's memory pool hands freed memory to the next allocation on the
-        stream it was allocated on (the copy stream): the copy stream first
-        waits for the work queued so far on the compute stream, so the next
-        upload cannot overwrite memory that work still reads.
+        cupy's pool hands freed memory to the next allocation on the copy stream: that stream
+        first waits for the compute stream's queued work, which may still read the memory.
         """
         self.stream.wait_event(self.cupy.cuda.get_current_stream().record())
         del arrays
@@ -176,12 +157,8 @@ class PinnedUploader:
 
 
 def timed_runs(fn, repeats, like=None):
-    """``(seconds of each of ``repeats`` runs of fn(), the last result)``.
-
-    ``like`` (an array on the device that runs ``fn``, or None for the host)
-    is synchronised before and after every run, so queued device work is
-    counted where it belongs.
-    """
+    """``(seconds of each of ``repeats`` runs of fn(), the last result)``, the device of
+    ``like`` (None: the host) synchronised around every run so queued work counts."""
     times, result = [], None
     for _ in range(repeats):
         synchronize(like)
@@ -201,13 +178,10 @@ def device_name(like=None):
             return "CPU stand-in for a GPU (emulated device)"
         name = lib.cupy.cuda.runtime.getDeviceProperties(like.device.id)["name"]
         return name.decode() if isinstance(name, bytes) else str(name)
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return f"{line.split(':', 1)[1].strip()} ({os.cpu_count()} cores)"
-    except OSError:
-        pass
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                return f"{line.split(':', 1)[1].strip()} ({os.cpu_count()} cores)"
     return f"{platform.processor() or platform.machine()} ({os.cpu_count()} cores)"
 
 
@@ -216,14 +190,12 @@ def gpu_versions():
     if gpu_array_like() is None:
         return {}
     cupy = gpu_library().cupy
-
     return {"cupy": cupy.__version__, "cuda_runtime": cupy.cuda.runtime.runtimeGetVersion()}
 
 
 def device_memory_bytes(like):
     """Total memory of the GPU of ``like``."""
     cupy = gpu_library().cupy
-
     with cupy.cuda.Device(like.device.id):
         return int(cupy.cuda.runtime.memGetInfo()[1])
 
@@ -231,20 +203,15 @@ def device_memory_bytes(like):
 def pinned_copy(a):
     """A copy of host array ``a`` in pinned (page-locked) host memory."""
     cupyx = gpu_library().cupyx
-
     out = cupyx.empty_pinned(a.shape, dtype=a.dtype)
     out[...] = a
     return out
 
 
 def copy_bandwidths(like, nbytes=2 * 2**30, repeats=5):
-    """(device copy, host-to-device) bandwidth in bytes/s on the GPU of ``like``.
-
-    The device copy counts the bytes read and written (2 × size / time), the
-    traffic a kernel that reads X once competes with.
-    """
+    """(device copy, host-to-device) bandwidth in bytes/s on the GPU of ``like``; the copy counts
+    bytes read and written (2 × size / time: the traffic a kernel reading X once competes with)."""
     cupy = gpu_library().cupy
-
     a = cupy.empty(nbytes, dtype=cupy.uint8)
     b = cupy.empty_like(a)
     a.fill(1)

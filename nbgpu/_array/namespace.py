@@ -20,8 +20,7 @@ from array_api_compat import is_cupy_namespace, is_numpy_namespace, is_torch_nam
 
 
 def cupyx_sparse():
-    """``cupyx.scipy.sparse`` once cupy is imported (imported now if need be: cupy
-    loads it lazily), else None."""
+    """``cupyx.scipy.sparse`` once cupy is imported (imported now: cupy loads it lazily), else None."""
     if "cupy" not in sys.modules:
         return None
     import cupyx.scipy.sparse
@@ -35,12 +34,10 @@ _STAND_IN = None
 
 
 def register_device_library(stand_in):
-    """Make :func:`device_library` serve ``stand_in`` for its own arrays (None: none).
+    """Serve ``stand_in``, a CPU stand-in of cupy and cupyx (None: none), for its own arrays.
 
-    The one hook for a CPU stand-in of cupy and cupyx, so their device code
-    paths run without a GPU. ``stand_in`` has ``xp`` (its Array API
-    namespace), ``LIBRARY`` (what :func:`device_library` returns for ``xp``),
-    ``DEVICE``, ``owns(x)`` and ``issparse(x)``.
+    It has ``xp`` (its namespace), ``LIBRARY`` (what :func:`device_library`
+    returns for ``xp``), ``DEVICE``, ``owns(x)`` and ``issparse(x)``.
     """
     global _STAND_IN
     _STAND_IN = stand_in
@@ -62,15 +59,13 @@ def _cupy_library():
 
 
 def uses_device_library(xp) -> bool:
-    """Whether namespace ``xp`` is that of the device library (cupy, or its
-    CPU stand-in): the namespaces whose device paths :func:`device_library` serves."""
+    """Whether ``xp`` is the namespace of the device library (cupy, or its CPU stand-in)."""
     return is_cupy_namespace(xp) or (_STAND_IN is not None and xp is _STAND_IN.xp)
 
 
 def device_library(xp):
-    """cupy and cupyx behind the device namespace ``xp`` (the one way device code
-    reaches them): an object with ``cupy``, ``cupyx`` (the modules, or the stand-in's)
-    and ``xp``."""
+    """The one way device code reaches cupy and cupyx behind the device namespace ``xp``:
+    an object with ``cupy``, ``cupyx`` (the modules, or the stand-in's) and ``xp``."""
     if _STAND_IN is not None and xp is _STAND_IN.xp:
         return _STAND_IN.LIBRARY
     if is_cupy_namespace(xp):
@@ -81,12 +76,10 @@ def device_library(xp):
 
 def is_sparse(X) -> bool:
     """True for a scipy.sparse or (already imported) cupyx.scipy.sparse matrix."""
-    if sp.issparse(X):
+    if sp.issparse(X) or (_STAND_IN is not None and _STAND_IN.issparse(X)):
         return True
     mod = cupyx_sparse()
-    if mod is not None and mod.issparse(X):
-        return True
-    return _STAND_IN is not None and _STAND_IN.issparse(X)
+    return mod is not None and mod.issparse(X)
 
 
 def is_dask_array(X) -> bool:
@@ -115,25 +108,15 @@ def is_array(x) -> bool:
 
 
 def get_namespace(*arrays):
-    """The Array API namespace shared by ``arrays``.
-
-    Sparse matrices map to the namespace of their dense library; ``None`` is
-    ignored.
-    """
-    dense, emulated = [], False
-    for a in arrays:
-        if a is None:
-            continue
-        if _emulated_owns(a):
-            emulated = True
-        else:
-            dense.append(sparse_lib(a).empty(0) if is_sparse(a) else a)
-    if emulated:
-        if any(is_array(a) for a in dense):
-            msg = "Multiple namespaces for array inputs: the emulated device's and a host library's"
-            raise TypeError(msg)
-        return _STAND_IN.xp
-    return array_api_compat.array_namespace(*dense)
+    """The Array API namespace shared by ``arrays`` (sparse: their dense library's; None ignored)."""
+    arrays = [a for a in arrays if a is not None]
+    dense = [sparse_lib(a).empty(0) if is_sparse(a) else a for a in arrays if not _emulated_owns(a)]
+    if len(dense) == len(arrays):
+        return array_api_compat.array_namespace(*dense)
+    if any(is_array(a) for a in dense):
+        msg = "Multiple namespaces for array inputs: the emulated device's and a host library's"
+        raise TypeError(msg)
+    return _STAND_IN.xp
 
 
 def get_device(X):
@@ -146,23 +129,18 @@ def get_device(X):
 
 
 def has_sparse(xp) -> bool:
-    """Whether the namespace has a sparse matrix library this module drives
-    (scipy.sparse on the host, the device library's cupyx.scipy.sparse)."""
+    """Whether ``xp`` has a sparse library this module drives (scipy.sparse, the device's cupyx)."""
     return on_host(xp) or uses_device_library(xp)
 
 
-def has_float64(xp, device) -> bool:
-    """Whether ``device`` computes in float64 (not every GPU backend does)."""
+def accumulation_dtype(xp, device):
+    """float64 where the device has it (not every GPU backend does): counts stay exact up to 2**53."""
     try:
         info = xp.__array_namespace_info__()
-        return "float64" in info.dtypes(device=device, kind="real floating")
+        has_float64 = "float64" in info.dtypes(device=device, kind="real floating")
     except Exception:  # a namespace without the inspection API
-        return True
-
-
-def accumulation_dtype(xp, device):
-    """float64 where the device has it: counts stay exact up to 2**53."""
-    return xp.float64 if has_float64(xp, device) else xp.float32
+        has_float64 = True
+    return xp.float64 if has_float64 else xp.float32
 
 
 def score_dtype_name(dtype, *, xp):
@@ -174,9 +152,7 @@ def score_dtype_name(dtype, *, xp):
 def result_dtype(dtype, xp, device):
     """The float dtype of parameters and scores for inputs of ``dtype``: float32
     where :func:`score_dtype_name` says so, else float64 where the device has it."""
-    if score_dtype_name(dtype, xp=xp) == "float32":
-        return xp.float32
-    return accumulation_dtype(xp, device)
+    return xp.float32 if score_dtype_name(dtype, xp=xp) == "float32" else accumulation_dtype(xp, device)
 
 
 def to_numpy(x):
@@ -202,18 +178,14 @@ def to_namespace(x, xp, device):
     if type(x) is np.ndarray and xp is array_api_compat.numpy:
         return x  # the common case, cheaply: scoring asks per row block
     if is_array(x) and get_namespace(x) is xp:
-        if get_device(x) == device:
-            return x
-        return array_api_compat.to_device(x, device)
+        return x if get_device(x) == device else array_api_compat.to_device(x, device)
     host = to_numpy(x) if is_array(x) else np.asarray(x)
     return xp.asarray(host, device=device)
 
 
 def to_namespace_tree(value, xp, device):
-    """Every array inside nested dicts/tuples/lists moved to ``xp`` on ``device``.
-
-    Statistics kept sparse (``sparse_counts.py``, on the host) stay as they
-    are on the host and become dense arrays anywhere else."""
+    """Every array inside nested dicts/tuples/lists moved to ``xp`` on ``device``
+    (sparse statistics, ``sparse_counts.py``, stay sparse only on the host)."""
     if callable(getattr(value, "moved", None)):  # a SparseCounts (it imports this module)
         return value.moved(xp, device)
     if is_array(value):
@@ -228,21 +200,17 @@ def to_namespace_tree(value, xp, device):
 
 
 def first_array(tree):
+    """The first numeric array in nested dicts/tuples/lists, or None."""
     if is_array(tree) and not (isinstance(tree, np.ndarray) and tree.dtype.kind not in "biuf"):
         return tree
     values = tree.values() if isinstance(tree, dict) else tree if isinstance(tree, (tuple, list)) else ()
-    for v in values:
-        found = first_array(v)
-        if found is not None:
-            return found
-    return None
+    return next((found for v in values if (found := first_array(v)) is not None), None)
 
 
 def on_host(xp) -> bool:
     """Whether arrays of ``xp`` take the host code paths: the one switch between host and device code.
 
-    Host paths (numpy, scipy) split work over the CPU cores and read values back
-    freely; device paths (every other namespace) hand whole blocks to the library
-    and keep synchronisations to a constant per call.
+    Host paths (numpy, scipy) split work over the CPU cores and read values back freely; device
+    paths hand whole blocks to the library and keep synchronisations to a constant per call.
     """
     return is_numpy_namespace(xp)

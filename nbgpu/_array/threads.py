@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 
 
 def n_threads():
@@ -19,26 +19,22 @@ def n_threads():
     if env:
         return max(1, int(env))
     try:
-        return max(1, min(len(os.sched_getaffinity(0)), 8))
+        cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
-        return max(1, min(os.cpu_count() or 1, 8))
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, 8))
 
 
 _POOL = None
-
-
 _WORKING = threading.local()  # set while a thread runs items of a parallel_map
 
 
 def parallel_map(fn, items):
     """``[fn(i) for i in items]`` on all cores: the caller and a shared pool.
 
-    The kernels handed to it are numpy/scipy calls that release the GIL, so
-    the threads run on separate cores. The calling thread takes items too
-    (it is already running; a pool thread that has sat idle can be slow to
-    get its core back) and every thread takes the next item when it is free,
-    so a slow core holds up at most one item. Called from inside an item it
-    runs serially (no nested waits on a busy pool).
+    ``fn`` releases the GIL (numpy/scipy kernels). The caller takes items too (an idle pool
+    thread can be slow to get its core back) and each thread takes the next item when free,
+    so a slow core holds up at most one. Inside an item it runs serially (no nested waits).
     """
     global _POOL
     items = list(items)
@@ -79,8 +75,7 @@ def parallel_map(fn, items):
             # A helper that has not started finds nothing left: cancel it
             # rather than wait for its thread; wait for the others.
             running = [helper for helper in helpers if not helper.cancel()]
-            for helper in running:
-                helper.exception()
+            wait(running)
         for helper in running:
             helper.result()  # raises a helper's error
     return results
@@ -105,32 +100,27 @@ _BLAS_LIMITER = None
 def _as_blas_controller(action):
     """``action()`` (set or restore a BLAS limit) from the calling thread.
 
-    Recent threadpoolctl (3.8) lets only one thread change a pthreads
-    OpenBLAS, the first that set a limit and did not give control back, and
-    silently ignores the others; here the thread that sets the limit is
-    often not the one that restores it. So control is taken for the one call
-    and given back after it (callers hold ``_BLAS_LOCK``).
+    threadpoolctl 3.8 lets only the first thread that set a pthreads OpenBLAS limit change it
+    and silently ignores the others; the thread that restores a limit is often not the one
+    that set it, so control is taken for the one call and given back (callers hold ``_BLAS_LOCK``).
     """
     from threadpoolctl import OpenBLASController  # a dependency of scikit-learn
 
-    release = getattr(OpenBLASController, "clear_controlling_thread", None)  # older threadpoolctl: none
-    if release is not None:
-        release(force=True)
+    release = getattr(OpenBLASController, "clear_controlling_thread", lambda force: None)  # older: none
+    release(force=True)
     try:
         return action()
     finally:
-        if release is not None:
-            release(force=True)
+        release(force=True)
 
 
 @contextlib.contextmanager
 def blas_single_thread():
     """A context in which BLAS (OpenBLAS, MKL, ...) runs on one thread.
 
-    Reference-counted over threads: the first to enter sets the limit, the
-    last to leave restores BLAS's own setting. (Nested limits that each
-    restore what they saw leave BLAS at one thread for good when two
-    threads' calls overlap.)
+    Reference-counted over threads: the first to enter sets the limit, the last to leave
+    restores BLAS's own (nested limits that each restore what they saw would leave BLAS at
+    one thread for good when two threads' calls overlap).
     """
     global _BLAS, _BLAS_USERS, _BLAS_LIMITER
     with _BLAS_LOCK:

@@ -41,21 +41,9 @@ from .dask_blocks import (
 from .dask_em import _DaskData
 
 
-def _find_classes(y, n_rows):
-    """Sorted distinct labels of ``y``: on the workers when ``y`` is a Dask array."""
-    if is_dask_array(y):
-        import dask.array as da
-
-        return check_classes(da.unique(y).compute())
-    return unique_labels(check_y(y, n_rows))
-
-
-# --------------------------------------------------------------------------- #
-# Tasks (they run on the workers; module-level so they pickle by reference)
-# --------------------------------------------------------------------------- #
+# The tasks run on the workers: module-level functions pickle by reference.
 def _fit_block(template, X, y, weight, classes):
-    """The statistics of one row block (a fresh clone's ``partial_fit``, not
-    finalized); ``None`` for an empty block."""
+    """One row block's statistics (a fresh clone's ``partial_fit``, not finalized); None if empty."""
     if X.shape[0] == 0:
         return None
     return clone(template)._fit_batch(X, y, classes, weight, reset=True, commit=False)
@@ -65,9 +53,6 @@ def _call_method(X, model, name):
     return getattr(model, name)(X)
 
 
-# --------------------------------------------------------------------------- #
-# The public operations
-# --------------------------------------------------------------------------- #
 def dask_fit(estimator, X, y, sample_weight, classes, *, reset):
     """Fit (``reset``) or update ``estimator`` on a Dask array; returns it.
 
@@ -75,6 +60,7 @@ def dask_fit(estimator, X, y, sample_weight, classes, *, reset):
     a failing block (bad values, unknown labels) raises and leaves it as it was.
     """
     import dask
+    import dask.array as da
 
     estimator._check_hyper_parameters()
     X = _rows_only(X)
@@ -83,8 +69,10 @@ def dask_fit(estimator, X, y, sample_weight, classes, *, reset):
         if classes is not None:
             check_classes_unchanged(classes, estimator.classes_)
         classes = estimator.classes_
+    elif classes is None and is_dask_array(y):
+        classes = check_classes(da.unique(y).compute())  # on the workers
     elif classes is None:
-        classes = _find_classes(y, X.shape[0])
+        classes = unique_labels(check_y(y, X.shape[0]))
     else:
         classes = check_classes(classes)
 

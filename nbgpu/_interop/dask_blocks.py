@@ -8,6 +8,7 @@ inside the functions that need it.
 
 from __future__ import annotations
 
+import functools
 import numbers
 
 import numpy as np
@@ -26,9 +27,6 @@ def _split_every(n_classes, n_features):
     return int(min(8, max(2, MERGE_BYTES // max(per_set, 1))))
 
 
-# --------------------------------------------------------------------------- #
-# Arguments: row blocks of X, and y / sample_weight cut to match
-# --------------------------------------------------------------------------- #
 def _check_2d(X):
     if X.ndim != 2:
         msg = f"Expected a 2D Dask array for `X`, got {X.ndim}D array of shape {X.shape} instead."
@@ -60,12 +58,8 @@ def _known_row_chunks(X, name):
 
 
 def _row_pieces(values, X, name):
-    """``values`` (labels or weights) cut into pieces matching X's row blocks.
-
-    A Dask array gives one delayed piece per block (rechunked to X's blocks
-    where the sizes are known); anything else is cut on the client, so it
-    travels with its block's task. ``None`` gives ``None`` for every block.
-    """
+    """``values`` (labels, weights or None) cut into pieces matching X's row blocks: delayed
+    pieces of a Dask array (rechunked where sizes are known), else cut on the client."""
     n_blocks = X.numblocks[0]
     if values is None or isinstance(values, numbers.Number):
         return [values] * n_blocks
@@ -94,17 +88,11 @@ def _row_pieces(values, X, name):
     return [host[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
 
 
-# --------------------------------------------------------------------------- #
-# Merging per-block statistics (tasks: module-level so they pickle by reference)
-# --------------------------------------------------------------------------- #
+# Merge tasks are module-level functions: they pickle by reference.
 def _merge_children(template, children):
     """The merged statistics of several children (``None`` for empty blocks)."""
-    stats = None
-    for child in children:
-        if child is None:
-            continue
-        stats = child if stats is None else _merge_stats(template, stats, child)
-    return stats
+    present = [child for child in children if child is not None]
+    return functools.reduce(lambda a, b: _merge_stats(template, a, b), present) if present else None
 
 
 def _merge_stats(template, a, b):
@@ -115,24 +103,17 @@ def _merge_stats(template, a, b):
 
 
 def _merge_tree(level, merge, template, fan_in):
-    """One delayed result: the delayed per-block results ``level`` combined
-    by ``merge(template, children)`` tasks of at most ``fan_in`` children
-    each, level by level (None for no blocks)."""
+    """The delayed per-block results ``level`` combined by ``merge(template, children)`` tasks
+    of at most ``fan_in`` children each, level by level, as one (None for no blocks)."""
     while len(level) > 1:
         level = [merge(template, level[i : i + fan_in]) for i in range(0, len(level), fan_in)]
     return level[0] if level else None
 
 
-# --------------------------------------------------------------------------- #
-# Objects many tasks read
-# --------------------------------------------------------------------------- #
 def _shared(obj):
-    """``obj`` as an argument of many tasks, sent to the cluster once.
-
-    Under a distributed client it is scattered to every worker (a fitted
-    model inside the graph would travel with the graph, once per compute);
-    with Dask's local schedulers it is one constant of the graph.
-    """
+    """``obj`` as an argument of many tasks, sent to the cluster once: scattered to every
+    worker under a distributed client (inside the graph it would travel once per compute),
+    else one constant of the graph."""
     import dask
     from dask.base import get_scheduler
 

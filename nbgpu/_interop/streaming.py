@@ -9,6 +9,7 @@ scikit-learn's ``load_svmlight_file(offset=, length=)``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import threading
@@ -35,11 +36,9 @@ class _Prefetcher:
 
     def _put(self, value):
         while not self._stop.is_set():
-            try:
+            with contextlib.suppress(queue.Full):
                 self._queue.put(value, timeout=0.1)
                 return True
-            except queue.Full:
-                continue
         return False
 
     def _work(self, items, produce):
@@ -47,10 +46,9 @@ class _Prefetcher:
             for index, item in enumerate(items):
                 if not self._put(("ok", produce(index, item))):
                     return
+            self._put(("ok", _DONE))
         except BaseException as exc:  # handed to the consumer
             self._put(("error", exc))
-            return
-        self._put(("ok", _DONE))
 
     def __iter__(self):
         try:
@@ -145,13 +143,12 @@ def fit_stream(estimator, chunks, *, classes, device="cpu", prefetch=2, progress
 
         stream = tqdm(stream, unit="chunk")
     n = 0
-    for X, y, weight, event, _pinned in stream:
+    for n, (X, y, weight, event, _pinned) in enumerate(stream, 1):
         if event is not None:
             uploader.wait(event)
         estimator.partial_fit(X, y, classes=classes, sample_weight=weight)
         if uploader is not None:
             uploader.release((X, weight))
-        n += 1
     if uploader is not None:
         uploader.synchronize()
     if n == 0:

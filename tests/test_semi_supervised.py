@@ -169,3 +169,20 @@ def test_data_frame_columns():
     assert list(model.feature_names_in_) == list(df.columns)
     assert list(model.estimator_.feature_names_in_) == list(df.columns)
     model.predict(df)  # no warning about feature names (warnings are errors here)
+
+
+def test_unlabeled_rows_no_class_explains_are_refused():
+    """A row outside every class's support (a compact kernel) has class weights 0 / 0:
+    refused with a clear error, not a model of NaN; with weight 0 it is left out."""
+    rng = np.random.default_rng(0)
+    X = np.concatenate([rng.normal(0, 1, (40, 2)), rng.normal(5, 1, (40, 2)), [[100.0, 100.0]]])
+    y = np.array([0] * 20 + [-1] * 20 + [1] * 20 + [-1] * 20 + [-1])
+    model = nbgpu.SemiSupervisedNB(nbgpu.KernelDensityNB(kernel="epanechnikov", bandwidth=1.0))
+    with pytest.raises(ValueError, match="1 unlabeled row.* zero likelihood under every class"):
+        model.fit(X, y)
+    assert not hasattr(model, "estimator_")
+    w = np.ones(X.shape[0])
+    w[-1] = 0.0
+    model.fit(X, y, sample_weight=w)
+    assert np.all(np.isfinite(model.log_likelihood_))
+    assert np.all(np.isfinite(model.predict_proba(X[:-1])))

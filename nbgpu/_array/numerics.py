@@ -123,6 +123,14 @@ def log_or_neg_inf(x, *, xp):
     return xp.where(x > 0, xp.log(xp.where(x > 0, x, one)), -math.inf * one)
 
 
+def logsumexp_last(a, *, xp):
+    """log Σ exp(a) over the last axis; -inf where every term is -inf."""
+    top = xp.max(a, axis=-1)
+    safe = xp.where(xp.isfinite(top), top, xp.zeros_like(top))
+    total = xp.sum(xp.exp(a - safe[..., None]), axis=-1)
+    return log_or_neg_inf(total, xp=xp) + safe
+
+
 def log_posterior(jll, *, xp):
     """Normalise a joint log-likelihood (n × k) over the classes.
 

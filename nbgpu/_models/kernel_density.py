@@ -14,7 +14,7 @@ from numbers import Real
 from .._estimator.params import Interval, Options
 
 from .._array.class_sums import class_totals
-from .._array.numerics import log_or_neg_inf, nonzero
+from .._array.numerics import log_or_neg_inf, logsumexp_last, nonzero
 from .._estimator.base import _BaseNB
 from .._estimator.docs import shared_parameters_doc
 
@@ -40,14 +40,6 @@ def _log_kernel(u, kernel, *, xp):
     else:  # cosine
         value = (math.pi / 4.0) * xp.cos((0.5 * math.pi) * u)
     return log_or_neg_inf(xp.where(inside, value, xp.zeros_like(value)), xp=xp)
-
-
-def _logsumexp_last(a, *, xp):
-    """log Σ exp(a) over the last axis; -inf where every term is -inf."""
-    top = xp.max(a, axis=-1)
-    safe = xp.where(xp.isfinite(top), top, xp.zeros_like(top))
-    total = xp.sum(xp.exp(a - safe[..., None]), axis=-1)
-    return log_or_neg_inf(total, xp=xp) + safe
 
 
 def _weighted_spread(values, w, observed, *, xp):
@@ -255,7 +247,7 @@ class KernelDensityNB(_BaseNB):
         for j in range(d):
             x = X[:, j]
             u = (xp.reshape(x, (-1, 1, 1)) - points[None, :, :, j]) / bandwidth[None, :, j, None]
-            term = _logsumexp_last(_log_kernel(u, self.kernel, xp=xp) + log_w[None, :, :, j], xp=xp)
+            term = logsumexp_last(_log_kernel(u, self.kernel, xp=xp) + log_w[None, :, :, j], xp=xp)
             term = xp.where(has_values[None, :, j], term - log_norm[None, :, j], xp.zeros_like(term))
             if self._ignore_missing:
                 term = xp.where(xp.isnan(xp.reshape(x, (-1, 1))), xp.zeros_like(term), term)

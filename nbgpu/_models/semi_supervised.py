@@ -31,7 +31,7 @@ from .._array.namespace import (
     to_namespace_tree,
     to_numpy,
 )
-from .._array.numerics import log_posterior
+from .._array.numerics import log_posterior, logsumexp_last
 from .._array.rows import take_rows
 from .._estimator.adapters import adapter_for, computed
 from .._estimator.base import _BaseNB
@@ -100,7 +100,10 @@ def _split_rows(est, X, y, sample_weight, *, whole=True):
     acc = accumulation_dtype(xp, device)
     weights = check_sample_weight(sample_weight, n, xp=xp, device=device, dtype=acc, any_positive=whole)
     unlabeled = _unlabeled_mask(y)
-    labeled_rows, unlabeled_rows = np.flatnonzero(~unlabeled), np.flatnonzero(unlabeled)
+    labeled_rows = np.flatnonzero(~unlabeled)
+    if weights is not None:  # an unlabeled row of weight 0 adds nothing (and one no class explains, 0 / 0)
+        unlabeled &= to_numpy(weights) > 0
+    unlabeled_rows = np.flatnonzero(unlabeled)
 
     def part(rows, values):
         return None if values is None or rows.shape[0] == 0 else take_rows(values, rows)
@@ -169,9 +172,17 @@ def _em_terms(est, model, rows, classes, lam):
     scores_u = None
     if rows.X_u is not None and lam > 0:
         scores_u, jll_u = model._scores_and_joint(rows.X_u)
-        jll = xp.astype(jll_u, acc)
-        top = xp.max(jll, axis=1, keepdims=True)
-        lse = xp.log(xp.sum(xp.exp(jll - top), axis=1)) + top[:, 0]
+        lse = logsumexp_last(xp.astype(jll_u, acc), xp=xp)
+        unexplained = xp.isinf(lse) if rows.w_u is None else xp.isinf(lse) & (rows.w_u > 0)
+        if bool(xp.any(unexplained)):
+            # Their class weights P(c | x) would be 0 / 0: NaN in every statistic after the M-step.
+            msg = (
+                f"SemiSupervisedNB: {int(xp.sum(xp.astype(unexplained, xp.int64)))} unlabeled row(s) of X have zero likelihood under "
+                f"every class of the {type(model).__name__} fitted so far, so EM cannot weigh them between "
+                "the classes; give them a positive likelihood (e.g. KernelDensityNB's gaussian kernel, or "
+                "more smoothing) or leave them out."
+            )
+            raise ValueError(msg)
         total = total + lam * _weighted_sum(lse, rows.w_u, xp=xp)
 
     def soft():

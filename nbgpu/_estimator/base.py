@@ -1,16 +1,9 @@
-"""The estimator protocol every naive Bayes model implements.
+"""The estimator protocol: ``_accumulate``, ``_merge``, ``_finalize`` (DESIGN.md §1).
 
-A model is three pure pieces (DESIGN.md §1), abstract methods here:
-``_accumulate`` turns one batch into per-class statistics, ``_merge`` adds
-two sets of statistics, and ``_finalize`` turns statistics into the fitted
-attributes; ``_joint_log_likelihood`` scores a block of rows (see
-``scoring.py``). ``fit`` is ``partial_fit`` from empty statistics.
-
-:meth:`_BaseNB._become_fitted` is the one way a model becomes fitted: from
-statistics, whether they come from ``fit``/``partial_fit``, ``merge``, a
-Dask tree of merges, a model file, scikit-learn's attributes or a
-ColumnwiseNB's parts. It finalizes before it stores anything, so a call
-that raises leaves a fitted model exactly as it was.
+``fit`` is ``partial_fit`` from empty statistics. :meth:`_BaseNB._become_fitted` is
+the one way a model becomes fitted, whatever its statistics come from (a fit, a
+merge, Dask, a model file, scikit-learn, ColumnwiseNB's parts); it finalizes
+before it stores anything, so a call that raises leaves a fitted model as it was.
 """
 
 from __future__ import annotations
@@ -50,12 +43,11 @@ from .._validation import (
     encode_labels,
     unique_labels,
 )
+from . import merging, sklearn_interchange
 from .adapters import adapter_for, computed
 from .feature_names import check_feature_names, feature_names_of
-from .merging import merge_models
 from .params import Interval, Options, param_names, validate_params
 from .scoring import _ScoringMixin
-from .sklearn_interchange import from_sklearn, to_sklearn
 from .statistics_checks import check_class_count, check_keys
 
 # Held while a model derives parameters from its statistics (see __getattr__).
@@ -75,12 +67,8 @@ def score_dtype_of(stats, name):
 
 
 class _BaseNB(_ScoringMixin, abc.ABC):
-    """The core of every model (no scikit-learn): fitting protocol, scoring, ``predict*``.
-
-    It owns what every model shares: ``loss_matrix``, ``prior_smoothing`` and
-    ``missing`` (read with a default, so a subclass opts in by naming them in its
-    ``__init__``), merging, and conversion to and from scikit-learn.
-    """
+    """The core of every model (no scikit-learn). ``loss_matrix``, ``prior_smoothing`` and
+    ``missing`` are read with a default: a subclass opts in by naming them in ``__init__``."""
 
     # Subclasses merge these into their own constraints ({**_BaseNB._param_constraints, ...}).
     _param_constraints: dict = {
@@ -92,33 +80,27 @@ class _BaseNB(_ScoringMixin, abc.ABC):
     # False where scores are not joint log-likelihoods (ComplementNB): not a ColumnwiseNB part.
     _scores_are_log_likelihoods = True
 
-    # False where finalize can fail on the data (a singular covariance): it then
-    # runs at every fit, so the call that caused the failure raises it.
+    # False where finalize can fail on the data (a singular covariance): the fit that caused it raises.
     _lazy_parameters = True
 
     # Fitted arrays sparse X is multiplied with: to_device lays them out for the target.
     _product_operands: tuple = ()
 
-    # Parameters too large to derive before they are needed, {name: method}:
-    # ``getattr(self, method)(stats, attrs, dtype)`` makes ``name`` from the statistics
-    # and the parameters derived so far. A fit makes them at once; a loaded, streamed
-    # or merged model at their first read (__getattr__), or only the part it scores with.
+    # {name: method}: ``getattr(self, method)(stats, attrs, dtype)`` makes a parameter too
+    # large to derive before it is needed; a fit makes it at once, a lazy model at its first read.
     _deferred_parameters: dict = {}
 
     # Statistics entries that may be kept sparse (``sparse_counts.py``).
     _sparse_statistics: tuple = ()
 
-    # How check_X takes X: a model that only sums and multiplies a sparse X's stored
-    # values sets _acts_on_elements False (duplicates and unsorted indices kept as
-    # they come); _integer_input True keeps integers on the host (no float64 copy).
+    # How check_X takes X: False for a model that only sums and multiplies a sparse X's
+    # stored values (duplicates kept); _integer_input keeps integers on the host (no copy).
     _acts_on_elements = True
     _integer_input = False
 
-    # A dense-only model's TypeError message for sparse X ({name}: the class name);
-    # it also clears the sparse input tag.
+    # A dense-only model's TypeError message for sparse X ({name}: the class name).
     _dense_only_message = None
 
-    # ---- hooks a model implements ------------------------------------- #
     def _check_values(self, X):
         """Model-specific checks of the values of ``X`` (fit and predict)."""
         if self._dense_only_message is not None and is_sparse(X):
@@ -133,8 +115,8 @@ class _BaseNB(_ScoringMixin, abc.ABC):
         is computed: a call that defers finalizing still refuses a bad one."""
 
     def _check_fixed_prior(self, fixed, n_classes, *, name):
-        """Check a fixed class prior (``priors``/``class_prior``) and ``prior_smoothing`` with it."""
-        check_prior(fixed, n_classes, name=name)
+        """``(checked fixed prior or None, prior_smoothing)``, the two checked together."""
+        prior = check_prior(fixed, n_classes, name=name)
         smoothing = float(getattr(self, "prior_smoothing", 0.0))
         if not math.isfinite(smoothing):
             msg = f"`prior_smoothing` must be a finite number >= 0; got {smoothing}."
@@ -146,15 +128,12 @@ class _BaseNB(_ScoringMixin, abc.ABC):
                 f"is nothing to smooth. Set prior_smoothing=0 or {name}=None."
             )
             raise ValueError(msg)
+        return prior, smoothing
 
     def _check_statistics(self, stats, n_classes, n_features, *, feature_names=None, values=True):
-        """Raise ValueError naming the entry unless ``stats`` (host numpy arrays from a
-        model file) fit this model on ``n_classes`` classes and ``n_features`` features.
-
-        ``values=False`` checks the layout only (the data may not be read yet);
-        ``feature_names`` are for ColumnwiseNB parts chosen by name. A model
-        extends it with its own entries (helpers in ``statistics_checks.py``).
-        """
+        """Raise ValueError naming the entry unless ``stats`` (host numpy, from a model file) fit
+        ``n_classes`` × ``n_features``; ``values=False`` checks the layout only. A model adds its
+        own entries (``statistics_checks.py``); ``feature_names``: ColumnwiseNB parts chosen by name."""
         self._check_params_for_fit(n_classes, n_features)
         self._loss_matrix(n_classes)
         check_keys(stats, ["class_count"], optional=None)
@@ -173,10 +152,9 @@ class _BaseNB(_ScoringMixin, abc.ABC):
         """``(prior, log_prior)``: ``fixed`` as given, uniform without ``fit_prior``, else
         the counts smoothed by ``prior_smoothing`` λ, ``P(c) = (N_c + λ) / (N + Kλ)``."""
         k = class_count.shape[0]
-        self._check_fixed_prior(fixed, k, name=name)
-        smoothing = float(getattr(self, "prior_smoothing", 0.0))
+        fixed, smoothing = self._check_fixed_prior(fixed, k, name=name)
         if fixed is not None:
-            prior = to_namespace(check_prior(fixed, k, name=name), xp, class_count.device)
+            prior = to_namespace(fixed, xp, class_count.device)
             return prior, log_or_neg_inf(prior, xp=xp)
         if not fit_prior:
             return xp.full_like(class_count, 1.0 / k), xp.full_like(class_count, -math.log(k))
@@ -197,32 +175,26 @@ class _BaseNB(_ScoringMixin, abc.ABC):
     _class_axis_statistics: tuple = ("class_count",)
 
     def _statistics_for_classes(self, stats, index, n_classes, *, xp):
-        """``stats`` laid out for ``n_classes`` classes: old class ``i`` at ``index[i]`` (host
-        ints), zeros for the new ones."""
+        """``stats`` for ``n_classes`` classes: old class ``i`` at ``index[i]`` (host ints), new ones zero."""
         k = int(index.shape[0])
         # Row k of the padded arrays is zero: every new class takes it.
         source = np.full(n_classes, k, dtype=np.int64)
         source[index] = np.arange(k)
 
         def relaid(a):
+            if isinstance(a, tuple):
+                return tuple(map(relaid, a))
             if is_sparse_counts(a):
                 return with_rows(a, source)
             zero = xp.zeros((1, *a.shape[1:]), dtype=a.dtype, device=a.device)
             return xp.take(xp.concat([a, zero], axis=0), xp.asarray(source, device=a.device), axis=0)
 
-        out = dict(stats)
-        for key in self._class_axis_statistics:
-            if key in out:
-                value = out[key]
-                out[key] = tuple(map(relaid, value)) if isinstance(value, tuple) else relaid(value)
-        return out
+        axis = self._class_axis_statistics
+        return {key: relaid(value) if key in axis else value for key, value in stats.items()}
 
     def _accumulate_onto(self, previous, X, codes, weights, n_classes, *, xp, dtype):
-        """``previous`` with a validated batch added (a continuing ``partial_fit``).
-
-        A model may add in place (called once every check has passed); it must
-        refuse overflowing statistics (``check_statistics_finite``) before changing any.
-        """
+        """``previous`` plus a batch that passed every check (a continuing ``partial_fit``); a model
+        may add in place, but must refuse overflowing statistics before it changes any."""
         batch = self._accumulate(X, codes, weights, n_classes, xp=xp, dtype=dtype, previous=previous)
         merged = self._merge(previous, batch, xp=xp)
         check_statistics_finite(merged, estimator=self, X=X, sample_weight=weights)
@@ -237,11 +209,9 @@ class _BaseNB(_ScoringMixin, abc.ABC):
         """``log P(x, c)`` (n × k) of validated rows, up to a class-independent term."""
 
     def _score_row_bytes(self, n_features, n_classes, *, xp, stored=None):
-        """Bytes of temporaries per row while scoring (sizes the row blocks); ``stored``:
-        a sparse X's mean stored values per row (None for dense)."""
+        """Bytes of temporaries per row while scoring; ``stored``: a sparse X's mean stored values per row."""
         return 8 * n_classes
 
-    # ---- fitting ------------------------------------------------------ #
     def fit(self, X, y, sample_weight=None):
         """Fit the model on ``X``, ``y``, discarding what an earlier fit learned.
 
@@ -354,13 +324,8 @@ class _BaseNB(_ScoringMixin, abc.ABC):
         )
 
     def _become_fitted(self, stats, classes, *, n_features, feature_names, score_dtype, lazy=False):
-        """Become the fitted model ``stats`` define (the one way, see the module docstring).
-
-        Fitted arrays are in the namespace and on the device of ``stats``; parameters
-        and scores in ``score_dtype`` ("float32" or "float64"). ``lazy``: parameters
-        are derived at their first read (:meth:`__getattr__`), unless
-        ``_lazy_parameters`` is False. Everything is computed before anything is stored.
-        """
+        """Become the model ``stats`` define (fitted arrays where ``stats`` are, scores in ``score_dtype``);
+        ``lazy`` derives parameters at their first read unless ``_lazy_parameters`` is False."""
         attrs = None
         if not (lazy and self._lazy_parameters):
             attrs = self._derived_from(stats, classes, score_dtype, model=self)  # this fit's parameters
@@ -378,8 +343,7 @@ class _BaseNB(_ScoringMixin, abc.ABC):
         self.classes_ = classes
         self._stats = stats
         self._fit_dtype_ = score_dtype
-        # Parameters derive from the hyper-parameters of this fit whenever they are
-        # derived (as in scikit-learn, a later set_params changes nothing until a refit).
+        # Parameters derive from this fit's hyper-parameters (set_params changes nothing until a refit).
         self._fit_params_ = self._params()
         self._derived_ = None  # None: nothing derived yet; else the names of what was
         if attrs is not None:
@@ -387,8 +351,7 @@ class _BaseNB(_ScoringMixin, abc.ABC):
         return self
 
     def _derived_from(self, stats, classes, score_dtype, *, model=None):
-        """What ``_finalize`` derives from ``stats`` with the hyper-parameters of ``model``
-        (by default those of the last fit)."""
+        """``_finalize`` of ``stats`` with the hyper-parameters of ``model`` (by default the last fit's)."""
         model = self._as_fitted() if model is None else model
         xp = get_namespace(first_array(stats))
         return model._finalize(stats, classes, xp=xp, dtype=score_dtype_of(stats, score_dtype))
@@ -402,10 +365,7 @@ class _BaseNB(_ScoringMixin, abc.ABC):
         model.__dict__.update(self._fit_params_)
         return model
 
-    @classmethod
-    def _get_param_names(cls):
-        """The names of the parameters (of ``__init__``), sorted."""
-        return param_names(cls)
+    _get_param_names = classmethod(param_names)
 
     def _params(self):
         """``get_params(deep=False)``, without inspecting ``__init__`` per call."""
@@ -420,16 +380,12 @@ class _BaseNB(_ScoringMixin, abc.ABC):
             return clone(self).set_params(**params)
         return type(self)(**{**copy.deepcopy(self._params()), **params})
 
-    def _check_hyper_parameters(self):
-        """Raise InvalidParameterError naming the first parameter outside ``_param_constraints``."""
-        validate_params(self)
+    _check_hyper_parameters = validate_params
 
     def _params_unchanged(self):
         """Whether the parameters are those of the last fit (the same objects)."""
         fitted = self.__dict__.get("_fit_params_")
-        if fitted is None:
-            return False
-        return all(getattr(self, name) is value for name, value in fitted.items())
+        return fitted is not None and all(getattr(self, name) is value for name, value in fitted.items())
 
     def __getstate__(self):
         # Derived parameters are not pickled: they are derived again when first read.
@@ -453,9 +409,8 @@ class _BaseNB(_ScoringMixin, abc.ABC):
                 self._store_derived(self._derived_from(state["_stats"], state["classes_"], state["_fit_dtype_"]))
 
     def __getattr__(self, name):
-        # Only reached for a name not set on the instance: a fitted parameter (a
-        # trailing underscore) of statistics not finalized yet is derived now, but
-        # never the state a fit sets itself (scikit-learn probes feature_names_in_).
+        # A fitted parameter of statistics not finalized yet is derived now, but never the
+        # state a fit sets itself (scikit-learn probes feature_names_in_).
         state = self.__dict__
         if name.endswith("_") and not name.startswith("__") and name not in _FIT_STATE and "_stats" in state:
             # Row blocks scored on several threads ask at once: one derives, the others wait.
@@ -472,7 +427,6 @@ class _BaseNB(_ScoringMixin, abc.ABC):
         msg = f"{type(self).__name__!r} object has no attribute {name!r}"
         raise AttributeError(msg)
 
-    # ---- moving a fitted model ------------------------------------------ #
     def to_device(self, like=None, *, xp=None, device=None):
         """Move every fitted array to another namespace and/or device, in place.
 
@@ -505,109 +459,11 @@ class _BaseNB(_ScoringMixin, abc.ABC):
                 self.__dict__[name] = product_operand(self.__dict__[name], xp=xp)
         return self
 
-    # ---- merging and exchange ------------------------------------------ #
+    # Public methods defined, with their docstrings, in merging.py and sklearn_interchange.py.
+    merge = merging.merge
+    to_sklearn = sklearn_interchange.to_sklearn
+    from_sklearn = classmethod(sklearn_interchange.from_sklearn)
 
-    def merge(self, other):
-        """The model fitted on the union of the data of ``self`` and ``other``.
-
-        Both models must be of the same class, with the same parameters and
-        features, fitted on disjoint data (a row seen by both would count
-        twice). Their statistics are merged exactly as ``partial_fit`` merges
-        batches, so ``a.merge(b)`` equals one fit on the concatenated data
-        (up to floating-point rounding of the Gaussian moments). Models that
-        saw different classes (data split by time or by site) merge into the
-        union of their classes, a class absent from one side having zero
-        statistics there; parameters with one entry per class
-        (``loss_matrix``, ``class_prior``, ``priors``) must then be unset.
-
-        Parameters
-        ----------
-        other : estimator
-            A fitted estimator of the same class and parameters; it may live
-            in another namespace or on another device.
-
-        Returns
-        -------
-        merged : estimator
-            A new fitted estimator in the namespace, on the device and with
-            the score dtype of ``self``; neither ``self`` nor ``other`` is
-            changed.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from nbgpu import MultinomialNB
-        >>> X = np.array([[2, 0], [3, 1], [0, 4], [1, 3]])
-        >>> y = np.array([0, 0, 1, 1])
-        >>> a = MultinomialNB().fit(X[::2], y[::2])
-        >>> b = MultinomialNB().fit(X[1::2], y[1::2])
-        >>> a.merge(b).feature_count_
-        array([[5., 1.],
-               [1., 7.]])
-        """
-        return merge_models(self, other)
-
-    def to_sklearn(self):
-        """An equivalent fitted scikit-learn estimator (numpy, float64).
-
-        For serving a model trained on a GPU where only scikit-learn is
-        installed: its ``predict`` and ``predict_proba`` give this model's
-        results on complete data. A ``prior_smoothing`` model passes its
-        smoothed prior as the fitted prior. Not possible with a
-        ``loss_matrix`` (scikit-learn predicts the most probable class).
-
-        Returns
-        -------
-        estimator : sklearn.naive_bayes estimator
-            GaussianNB, MultinomialNB, ComplementNB, BernoulliNB or
-            CategoricalNB, fitted.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from nbgpu import GaussianNB
-        >>> X = np.array([[0.0, 1.0], [0.5, 1.2], [3.0, 0.1], [3.3, 0.0]])
-        >>> y = np.array([0, 0, 1, 1])
-        >>> sk = GaussianNB().fit(X, y).to_sklearn()
-        >>> type(sk).__module__, sk.predict([[3.1, 0.0]])
-        ('sklearn.naive_bayes', array([1]))
-        """
-        return to_sklearn(self)
-
-    @classmethod
-    def from_sklearn(cls, estimator, **params):
-        """An nbgpu estimator equivalent to a fitted scikit-learn one.
-
-        The statistics are rebuilt from scikit-learn's fitted attributes, so
-        the result predicts the same and can continue with ``partial_fit``.
-
-        Parameters
-        ----------
-        estimator : sklearn.naive_bayes estimator
-            Fitted, of the class this nbgpu class mirrors.
-        **params
-            nbgpu-only parameters (``loss_matrix``, ``prior_smoothing``,
-            ``missing``) for the new estimator.
-
-        Returns
-        -------
-        estimator : nbgpu estimator
-            Fitted, with numpy float64 attributes (move it with
-            :meth:`to_device`).
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from sklearn.naive_bayes import BernoulliNB as SkBernoulliNB
-        >>> from nbgpu import BernoulliNB
-        >>> X = np.array([[1, 0], [1, 1], [0, 1], [0, 1]])
-        >>> sk = SkBernoulliNB().fit(X, [0, 0, 1, 1])
-        >>> BernoulliNB.from_sklearn(sk).predict([[1, 0]])
-        array([0])
-        """
-        return from_sklearn(cls, estimator, **params)
-
-    # ---- scikit-learn integration -------------------------------------- #
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = self._dense_only_message is None

@@ -1,9 +1,5 @@
-"""Models whose density has a class-independent factor ``h(x)``.
-
-Such a model scores ``log g_c(x) + log P(c)`` in ``_joint_log_likelihood``,
-enough for posteriors and decisions, and adds ``log h(x)`` (e.g. PoissonNB's
-``−Σ log xⱼ!``) only where the true joint log-probability is asked for.
-"""
+"""Models whose density has a class-independent factor ``h(x)`` (PoissonNB's ``−Σ log xⱼ!``):
+scored without it, which posteriors and decisions do not need; added for the joint only."""
 
 from __future__ import annotations
 

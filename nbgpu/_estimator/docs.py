@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-# Parameters documented alike in several models; a docstring places one with a line of
-# its own (``{force_alpha}``). The last three _BaseNB implements for every model: a model
-# names those its __init__ takes with @shared_parameters_doc, placed at {shared_parameters}.
+# Parameters documented alike in several models; the last three _BaseNB implements for all.
 _PARAMETER_DOCS = {
     "force_alpha": """force_alpha : bool, default=True
     If False and alpha is less than 1e-10, it is set to 1e-10 with a

@@ -1,17 +1,5 @@
-"""Pearson's chi-squared statistic of every feature against the class, from class sums.
-
-The statistic scikit-learn's :func:`sklearn.feature_selection.chi2` computes
-needs only what a fitted count model already holds: the weight of every
-class ``N_c`` and the per-class feature sums ``O = Yᵀ·X`` (k × d). With
-``N = Σ_c N_c`` and the feature totals ``F_j = Σ_c O_cj``, the expected sums
-under independence of feature and class are ``E_cj = N_c F_j / N`` and
-
-    chi2_j = Σ_c (O_cj − E_cj)² / E_cj,      p_j = P(χ²_{k−1} > chi2_j).
-
-:func:`chi2` computes ``O`` with the class-sum kernel (one pass over ``X``,
-sparse or dense, any backend); ``chi2_scores()`` of a fitted count model
-reuses its statistics and reads no data at all.
-"""
+"""Pearson's chi-squared statistic of every feature against the class, from class sums
+(:func:`chi2` from data; a fitted count model's ``chi2_scores()`` from its statistics)."""
 
 from __future__ import annotations
 
@@ -29,21 +17,16 @@ from .._validation import (
 
 
 def chi2_from_counts(weight, observed, *, xp):
-    """``(chi2, pvalues)`` (both of shape (d,), float64 where the device has it)
-    from per-class weights (k,) and per-class feature sums (k × d).
+    """``(chi2, pvalues)`` (d,), in the sums' dtype, from per-class weights (k,) and feature sums (k × d).
 
-    One class gives scikit-learn's result: its label binarizer makes a
-    second, empty class, so the statistic is NaN (0/0 in the empty class).
-    A feature that is zero everywhere has a NaN statistic (0/0), as in
-    scikit-learn.
+    One class is padded with an empty one, as scikit-learn's label binarizer does, so
+    its statistic is NaN (0/0), as is that of a feature that is zero everywhere.
     """
     if weight.shape[0] == 1:
         observed = xp.concat([observed, xp.zeros_like(observed)], axis=0)
         weight = xp.concat([weight, xp.zeros_like(weight)], axis=0)
     k = observed.shape[0]
-    feature_total = xp.sum(observed, axis=0)
-    class_share = weight / xp.sum(weight)
-    expected = xp.reshape(class_share, (-1, 1)) * xp.reshape(feature_total, (1, -1))
+    expected = xp.reshape(weight / xp.sum(weight), (-1, 1)) * xp.sum(observed, axis=0)
     with float_warnings_off():
         diff = observed - expected
         statistic = xp.sum(diff * diff / expected, axis=0)

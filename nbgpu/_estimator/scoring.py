@@ -1,10 +1,4 @@
-"""Scoring: one joint log-likelihood, in row blocks, and every ``predict*`` from it.
-
-A model implements ``_joint_log_likelihood`` (the scores of one block of
-validated rows); :meth:`_ScoringMixin._score_blocks` validates ``X``, cuts it
-into row blocks and maps that kernel over them. Posteriors, decisions and
-risks all derive from its result through one log-sum-exp.
-"""
+"""Scoring: a model's ``_joint_log_likelihood`` mapped over row blocks, every ``predict*`` from it."""
 
 from __future__ import annotations
 
@@ -24,9 +18,7 @@ from .feature_names import check_feature_names
 
 
 def blockwise_collections(method):
-    """Let ``method(X)`` map over the blocks of a collection ``X`` (a Dask
-    array), lazily; any other input goes to ``method`` itself, which is what
-    each block runs."""
+    """Let ``method(X)`` map lazily over the blocks of a collection ``X`` (a Dask array)."""
 
     @functools.wraps(method)
     def wrapper(self, X):
@@ -39,8 +31,7 @@ def blockwise_collections(method):
 
 
 class NotFittedError(ValueError, AttributeError):
-    """A model used before it was fitted (the public estimators raise
-    scikit-learn's class of the same name, also a subclass of both)."""
+    """A model used before it was fitted (the public estimators raise scikit-learn's)."""
 
 
 class _ScoringMixin:
@@ -48,10 +39,8 @@ class _ScoringMixin:
 
     _NotFittedError = NotFittedError
 
-    # True where a NaN or infinity anywhere in a row of X always leaves every
-    # class's score of that row non-finite: scoring then checks each row's
-    # best score (n values; a legitimate score is -inf only for a class of
-    # zero prior) instead of the n × d values of X.
+    # True where a NaN or infinity in a row of X always makes the row's scores non-finite:
+    # scoring then checks each row's best score (n values) instead of the n × d of X.
     _nonfinite_reaches_scores = False
 
     def _check_is_fitted(self):
@@ -63,8 +52,7 @@ class _ScoringMixin:
             raise self._NotFittedError(msg)
 
     def _validated_for_scoring(self, X):
-        """``(X, xp, device)`` checked for scoring, but for the passes over the
-        values (finiteness, ``_check_values``), which are left to the caller."""
+        """``(X, xp, device)`` checked for scoring, but for the passes over its values."""
         self._check_is_fitted()
         check_feature_names(self, X, reset=False)  # before X becomes an array
         X, xp, device = check_X(X, estimator=self, allow_nan=self._ignore_missing, finite=False)
@@ -77,15 +65,11 @@ class _ScoringMixin:
         self._check_values(X)
 
     def _score_blocks(self, X, *, per_block=None):
-        """``(jll, xp, device)``; ``per_block(jll, xp)``, if given, maps each row
-        block's scores on the worker that made them (e.g. the argmax of
-        ``predict``, which then runs on all cores and concatenates less)."""
+        """``(jll, xp, device)``; ``per_block(jll, xp)`` maps each row block's scores on the worker
+        that made them (``predict``'s argmax then runs on all cores and concatenates less)."""
         X, xp, device = self._validated_for_scoring(X)
-        # The values are checked where it is cheapest: on the host, each row
-        # block on the core that scores it, while it is in cache (one parallel
-        # pass instead of serial passes over X); on a device, all of X at once
-        # (one synchronisation, not one per block). A model whose scores turn
-        # non-finite with X checks its scores instead (see above).
+        # Values are checked where it is cheapest: on the host per row block, on the core that
+        # scores it; on a device all at once (one synchronisation).
         in_blocks = on_host(xp)
         from_scores = self._nonfinite_reaches_scores and not self._ignore_missing
         if not in_blocks:
@@ -104,8 +88,7 @@ class _ScoringMixin:
             finite = best_scores_finite(jll, xp=xp, cheap_sync=in_blocks) if from_scores else True
             return (jll if per_block is None else per_block(jll, xp)), finite
 
-        # Lazy parameters are derived here, on all cores: in a row block's
-        # worker their passes would run on that one thread.
+        # Lazy parameters are derived here, on all cores, not on one row block's worker thread.
         self._ready_to_score(X)
         stored = -(-X.nnz // max(X.shape[0], 1)) if is_sparse(X) else None
         row_bytes = self._score_row_bytes(X.shape[1], self.classes_.shape[0], xp=xp, stored=stored)
@@ -132,8 +115,7 @@ class _ScoringMixin:
         return [a if a.dtype == dtype else xp.astype(a, dtype) for a in arrays]
 
     def _scores_and_joint(self, X):
-        """``(scores posteriors come from, joint log-likelihood)`` of ``X``,
-        scored once; the same array here."""
+        """``(scores posteriors come from, joint log-likelihood)`` of ``X``: one array here."""
         jll = self._score_blocks(X)[0]
         return jll, jll
 
@@ -250,13 +232,11 @@ class _ScoringMixin:
         loss = self._loss_matrix(k)
         if loss is None:
             loss = 1.0 - np.eye(k)
-        xp = get_namespace(proba)
-        loss = xp.asarray(loss, dtype=proba.dtype, device=proba.device)
+        loss = get_namespace(proba).asarray(loss, dtype=proba.dtype, device=proba.device)
         return proba @ loss.T
 
     def _decide(self, proba):
-        """The labels ``predict`` gives for posterior probabilities ``proba``
-        (n × k): the one decision rule, also for callers that hold ``proba``."""
+        """The labels ``predict`` gives for posteriors ``proba`` (n × k): the one decision rule."""
         xp = get_namespace(proba)
         if getattr(self, "loss_matrix", None) is None:
             index = xp.argmax(proba, axis=1)
@@ -269,8 +249,7 @@ class _ScoringMixin:
         classes = self.classes_
         if isinstance(classes, np.ndarray) and classes.dtype.kind not in "biuf":
             return classes[to_numpy(index)]
-        classes = to_namespace(classes, xp, device)
-        return xp.take(classes, index)
+        return xp.take(to_namespace(classes, xp, device), index)
 
     def score(self, X, y, sample_weight=None):
         """Mean accuracy of ``predict(X)`` against ``y``.
@@ -299,8 +278,7 @@ class _ScoringMixin:
         if (y.dtype.kind in "biuf") != (pred.dtype.kind in "biuf"):
             msg = f"Mix of label input types (string and number): `y` holds {y.dtype} labels, the classes are {pred.dtype}."
             raise ValueError(msg)
-        correct = y == pred
-        if sample_weight is None:
-            return float(np.mean(correct))
-        sw = to_numpy(sample_weight) if is_array(sample_weight) else np.asarray(sample_weight, dtype=np.float64)
-        return float(np.average(correct, weights=sw))
+        if is_array(sample_weight):
+            sample_weight = to_numpy(sample_weight)
+        weights = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        return float(np.average(y == pred, weights=weights))

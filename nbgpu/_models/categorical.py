@@ -10,17 +10,12 @@ elsewhere; a dense ``n × M`` tensor is never built whole.
 
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 from .._estimator.params import Interval
 
-from .._array.class_sums import (
-    category_counts,
-    class_sums,
-    class_totals,
-    feature_block_sums,
-)
+from .._array.class_sums import category_counts, class_sums, class_totals, feature_block_sums
 from .._array.namespace import has_sparse, is_sparse, to_namespace, to_numpy
 from .._array.numerics import product_operand, safe_log
 from .._array.sparse import (
@@ -55,8 +50,7 @@ def _relayout(counts, old, new, *, xp):
     value = np.arange(new_off[-1]) - new_off[feature]
     src = np.where(value < old[feature], old_off[feature] + value, old_off[-1])
     zero = xp.zeros((counts.shape[0], 1), dtype=counts.dtype, device=counts.device)
-    src = xp.asarray(src, device=counts.device)
-    return xp.take(xp.concat([counts, zero], axis=1), src, axis=1)
+    return xp.take(xp.concat([counts, zero], axis=1), xp.asarray(src, device=counts.device), axis=1)
 
 
 # Dense scoring looks each row's codes up in one table of class scores.
@@ -77,20 +71,16 @@ def _groups(n_categories):
     """``(first, second, sizes)``: the features of each lookup (``second`` -1
     for a feature looked up alone: the last of an odd number, or all when
     unpaired) and the rows of its scoring table."""
-    d = n_categories.shape[0]
-    if _paired(n_categories):
-        p = d // 2
-        first = np.arange(0, d, 2)
-        second = np.concatenate([np.arange(1, 2 * p, 2), np.full(d - 2 * p, -1)])
-    else:
-        first, second = np.arange(d), np.full(d, -1)
+    d, paired = n_categories.shape[0], _paired(n_categories)
+    first = np.arange(0, d, 2 if paired else 1)
+    second = np.where(paired & (first + 1 < d), first + 1, -1)
     m = n_categories + 1  # each feature's categories and its zero row
     return first, second, m[first] * np.where(second < 0, 1, m[np.maximum(second, 0)])
 
 
-def _table_rows(n_categories):
-    """``(a, b)``: row ``r`` of the scoring table is row ``a[r]`` plus row
-    ``b[r]`` of ``concat([W, zeros])`` (the appended zero row is ``off[-1]``).
+def _scoring_table(weight, n_categories, *, xp):
+    """Class scores of every lookup code of dense scoring: row ``r`` is row ``a[r]``
+    plus row ``b[r]`` of ``weight`` (M × k) with a zero row appended (row ``off[-1]``).
 
     A feature with ``m`` categories counts ``m + 1`` values: its categories,
     then the code every unseen (or missing) category is clipped to, which
@@ -110,7 +100,10 @@ def _table_rows(n_categories):
 
     a = row(first[group], c_first)
     b = np.where(alone[group], off[-1], row(second[group], c_second))
-    return a, b
+    zero = xp.zeros((1, weight.shape[1]), dtype=weight.dtype, device=weight.device)
+    padded = xp.concat([weight, zero], axis=0)
+    a, b = (xp.asarray(rows, device=weight.device) for rows in (a, b))
+    return xp.take(padded, a, axis=0) + xp.take(padded, b, axis=0)
 
 
 def _spread(per_feature, n_categories, *, xp):
@@ -195,7 +188,6 @@ class CategoricalNB(_DiscreteNB):
     _param_constraints: dict = {
         **_DiscreteNB._param_constraints,
         "min_categories": [None, "array-like", Interval(Integral, 1, None, closed="left")],
-        "alpha": [Interval(Real, 0, None, closed="left"), "array-like"],
     }
     _class_axis_statistics = ("class_count", "counts")  # n_categories is per feature
     _integer_input = True  # integer codes are used as they come: no float copy of X to check and cast back
@@ -210,18 +202,8 @@ class CategoricalNB(_DiscreteNB):
         ("class_count_", "class_log_prior_", "category_count_", "feature_log_prob_", "n_categories_"),
     )
 
-    def __init__(
-        self,
-        *,
-        alpha=1.0,
-        force_alpha=True,
-        fit_prior=True,
-        class_prior=None,
-        min_categories=None,
-        prior_smoothing=0.0,
-        loss_matrix=None,
-        missing="error",
-    ):
+    def __init__(self, *, alpha=1.0, force_alpha=True, fit_prior=True, class_prior=None, min_categories=None,
+                 prior_smoothing=0.0, loss_matrix=None, missing="error"):
         self.alpha = alpha
         self.force_alpha = force_alpha
         self.fit_prior = fit_prior
@@ -235,9 +217,7 @@ class CategoricalNB(_DiscreteNB):
         check_categories(X, estimator=self)
 
     def _min_categories(self, n_features):
-        if self.min_categories is None:
-            return np.ones(n_features, dtype=np.int64)
-        m = np.asarray(self.min_categories)
+        m = np.asarray(1 if self.min_categories is None else self.min_categories)
         if not np.issubdtype(m.dtype, np.integer):
             msg = f"`min_categories` must hold integers; got dtype {m.dtype}."
             raise ValueError(msg)
@@ -280,7 +260,6 @@ class CategoricalNB(_DiscreteNB):
             raise ValueError(msg)
 
     def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
-        n_features = X.shape[1]
         # A missing value is counted as category 0, then taken off again.
         X, miss = split_missing(X, xp=xp) if self._ignore_missing else (X, None)
         # Rows of zero weight are dropped rows: their categories are not seen.
@@ -291,7 +270,7 @@ class CategoricalNB(_DiscreteNB):
             top = xp.max(X if seen is None else xp.where(seen[:, None], X, xp.zeros_like(X)), axis=0)
         # Capped before the cast (a uint64 code would wrap): the table-size check refuses it.
         seen = np.minimum(to_numpy(top).astype(np.float64), 2.0**62).astype(np.int64) + 1
-        n_cat = np.maximum(seen, self._min_categories(n_features))
+        n_cat = np.maximum(seen, self._min_categories(X.shape[1]))
         if previous is not None:
             n_cat = np.maximum(n_cat, to_numpy(previous["n_categories"]))
         self._check_table_size(n_cat, seen, n_classes)
@@ -336,8 +315,7 @@ class CategoricalNB(_DiscreteNB):
 
     def _finalize(self, stats, classes, *, xp, dtype):
         count, counts, n_cat = stats["class_count"], stats["counts"], to_numpy(stats["n_categories"])
-        n_features = n_cat.shape[0]
-        alpha = self._alpha(n_features, xp=xp, device=counts.device, dtype=counts.dtype)
+        alpha = self._alpha(n_cat.shape[0], xp=xp, device=counts.device, dtype=counts.dtype)
         if alpha.ndim == 1:
             alpha = _spread(xp.reshape(alpha, (1, -1)), n_cat, xp=xp)
         smoothed = counts + alpha
@@ -353,16 +331,15 @@ class CategoricalNB(_DiscreteNB):
             "_category_count_": counts,
             "_feature_log_prob_": xp.astype(flp, dtype),
             "_bias_": xp.astype(log_prior, dtype),
-            "_table_": product_operand(xp.astype(self._scoring_table(flp.T, n_cat, xp=xp), dtype), xp=xp),
+            "_table_": product_operand(xp.astype(_scoring_table(flp.T, n_cat, xp=xp), dtype), xp=xp),
             **self._sparse_scoring(flp.T, log_prior, n_cat, xp=xp, dtype=dtype),
             **self._lookup_constants(n_cat, xp=xp, device=counts.device),
         }
 
     @staticmethod
     def _lookup_constants(n_cat, *, xp, device):
-        """The small arrays every scoring block needs, made once at fit (on a
-        device an upload per block would wait for the device), and the
-        category numbers as host metadata that stays on the host."""
+        """The small arrays every scoring block needs, made once at fit (on a device an upload
+        per block would wait for it), and the category numbers as host metadata."""
         p = n_cat.shape[0] // 2
         sizes = _groups(n_cat)[2]
         index_dtype = xp.int32 if int(sizes.sum()) < 2**31 else xp.int64
@@ -375,15 +352,6 @@ class CategoricalNB(_DiscreteNB):
         }
 
     @staticmethod
-    def _scoring_table(weight, n_cat, *, xp):
-        """Class scores of every lookup code of dense scoring (see ``_table_rows``)."""
-        zero = xp.zeros((1, weight.shape[1]), dtype=weight.dtype, device=weight.device)
-        padded = xp.concat([weight, zero], axis=0)
-        a, b = _table_rows(n_cat)
-        rows = [xp.asarray(i, device=weight.device) for i in (a, b)]
-        return xp.take(padded, rows[0], axis=0) + xp.take(padded, rows[1], axis=0)
-
-    @staticmethod
     def _sparse_scoring(weight, log_prior, n_cat, *, xp, dtype):
         """What sparse scoring multiplies: every row scores category 0 of
         every feature (``_zero_score_``), then each stored value swaps its
@@ -394,10 +362,9 @@ class CategoricalNB(_DiscreteNB):
         device = weight.device
         base = xp.take(weight, xp.asarray(off[:-1], device=device), axis=0)
         first = xp.take(weight, xp.asarray(off[_column_feature(n_cat)], device=device), axis=0)
-        seen, unseen = onehot_nonzero_columns(n_cat)
-        source = np.empty(seen.shape[0] + unseen.shape[0], dtype=np.int64)
-        source[seen] = np.arange(seen.shape[0])
-        source[unseen] = seen.shape[0] + np.arange(unseen.shape[0])
+        order = np.concatenate(onehot_nonzero_columns(n_cat))  # the column of each row of the concat below
+        source = np.empty_like(order)
+        source[order] = np.arange(order.shape[0])
         delta = xp.take(xp.concat([weight - first, -base], axis=0), xp.asarray(source, device=device), axis=0)
         return {
             "_delta_": product_operand(xp.astype(delta, dtype), xp=xp),

@@ -1,10 +1,6 @@
-"""Naive Bayes on counts: the shared base and the multinomial, complement and
-Bernoulli models.
-
-Statistics are per-class row counts and per-class feature sums, accumulated
-in float64 and merged by addition; the joint log-likelihood is one matrix
-product ``X @ W + b``.
-"""
+"""Naive Bayes on counts: the shared base and the multinomial, complement and Bernoulli
+models. Statistics are per-class row counts and feature sums, accumulated in float64 and
+merged by addition; the joint log-likelihood is one matrix product ``X @ W + b``."""
 
 from __future__ import annotations
 
@@ -15,12 +11,7 @@ import numpy as np
 from .._estimator.params import Interval
 
 from .._array import sparse_counts
-from .._array.class_sums import (
-    add_class_sums_into,
-    class_sums,
-    class_totals,
-    csr_class_entries,
-)
+from .._array.class_sums import add_class_sums_into, class_sums, class_totals, csr_class_entries
 from .._array.namespace import get_device, get_namespace, is_host_array, is_sparse, result_dtype
 from .._array.numerics import (
     columns_of,
@@ -35,12 +26,7 @@ from .._estimator.base import _BaseNB
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.feature_selection import chi2_from_counts
 from .._estimator.statistics_checks import check_array, check_keys
-from .._validation import (
-    check_alpha,
-    check_non_negative,
-    check_statistics_finite,
-    plainly_non_negative,
-)
+from .._validation import check_alpha, check_non_negative, check_statistics_finite, plainly_non_negative
 
 # The fitted attributes scikit-learn's count models read.
 _COUNT_ATTRIBUTES = ("class_count_", "feature_count_", "class_log_prior_", "feature_log_prob_")
@@ -61,10 +47,6 @@ class _DiscreteNB(_BaseNB):
         self._check_fixed_prior(self.class_prior, n_classes, name="class_prior")
         check_alpha(self.alpha, n_features, force_alpha=self.force_alpha)  # warns here, once
 
-    def _check_statistics(self, stats, n_classes, n_features, *, feature_names=None, values=True):
-        super()._check_statistics(stats, n_classes, n_features, feature_names=feature_names, values=values)
-        check_alpha(self.alpha, n_features, force_alpha=True)  # checked here, not only when finalizing
-
     def _alpha(self, n_features, *, xp, device, dtype):
         alpha = check_alpha(self.alpha, n_features, force_alpha=self.force_alpha, warn=False)
         return xp.asarray(alpha, dtype=dtype, device=device)
@@ -80,15 +62,16 @@ class _DiscreteNB(_BaseNB):
 
 
 class _CountNB(_DiscreteNB):
-    """Models whose statistics are class counts and per-class feature sums,
-    scored by one product ``X · W + b``."""
+    """Models whose statistics are class counts and per-class feature sums, scored by one
+    product ``X · W + b``. A model defines ``_class_context(class_count, feature_count,
+    alpha, *, xp)``, the per-class values over all features its weights depend on (a dict),
+    and ``_weight_columns(stats, context, cols, *, xp)``, the k × c weights (float64) of
+    the features ``cols`` (a slice or an index array)."""
 
     _class_axis_statistics = ("class_count", "feature_count", "observed_count")
     _product_operands = ("_weight_",)
-    # The k × d parameters, made a column chunk at a time by ``_weight_columns``
-    # from the statistics and the per-class values of ``_class_context``: at
-    # fit, else when first needed, and only the columns it scores where that
-    # is all it needs. ``feature_count_`` is the statistics, made dense.
+    # Made a column chunk at a time, at fit or else when first read (only the
+    # columns scored where that is all a prediction needs).
     _deferred_parameters = {
         "_weight_": "_laid_out_weight",
         "feature_log_prob_": "_feature_log_prob",
@@ -145,33 +128,21 @@ class _CountNB(_DiscreteNB):
         alpha = self._alpha(fc.shape[1], xp=xp, device=cc.device, dtype=fc.dtype)
         log_prior = self._class_log_prior(cc, xp=xp)
         context = {"alpha": alpha, **self._class_context(cc, fc, alpha, xp=xp)}
-        attrs = {
+        return {
             "class_count_": cc,
             "class_log_prior_": xp.astype(log_prior, dtype),
             "_bias_": xp.astype(self._scoring_bias(context, log_prior, xp=xp), dtype),
             "_context_": context,
+            **{name: context[key] for name, key in self._context_attributes.items()},
         }
-        for name, key in self._context_attributes.items():
-            attrs[name] = context[key]
-        return attrs
 
     @staticmethod
     def _alpha_total(alpha, n_features, *, xp):
         """``Σ_j α_j`` of a scalar or per-feature ``alpha``."""
         return xp.sum(alpha) if alpha.ndim else alpha * n_features
 
-    def _class_context(self, class_count, feature_count, alpha, *, xp):
-        """The per-class values over all features that the weights of a
-        column chunk depend on (e.g. each class's total count): a dict."""
-        raise NotImplementedError
-
     def _scoring_bias(self, context, log_prior, *, xp):
         return log_prior
-
-    def _weight_columns(self, stats, context, cols, *, xp):
-        """The k × c scoring weights (float64) of the features ``cols`` (a
-        slice or an index array), from the statistics and ``context``."""
-        raise NotImplementedError
 
     def _laid_out_weight(self, stats, attrs, dtype):
         xp = get_namespace(stats["class_count"])
@@ -183,8 +154,7 @@ class _CountNB(_DiscreteNB):
 
     def _feature_log_prob(self, stats, attrs, dtype):
         # The scoring weights are the log-probabilities themselves (a view).
-        weight = attrs["_weight_"] if "_weight_" in attrs else self._weight_
-        return weight.T
+        return (attrs["_weight_"] if "_weight_" in attrs else self._weight_).T
 
     def _joint_log_likelihood(self, X, *, xp, device, dtype):
         (bias,) = self._fitted_arrays(("_bias_",), xp=xp, device=device, dtype=dtype)
@@ -212,10 +182,9 @@ class _CountNB(_DiscreteNB):
             self._weight_  # noqa: B018 (made now if deferred)
 
     def _few_columns(self, X):
-        """Whether scoring host CSR ``X`` makes the weights (not made yet) of
-        only the features it uses: when it stores at most d/8 values, so they
-        cost about what its product does, and always with sparse statistics,
-        whose whole weights are the dense k × d array they are kept sparse to avoid."""
+        """Whether scoring host CSR ``X`` makes the weights (not made yet) of only the
+        features it uses: when it stores at most d/8 values (they then cost about what its
+        product does), and always with sparse statistics (whole weights would be dense)."""
         if "_weight_" not in self._deferred_parameters or "_weight_" in self.__dict__:
             return False
         if getattr(X, "format", None) != "csr" or not is_host_array(X.indices):
@@ -260,13 +229,9 @@ class _CountNB(_DiscreteNB):
 
 
 class _LinearCountNB(_CountNB):
-    """Count models whose statistics and scores are linear in ``X`` (the
-    per-class sums ``Yᵀ·X`` and the product ``X·W``), on counts or
-    frequencies >= 0.
-
-    Being sums over the stored values, they take a sparse ``X`` as it comes
-    (unsorted indices, duplicate entries, integer values: no copy).
-    """
+    """Count models linear in ``X`` (per-class sums ``Yᵀ·X``, product ``X·W``), on
+    counts or frequencies >= 0: a sparse ``X`` is taken as it comes (unsorted
+    indices, duplicate entries, integer values: no copy)."""
 
     _acts_on_elements = False
     _integer_input = True
@@ -278,8 +243,7 @@ class _LinearCountNB(_CountNB):
         check_non_negative(X, estimator=self)
 
     def _check_block_values(self, X, *, finite=True):
-        # Finite and >= 0 shown by one read of the values; otherwise the
-        # usual checks decide and report.
+        # One read of the values shows finite and >= 0, else the usual checks decide and report.
         if not plainly_non_negative(X):
             super()._check_block_values(X, finite=finite)
 
@@ -343,10 +307,8 @@ class MultinomialNB(_LinearCountNB):
 
     _sklearn_counterpart = ("MultinomialNB", _COUNT_ATTRIBUTES)
 
-    def __init__(
-        self, *, alpha=1.0, force_alpha=True, fit_prior=True, class_prior=None, prior_smoothing=0.0,
-        loss_matrix=None,
-    ):
+    def __init__(self, *, alpha=1.0, force_alpha=True, fit_prior=True, class_prior=None, prior_smoothing=0.0,
+                 loss_matrix=None):
         self.alpha = alpha
         self.force_alpha = force_alpha
         self.fit_prior = fit_prior
@@ -419,17 +381,8 @@ class ComplementNB(_LinearCountNB):
     _scores_are_log_likelihoods = False  # weights of class complements
     _context_attributes = {"feature_all_": "everything"}  # Σ_c N_cj, summed once for the context
 
-    def __init__(
-        self,
-        *,
-        alpha=1.0,
-        force_alpha=True,
-        fit_prior=True,
-        class_prior=None,
-        norm=False,
-        prior_smoothing=0.0,
-        loss_matrix=None,
-    ):
+    def __init__(self, *, alpha=1.0, force_alpha=True, fit_prior=True, class_prior=None, norm=False,
+                 prior_smoothing=0.0, loss_matrix=None):
         self.alpha = alpha
         self.force_alpha = force_alpha
         self.fit_prior = fit_prior
@@ -542,17 +495,8 @@ class BernoulliNB(_CountNB):
     }
     _sklearn_counterpart = ("BernoulliNB", _COUNT_ATTRIBUTES)
 
-    def __init__(
-        self,
-        *,
-        alpha=1.0,
-        force_alpha=True,
-        binarize=0.0,
-        fit_prior=True,
-        class_prior=None,
-        prior_smoothing=0.0,
-        loss_matrix=None,
-    ):
+    def __init__(self, *, alpha=1.0, force_alpha=True, binarize=0.0, fit_prior=True, class_prior=None,
+                 prior_smoothing=0.0, loss_matrix=None):
         self.alpha = alpha
         self.force_alpha = force_alpha
         self.binarize = binarize
@@ -600,8 +544,7 @@ class BernoulliNB(_CountNB):
         return flp, neg
 
     def _weight_columns(self, stats, context, cols, *, xp):
-        cc, fc = stats["class_count"], stats["feature_count"]
-        flp, neg = self._log_probs(cc, fc, context["alpha"], cols, xp=xp)
+        flp, neg = self._log_probs(stats["class_count"], stats["feature_count"], context["alpha"], cols, xp=xp)
         flp -= neg
         return flp
 

@@ -16,12 +16,7 @@ from .._array.numerics import chan_merge, nonzero, product_operand, scoring_weig
 from .._array.sparse import sparse_matmul, sparse_values, sparse_with_values
 from .._estimator.base import _BaseNB
 from .._estimator.docs import shared_parameters_doc
-from .._estimator.missing import (
-    drop_missing,
-    observed_weights,
-    split_missing,
-    zero_missing,
-)
+from .._estimator.missing import drop_missing, observed_weights, split_missing, zero_missing
 from .._estimator.statistics_checks import check_array, check_keys, check_tuple
 
 
@@ -70,8 +65,7 @@ class GaussianNB(_BaseNB):
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of features seen during fit (only for inputs with string
-        column names).
+        Names of features seen during fit (string column names only).
     theta_ : array of shape (n_classes, n_features)
         Mean of each feature per class.
     var_ : array of shape (n_classes, n_features)
@@ -141,7 +135,6 @@ class GaussianNB(_BaseNB):
             check_array(m2, f"{key}.2", [moment], values=values)
 
     def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
-        n, d = X.shape
         if is_sparse(X):
             return self._moments(X, codes, weights, n_classes, xp=xp, dtype=dtype)
 
@@ -151,16 +144,14 @@ class GaussianNB(_BaseNB):
             return self._moments(Xb, codes[start:stop], wb, n_classes, xp=xp, dtype=dtype)
 
         # Blocks in parallel on the CPU, each upcast to float64 on its own.
-        row_bytes = 8 * ((4 if self._ignore_missing else 3) * d + n_classes)
-        parts = map_row_blocks(block, n, row_bytes, xp=xp, host_budget=host_fit_block_bytes())
+        row_bytes = 8 * ((4 if self._ignore_missing else 3) * X.shape[1] + n_classes)
+        parts = map_row_blocks(block, X.shape[0], row_bytes, xp=xp, host_budget=host_fit_block_bytes())
         return functools.reduce(lambda a, b: self._merge(a, b, xp=xp), parts)
 
     def _moments(self, X, codes, weights, n_classes, *, xp, dtype):
         """Statistics of one block: dense in two passes (means, then residuals);
         sparse from sums S and sums of squares Q, M2 = Q - S²/W, so X stays sparse."""
-        miss = None
-        if self._ignore_missing:
-            X, miss = split_missing(X, xp=xp)
+        X, miss = split_missing(X, xp=xp) if self._ignore_missing else (X, None)
         rows = class_totals(codes, weights, n_classes, dtype=dtype, xp=xp)
         count = observed_weights(rows, miss, codes, weights, n_classes, xp=xp, dtype=dtype)
         sums = class_sums(X, codes, weights, n_classes, xp=xp, dtype=dtype)
@@ -247,12 +238,10 @@ class GaussianNB(_BaseNB):
         if quad.shape[0] != X.shape[1]:  # centring would broadcast silently
             msg = f"X has {X.shape[1]} features but the fitted moments have {quad.shape[0]}."
             raise ValueError(msg)
-        miss = None
         if is_sparse(X):
             # Centring would densify X, so expand around zero instead:
             # with c = x - s, -½c²P + cA = -½x²P + x(A + sP) - ½s²P - sA.
-            if self._ignore_missing:
-                X, miss = split_missing(X, xp=xp)
+            X, miss = split_missing(X, xp=xp) if self._ignore_missing else (X, None)
             s = xp.reshape(shift, (-1, 1))
             lin_u = lin - 2.0 * quad * s
             const_u = const + shift @ (quad * s) - shift @ lin
@@ -262,8 +251,8 @@ class GaussianNB(_BaseNB):
             # A missing entry was scored as x = 0: drop that term.
             return drop_missing(jll, miss, terms + quad * s * s - lin * s, xp=xp)
         Xc = X - shift if self._centred_ else X
-        if self._ignore_missing:
-            Xc, miss = split_missing(Xc, xp=xp)  # scored at the mean: drop `terms`
+        # A missing value is scored at the shift: drop its `terms`.
+        Xc, miss = split_missing(Xc, xp=xp) if self._ignore_missing else (Xc, None)
         # Two products on the centred block, no (n, 2d) concatenation.
         jll = (Xc * Xc) @ quad
         jll += Xc @ lin

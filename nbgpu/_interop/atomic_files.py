@@ -114,9 +114,8 @@ def atomic_output(path, mode="w"):
     ``-`` is standard output; devices and FIFOs are written directly.
     """
     text = str(path)
-    binary = "b" in mode
     if text == STDOUT:
-        stream = sys.stdout.buffer if binary else sys.stdout
+        stream = sys.stdout.buffer if "b" in mode else sys.stdout
         yield stream
         stream.flush()
         return
@@ -128,8 +127,10 @@ def atomic_output(path, mode="w"):
     remove_stale_partials(target)
     try:
         mode_bits = stat.S_IMODE(os.stat(target).st_mode)
-    except OSError:
-        mode_bits = 0o666 & ~_umask()
+    except OSError:  # a new file: the usual permissions, read from the umask (only setting it reads it)
+        umask = os.umask(0)
+        os.umask(umask)
+        mode_bits = 0o666 & ~umask
     prefix = f".{target.name}.{_host()}-{os.getpid()}."
     fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=_PARTIAL, dir=target.parent)
     try:
@@ -143,9 +144,3 @@ def atomic_output(path, mode="w"):
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-
-
-def _umask():
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask

@@ -53,15 +53,7 @@ _ZIP_FLAGS = 0x080E
 # What zipfile and zlib raise on a corrupt archive, a corrupt member included
 # (NotImplementedError and RuntimeError for features checked beforehand).
 _ZIP_ERRORS = (
-    zipfile.BadZipFile,
-    zipfile.LargeZipFile,
-    zlib.error,
-    EOFError,
-    OSError,
-    ValueError,
-    struct.error,
-    NotImplementedError,
-    RuntimeError,
+    zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, OSError, ValueError, struct.error, NotImplementedError, RuntimeError,
 )
 _CHUNK = 16 * 2**20
 
@@ -73,12 +65,10 @@ class ModelFileError(ValueError):
 def plain_dtype(text, where):
     """The numpy dtype ``text`` (as ``dtype.str`` spells it) names, if a member may have it."""
     if isinstance(text, str) and _DESCR.fullmatch(text):
-        try:
+        with contextlib.suppress(TypeError, ValueError, SyntaxError):
             dtype = np.dtype(text)
-        except (TypeError, ValueError, SyntaxError):
-            dtype = None
-        if dtype is not None and dtype.kind in _KINDS and dtype.str == text and dtype.itemsize > 0:
-            return dtype
+            if dtype.kind in _KINDS and dtype.str == text and dtype.itemsize > 0:
+                return dtype
     if isinstance(text, str) and text[1:2] == "O":
         msg = f"{where} is an object array; refusing to load it (that would need pickle)"
     else:
@@ -105,9 +95,6 @@ def data_bytes(dtype, shape):
     return dtype.itemsize * math.prod(shape)
 
 
-# --------------------------------------------------------------------------- #
-# Writing
-# --------------------------------------------------------------------------- #
 def write_archive(path, members):
     """Write ``members`` (name -> numpy array) atomically as a deflated zip of ``.npy`` files (no pickle)."""
     # Deflate level 1: on a wide model's statistics much faster than the default, files a little larger.
@@ -119,14 +106,8 @@ def write_archive(path, members):
                 np.lib.format.write_array(out, np.asarray(array, order="C"), allow_pickle=False)
 
 
-# --------------------------------------------------------------------------- #
-# Reading
-# --------------------------------------------------------------------------- #
 class Archive:
-    """An open model file: its zip directory checked, members read on request.
-
-    Use as a context manager: ``with Archive(path) as archive: ...``.
-    """
+    """An open model file, its zip directory checked, members read on request: ``with Archive(path) as archive: ...``."""
 
     def __init__(self, path):
         self.where = str(path)
@@ -139,7 +120,7 @@ class Archive:
         try:
             self._length = os.fstat(self._file.fileno()).st_size
             self._zip = zipfile.ZipFile(self._file)
-            self._infos = self._check_directory(self._zip.infolist())
+            self.members = self._check_directory(self._zip.infolist())  # name (without .npy) -> ZipInfo
         except ModelFileError:
             self.close()
             raise
@@ -151,18 +132,12 @@ class Archive:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
-        self.close()
-
-    def close(self):
+    def close(self, *exc):
         with contextlib.suppress(AttributeError):
             self._zip.close()
         self._file.close()
 
-    @property
-    def names(self):
-        """The members' names (without ``.npy``)."""
-        return list(self._infos)
+    __exit__ = close
 
     def _check_directory(self, infos):
         where = self.where
@@ -191,12 +166,10 @@ class Archive:
         return found
 
     def read(self, name, dtype, shape=None, *, max_bytes=None):
-        """Member ``name``, which must be an array of ``dtype`` (and ``shape``, if given).
-
-        Its ``.npy`` header and zip size are checked (``max_bytes`` too) before any data is read.
-        """
+        """Member ``name``, which must be an array of ``dtype`` (and ``shape``, if given); its ``.npy`` header and zip
+        size are checked (``max_bytes`` too) before any data is read."""
         where = f"{self.where}: member {name!r}"
-        info = self._infos.get(name)
+        info = self.members.get(name)
         if info is None:
             raise ModelFileError(f"{where} is missing")
         try:
@@ -225,10 +198,8 @@ class Archive:
 
 
 def _read_npy_header(f, where):
-    """(dtype, fortran order, shape, bytes before the data) of the ``.npy`` file open in ``f``.
-
-    Parsed by numpy's own functions; the dtype and shape must be ones a model file may hold.
-    """
+    """(dtype, fortran order, shape, bytes before the data) of the ``.npy`` file open in ``f``, parsed by numpy's
+    own functions; the dtype and shape must be ones a model file may hold."""
     try:
         major, _minor = npy_format.read_magic(f)
     except ValueError as exc:  # a wrong signature, or fewer bytes than it
@@ -249,10 +220,9 @@ def _read_into(f, array, where):
     view = memoryview(array.reshape(-1).view(np.uint8)) if array.size else memoryview(b"")
     done = 0
     while done < len(view):
-        chunk = f.read(min(_CHUNK, len(view) - done))
-        if not chunk:
+        n = f.readinto(view[done : done + _CHUNK])
+        if not n:
             raise ModelFileError(f"{where} is truncated")
-        view[done : done + len(chunk)] = chunk
-        done += len(chunk)
+        done += n
     if f.read(1):
         raise ModelFileError(f"{where} holds data after its array")

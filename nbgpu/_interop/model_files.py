@@ -1,28 +1,27 @@
 """Model files that are safe to load from anyone: arrays and a JSON header, no pickle.
 
-A model file is a zip of ``.npy`` arrays (``model_archive.py``) with one
-member ``header``, UTF-8 JSON describing the estimator and listing every
-array with its SHA-256 (``model_header.py``). A fitted naive Bayes model is
-fully determined by its parameters, its classes and its statistics, so only
-those are stored (statistics that are mostly zeros as their nonzero
-entries); the fitted parameters are derived from the statistics again after
-loading, and a loaded model can go on learning with ``partial_fit``.
+A model file is a zip of ``.npy`` arrays (``model_archive.py``) with one member
+``header``, UTF-8 JSON describing the estimator and listing every array with
+its SHA-256 (``model_header.py``). A fitted model is fully determined by its
+parameters, classes and statistics, so only those are stored (statistics that
+are mostly zeros as their nonzero entries); the fitted parameters are derived
+from the statistics after loading, and a loaded model can go on learning with
+``partial_fit``.
 
 Loading never executes code from the file and checks everything before it
-builds anything: the archive's structure, the header, the declared shapes
-and sizes of the arrays against the header and against what the model's
-parameters, classes and features imply (before any data is read), then the
-checksums and values of the arrays, and last the parameters derived from
-them. Saving runs the same checks but the last (it derives nothing), so a
-file ``save`` writes is one ``load`` accepts.
+builds anything: the archive's structure, the header, the arrays' declared
+shapes and sizes against the header and against what the model's parameters,
+classes and features imply (before any data is read), then the arrays'
+checksums and values, last the parameters derived from them. Saving runs the
+same checks but the last, so a file ``save`` writes is one ``load`` accepts.
 
-The SHA-256 checksums are stored in the file they check: they detect
-accidental corruption, not deliberate changes (whoever edits a file can
-recompute them).
+The checksums are stored in the file they check: they detect accidental
+corruption, not deliberate changes (whoever edits a file can recompute them).
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 from pathlib import Path
 from typing import NamedTuple
@@ -60,11 +59,8 @@ class ModelFile(NamedTuple):
 
 
 class ModelInfo(NamedTuple):
-    """What a model file's header says, with its labels: nothing of the statistics is read.
-
-    ``estimator`` is unfitted (its parameters only); ``statistics_bytes`` is
-    the memory reading the statistics takes, as the header declares it.
-    """
+    """What a model file's header says, with its labels, none of its statistics read: ``estimator`` is
+    unfitted; ``statistics_bytes`` is the memory reading the statistics takes, as the header declares it."""
 
     estimator: _BaseNB
     classes: np.ndarray
@@ -73,22 +69,10 @@ class ModelInfo(NamedTuple):
     header: dict
 
 
-class _Contents(NamedTuple):
-    """A model file's contents, checked: the unfitted model, its ``_become_fitted`` arguments, the vectorizer."""
-
-    model: _BaseNB
-    fitting: dict
-    vectorizer: object
-
-
-# --------------------------------------------------------------------------- #
-# The checks, shared by load and save
-# --------------------------------------------------------------------------- #
 def _contents(parsed, resolve, *, statistics=True, core=False):
-    """The checked contents of a model file (a :class:`Parsed` header, arrays from ``resolve(kind, body)``).
-
-    ``statistics=False`` skips the statistics and feature names; ``core=True`` loads no scikit-learn.
-    """
+    """``(unfitted model, its _become_fitted arguments, vectorizer)`` of a :class:`Parsed` header, checked, with arrays
+    from ``resolve(kind, body)``. ``statistics=False`` skips the statistics and feature names; ``core=True`` loads no
+    scikit-learn."""
     header, listed = parsed.header, parsed.listed
     model = estimator_from(header, resolve, where="header entry 'estimator'", at="params", core=core)
     n_features, dtype = header["n_features_in"], header["dtype"]
@@ -107,7 +91,7 @@ def _contents(parsed, resolve, *, statistics=True, core=False):
     vectorizer = vectorizer_from_settings(header.get("vectorizer"), n_features, core=core)
     fitting = {"classes": classes, "n_features": n_features, "score_dtype": dtype}
     if not statistics:
-        return _Contents(model, fitting, vectorizer)
+        return model, fitting, vectorizer
     names = None
     if "feature_names_in" in listed:
         entry = listed["feature_names_in"]
@@ -119,19 +103,12 @@ def _contents(parsed, resolve, *, statistics=True, core=False):
     # classes and features is refused before their data is read.
     stand_ins = unflatten(header["stats"], _stand_ins(listed), "stats")
     model._check_statistics(stand_ins, k, n_features, feature_names=names, values=False)
-    stats = unflatten(header["stats"], _keeping_sparse(resolve, model, header["stats"]), "stats")
+    # The statistics the model keeps sparse (sparse_counts.py) are read as stored; unflatten has read the entries.
+    entries = header["stats"].get("dict", {})
+    kept = {entries[name]["sparse"]["values"] for name in model._sparse_statistics if "sparse" in entries.get(name, {})}
+    stats = unflatten(header["stats"], lambda kind, body: resolve(kind, body, sparse=kind == "sparse" and body["values"] in kept), "stats")
     model._check_statistics(stats, k, n_features, feature_names=names, values=True)
-    return _Contents(model, {**fitting, "stats": stats, "feature_names": names}, vectorizer)
-
-
-def _fitted(contents):
-    """The model ``contents`` describe, fitted, its parameters derived now (deferred k × d ones when
-    first used) and checked: checked statistics can still overflow into parameters that predict NaN."""
-    model = contents.model
-    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):  # what overflows is refused below
-        model._become_fitted(**contents.fitting, lazy=True)
-        _check_parameters(model)
-    return model
+    return model, {**fitting, "stats": stats, "feature_names": names}, vectorizer
 
 
 def _check_parameters(model, part=""):
@@ -165,36 +142,24 @@ def _outcome(read):
     return attempt
 
 
-def _keeping_sparse(resolve, model, spec):
-    """``resolve`` giving the statistics ``model`` keeps sparse (``sparse_counts.py``) as stored."""
-    entries = spec.get("dict", {})  # ``spec`` is well formed: unflatten has read it
-    bodies = [entries.get(name, {}).get("sparse") for name in model._sparse_statistics]
-    keys = {body["values"] for body in bodies if body is not None}
-    return lambda kind, body: resolve(kind, body, sparse=kind == "sparse" and body["values"] in keys)
-
-
 def _stand_ins(listed):
     """A ``resolve`` giving arrays of the declared dtypes and shapes that take no memory."""
 
     def resolve(kind, body):
         if kind == "array":
             return listed[body].stand_in()
-        _check_sparse_layout(body, listed)
-        return listed[body["values"]].stand_in(tuple(body["shape"]))
+        # A sparse array's members: 1-D integer indices and as many values, no more than its size.
+        indices, values = listed[body["indices"]], listed[body["values"]]
+        size = math.prod(body["shape"])
+        if indices.dtype.kind not in "iu" or len(indices.shape) != 1 or values.shape != indices.shape or indices.shape[0] > size:
+            msg = (
+                f"sparse array of shape {body['shape']} has indices {indices.dtype} of shape {indices.shape} "
+                f"and values of shape {values.shape}; expected 1-D integer indices and as many values, at most {size}"
+            )
+            raise ValueError(msg)
+        return values.stand_in(tuple(body["shape"]))
 
     return resolve
-
-
-def _check_sparse_layout(body, listed):
-    """A sparse array's members: 1-D integer indices and as many values, no more than its size."""
-    indices, values = listed[body["indices"]], listed[body["values"]]
-    size = math.prod(body["shape"])
-    if indices.dtype.kind not in "iu" or len(indices.shape) != 1 or values.shape != indices.shape or indices.shape[0] > size:
-        msg = (
-            f"sparse array of shape {body['shape']} has indices {indices.dtype} of shape {indices.shape} "
-            f"and values of shape {values.shape}; expected 1-D integer indices and as many values, at most {size}"
-        )
-        raise ValueError(msg)
 
 
 def _file_arrays(archive, listed, where):
@@ -213,11 +178,9 @@ def _file_arrays(archive, listed, where):
             return read(body)
         # Their layout was checked on stand-ins. Read (inflated, hashed) on two
         # threads; a failure is the first member's, as if read one by one.
-        parts = parallel_map(_outcome(read), (body["indices"], body["values"]))
-        for _, error in parts:
-            if error is not None:
-                raise error
-        (indices, _), (values, _) = parts
+        (indices, error), (values, second) = parallel_map(_outcome(read), (body["indices"], body["values"]))
+        if error or second:  # exceptions are true
+            raise error or second
         shape = tuple(body["shape"])
         size = math.prod(shape)
         if indices.size and (indices[0] < 0 or indices[-1] >= size or not np.all(indices[1:] > indices[:-1])):
@@ -237,9 +200,6 @@ def _file_arrays(archive, listed, where):
     return resolve
 
 
-# --------------------------------------------------------------------------- #
-# Saving
-# --------------------------------------------------------------------------- #
 def save(model, path, *, vectorizer=None, metadata=None):
     """Save a fitted model to one file that is safe to share (no pickle).
 
@@ -310,15 +270,8 @@ def save(model, path, *, vectorizer=None, metadata=None):
     if names is not None:
         arrays["feature_names_in"] = np.asarray(names, dtype=str)
     n_features = int(model.n_features_in_)
-    raw = make_header(
-        arrays,
-        **spec,
-        n_features_in=n_features,
-        dtype=model._fit_dtype_,
-        stats=stats,
-        vectorizer=vectorizer_settings(vectorizer, n_features),
-        metadata=metadata or {},
-    )
+    raw = make_header(arrays, **spec, n_features_in=n_features, dtype=model._fit_dtype_, stats=stats,
+                      vectorizer=vectorizer_settings(vectorizer, n_features), metadata=metadata or {})
     path = Path(path)
     try:
         _check_writable(raw, arrays, dense)
@@ -334,21 +287,16 @@ def _check_writable(raw, arrays, dense):
     if len(raw) > MAX_HEADER_BYTES:
         raise ValueError(f"its header takes {len(raw)} bytes; at most {MAX_HEADER_BYTES} are allowed (large metadata?)")
     parsed = parse_header(raw, arrays, "the model file")
-
-    def to_write(kind, body, *, sparse=False):  # the arrays as loading would see them (sparse ones whole)
-        return arrays[body] if kind == "array" else dense[body["values"]]
-
-    _contents(parsed, to_write, core=True)  # the same checks, no scikit-learn
+    # The same checks, no scikit-learn, on the arrays as loading would see them (sparse ones whole).
+    _contents(parsed, lambda kind, body, sparse=False: arrays[body] if kind == "array" else dense[body["values"]], core=True)
 
 
-# --------------------------------------------------------------------------- #
-# Loading
-# --------------------------------------------------------------------------- #
-def _checked(where, read, *, unexpected=()):
-    """``read()``, with what it finds wrong with the file as a ModelFileError naming the file
-    (exceptions of the types ``unexpected`` too, with their type)."""
+@contextlib.contextmanager
+def _checked(where, *, unexpected=()):
+    """What the block finds wrong with the file as a ModelFileError naming the file (exceptions of the types
+    ``unexpected`` too, with their type)."""
     try:
-        return read()
+        yield
     except ModelFileError:
         raise
     except (ValueError, TypeError) as exc:
@@ -360,35 +308,32 @@ def _checked(where, read, *, unexpected=()):
 
 
 def _read_contents(path, **options):
-    """``(where, parsed header, contents)`` of the model file ``path`` (see ``_contents``)."""
+    """``(where, parsed header, (model, fitting, vectorizer))`` of the model file ``path`` (see ``_contents``)."""
     where = str(path)
     with Archive(path) as archive:
         parsed = header_of(archive, where)
         resolve = _file_arrays(archive, parsed.listed, where)
-        contents = _checked(where, lambda: _contents(parsed, resolve, **options))
-    return where, parsed, contents
+        with _checked(where):
+            return where, parsed, _contents(parsed, resolve, **options)
 
 
 def read_model_file(path, *, core=False):
-    """Load a model file into a :class:`ModelFile`; ``core`` as for ``_contents`` (the command line).
-
-    Raises ValueError with a one-line message naming the file for anything
-    that is not a complete, consistent nbgpu model file.
-    """
-    where, parsed, contents = _read_contents(path, core=core)
-    # The statistics passed every check: any failure now means the file contradicts itself.
-    model = _checked(where, lambda: _fitted(contents), unexpected=Exception)
-    return ModelFile(model, contents.vectorizer, parsed.header)
+    """Load a model file into a :class:`ModelFile`; ``core`` as for ``_contents`` (the command line). Raises ValueError
+    with a one-line message naming the file for anything that is not a complete, consistent nbgpu model file."""
+    where, parsed, (model, fitting, vectorizer) = _read_contents(path, core=core)
+    # The statistics passed every check: any failure now means the file contradicts itself. The parameters are
+    # derived now (deferred k × d ones at first use) and checked: checked statistics can still overflow into NaN.
+    with _checked(where, unexpected=Exception), np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        model._become_fitted(**fitting, lazy=True)
+        _check_parameters(model)
+    return ModelFile(model, vectorizer, parsed.header)
 
 
 def read_model_info(path, *, core=False):
-    """What the header of a model file says, and its labels (:class:`ModelInfo`), all checked.
-
-    The statistics are never read, so this is cheap for any size of model.
-    """
-    _, parsed, contents = _read_contents(path, statistics=False, core=core)
-    classes, n_features = contents.fitting["classes"], contents.fitting["n_features"]
-    return ModelInfo(contents.model, classes, n_features, parsed.statistics_bytes, parsed.header)
+    """What the header of a model file says, and its labels (:class:`ModelInfo`), all checked; the statistics are
+    never read, so this is cheap for any size of model."""
+    _, parsed, (model, fitting, _) = _read_contents(path, statistics=False, core=core)
+    return ModelInfo(model, fitting["classes"], fitting["n_features"], parsed.statistics_bytes, parsed.header)
 
 
 def load(path, *, return_vectorizer=False):
@@ -430,6 +375,4 @@ def load(path, *, return_vectorizer=False):
     >>> model = nbgpu.load("model.nbgpu")  # doctest: +SKIP
     """
     loaded = read_model_file(path)
-    if return_vectorizer:
-        return loaded.model, loaded.vectorizer
-    return loaded.model
+    return (loaded.model, loaded.vectorizer) if return_vectorizer else loaded.model

@@ -61,9 +61,6 @@ MAX_FREE_WIDTH = 2**22
 WIDTH_PER_STORED = 1024
 
 
-# --------------------------------------------------------------------------- #
-# Values -> JSON (saving)
-# --------------------------------------------------------------------------- #
 def flatten(value, key, arrays, *, sparse=None):
     """A JSON description of ``value``; its arrays go into ``arrays`` under ``key.*``. With a dict ``sparse``
     (statistics), arrays stored as their nonzero entries where smaller; ``sparse`` maps their values' keys to them."""
@@ -73,7 +70,7 @@ def flatten(value, key, arrays, *, sparse=None):
         return {"estimator": estimator_spec(value, key, arrays, where=f"`{key}`")}
     if isinstance(value, slice):  # a part's columns
         bounds = [v.item() if isinstance(v, np.generic) else v for v in (value.start, value.stop, value.step)]
-        if not all(map(_is_int_or_none, bounds)):
+        if not all(v is None or is_int(v) for v in bounds):
             msg = f"`{key}` is a slice with bounds {bounds}; only integer bounds can be saved in a model file."
             raise TypeError(msg)
         return {"slice": bounds}
@@ -87,25 +84,20 @@ def flatten(value, key, arrays, *, sparse=None):
     if value is None or isinstance(value, (bool, int, float, str)):
         return {"value": value}
     if is_sparse_counts(value) and sparse is not None:  # statistics kept sparse: their entries
-        entries = stored_entries(value, _index_dtype(math.prod(value.shape)))
-        return _sparse_entry(key, value, entries, arrays, sparse)
-    if is_array(value):
-        host = np.asarray(to_numpy(value))
-        if host.dtype == object:
+        whole, entries = value, stored_entries(value, _index_dtype(math.prod(value.shape)))
+    elif is_array(value):
+        whole = np.asarray(to_numpy(value))
+        if whole.dtype == object:
             msg = f"`{key}` is an object array, which cannot be saved without pickle."
             raise TypeError(msg)
-        entries = None if sparse is None else _sparse_parts(host)
-        if entries is not None:
-            return _sparse_entry(key, host, entries, arrays, sparse)
-        key = _free_key(key, arrays)
-        arrays[key] = host
-        return {"array": key}
-    msg = f"`{key}` of type {type(value).__name__} cannot be saved in a model file."
-    raise TypeError(msg)
-
-
-def _sparse_entry(key, whole, entries, arrays, sparse):
-    """The description of ``whole`` stored as ``entries`` (flat indices, values), which go into ``arrays``."""
+        entries = None if sparse is None else _sparse_parts(whole)
+        if entries is None:
+            key = _free_key(key, arrays)
+            arrays[key] = whole
+            return {"array": key}
+    else:
+        msg = f"`{key}` of type {type(value).__name__} cannot be saved in a model file."
+        raise TypeError(msg)
     indices, values = (_free_key(f"{key}.{part}", arrays) for part in ("indices", "values"))
     arrays[indices], arrays[values] = entries
     sparse[values] = whole
@@ -119,8 +111,7 @@ def _sparse_parts(a):
         return None
     bits = a.view(f"u{a.dtype.itemsize}") if a.dtype.kind == "f" else a
     index_dtype = _index_dtype(a.size)
-    nnz = np.count_nonzero(bits)
-    if nnz * (index_dtype.itemsize + a.dtype.itemsize) + _MEMBER_OVERHEAD >= a.nbytes:
+    if np.count_nonzero(bits) * (index_dtype.itemsize + a.dtype.itemsize) + _MEMBER_OVERHEAD >= a.nbytes:
         return None
     indices = np.flatnonzero(bits).astype(index_dtype)
     return indices, np.ravel(a)[indices]
@@ -129,15 +120,6 @@ def _sparse_parts(a):
 def _index_dtype(size):
     """The dtype of the flat indices of the stored entries of an array of ``size``."""
     return np.dtype("<u4") if size <= 2**32 else np.dtype("<i8")
-
-
-def _is_int_or_none(value):
-    return value is None or is_int(value)
-
-
-def _is_int64(value):
-    """An int that numpy and every parameter check can take (JSON allows any size)."""
-    return isinstance(value, int) and -(2**63) <= value < 2**63
 
 
 def _free_key(key, arrays):
@@ -187,9 +169,6 @@ def make_header(arrays, **fields):
     return json.dumps(header, allow_nan=True).encode("utf-8")
 
 
-# --------------------------------------------------------------------------- #
-# JSON -> values (loading)
-# --------------------------------------------------------------------------- #
 class Listed:
     """One array of the header's list: where it is described, dtype, shape, checksum."""
 
@@ -235,12 +214,10 @@ class Parsed(NamedTuple):
 
 def header_of(archive, where):
     """The :class:`Parsed` header of an open model file (an :class:`Archive`)."""
-    if "header" not in archive.names:
+    raw = archive.read("header", np.dtype(np.uint8), max_bytes=MAX_HEADER_BYTES) if "header" in archive.members else None
+    if raw is None or raw.ndim != 1:
         raise ModelFileError(f"{where} is not an nbgpu model file (no nbgpu header)")
-    raw = archive.read("header", np.dtype(np.uint8), max_bytes=MAX_HEADER_BYTES)
-    if raw.ndim != 1:
-        raise ModelFileError(f"{where} is not an nbgpu model file (no nbgpu header)")
-    return parse_header(raw.tobytes(), [name for name in archive.names if name != "header"], where)
+    return parse_header(raw.tobytes(), [name for name in archive.members if name != "header"], where)
 
 
 def parse_header(raw, archive_names, where):
@@ -277,23 +254,20 @@ def parse_header(raw, archive_names, where):
 
 def _check_references(header, listed, version, where):
     """(elements, bytes) of the statistics' arrays; raise unless each listed array is used once, within bounds."""
-    used = collections.Counter(key for key in ("classes", "feature_names_in") if key in listed)
-    total = sum(listed[key].nbytes for key in used)
-    parts = {part: _arrays_of(header[part], listed, f"{where}: header entry {part!r}",
-                              sparse=version >= 2 and part == "stats") for part in ("params", "stats")}
-    for keys, nbytes in parts.values():
-        used.update(keys)
-        total += nbytes
-    keys, nbytes = parts["stats"]
+    params, params_bytes = _arrays_of(header["params"], listed, f"{where}: header entry 'params'", sparse=False)
+    stats, stats_bytes = _arrays_of(header["stats"], listed, f"{where}: header entry 'stats'", sparse=version >= 2)
+    labels = [key for key in ("classes", "feature_names_in") if key in listed]
+    used = collections.Counter(labels + params + stats)
     if max(used.values(), default=1) > 1 or set(used) != set(listed):
         repeated = sorted(k for k, n in used.items() if n > 1)
         unused = sorted(set(listed) - set(used))
         msg = f"{where}: inconsistent model file (arrays used twice {repeated}, or never {unused})"
         raise ModelFileError(msg)
+    total = sum(listed[key].nbytes for key in labels) + params_bytes + stats_bytes
     if total > MAX_FILE_DATA_BYTES:
         msg = f"{where} declares {total} bytes of arrays, beyond the bound of {MAX_FILE_DATA_BYTES} for a model file"
         raise ModelFileError(msg)
-    return sum(math.prod(listed[key].shape) for key in keys), nbytes
+    return sum(math.prod(listed[key].shape) for key in stats), stats_bytes
 
 
 def check_width(n_features, stored):
@@ -356,11 +330,12 @@ def unflatten(node, resolve, where):
     if kind in ("tuple", "list") and isinstance(body, list):
         items = [unflatten(v, resolve, f"{where}.{i}") for i, v in enumerate(body)]
         return tuple(items) if kind == "tuple" else items
-    if kind == "value" and (body is None or isinstance(body, (bool, float, str)) or _is_int64(body)):
+    # An int within int64 (JSON allows any size), which numpy and every parameter check can take.
+    if kind == "value" and (body is None or isinstance(body, (bool, float, str)) or (isinstance(body, int) and -(2**63) <= body < 2**63)):
         return body
     if kind in ("array", "sparse"):
         return resolve(kind, body)
-    if kind == "slice" and isinstance(body, list) and len(body) == 3 and all(map(_is_int_or_none, body)):
+    if kind == "slice" and isinstance(body, list) and len(body) == 3 and all(v is None or is_int(v) for v in body):
         return slice(*body)
     if kind == "estimator" and isinstance(body, dict) and set(body) == {"estimator", "params"}:
         return estimator_from(body, resolve, where=f"header entry {where!r}", at=f"{where}.params")

@@ -54,11 +54,8 @@ def _classes():
 
 
 def vectorizer_settings(vectorizer, n_features):
-    """The JSON settings of ``vectorizer`` (None for None), checked as :func:`check_settings` does.
-
-    ``vectorizer`` is a HashingVectorizer, or a dict of its parameters (the
-    others at their defaults): the command line's, which makes no object.
-    """
+    """The JSON settings of ``vectorizer`` (None for None), checked as :func:`check_settings` does; ``vectorizer`` is a
+    HashingVectorizer or a dict of its parameters, the others at their defaults (the command line's: no object made)."""
     if vectorizer is None:
         return None
     if isinstance(vectorizer, dict):
@@ -88,10 +85,8 @@ def vectorizer_settings(vectorizer, n_features):
 
 
 def vectorizer_from_settings(settings, n_features, *, core=False):
-    """The vectorizer that ``settings`` (from a model file) describe; None for None.
-
-    ``core=True``: its checked keyword arguments instead, which loads no scikit-learn.
-    """
+    """The vectorizer that ``settings`` (from a model file) describe, None for None; ``core=True``: its checked
+    keyword arguments instead, which loads no scikit-learn."""
     if settings is None:
         return None
     kwargs = check_settings(settings, n_features)
@@ -99,10 +94,8 @@ def vectorizer_from_settings(settings, n_features, *, core=False):
 
 
 def check_settings(settings, n_features):
-    """The keyword arguments ``settings`` stand for, if nbgpu can vouch for them.
-
-    Raises ValueError naming the first setting that is not accepted.
-    """
+    """The keyword arguments ``settings`` stand for, if nbgpu can vouch for them; else a ValueError naming the first
+    setting that is not accepted."""
     known = set(HASHING_PARAMETERS)
     if not isinstance(settings, dict) or set(settings) != known:
         seen = sorted(map(str, settings)) if isinstance(settings, dict) else type(settings).__name__
@@ -117,19 +110,16 @@ def check_settings(settings, n_features):
     if not _is_text_encoding(settings["encoding"]):
         raise ValueError(f"vectorizer setting encoding={settings['encoding']!r} is not accepted; expected one of {list(ENCODINGS)}")
     stop = settings["stop_words"]
-    if not (stop is None or stop == "english" or _is_word_list(stop)):
+    words = isinstance(stop, list) and len(stop) <= MAX_STOP_WORDS and all(isinstance(w, str) for w in stop)
+    if not (stop is None or stop == "english" or words):
         raise ValueError(f"vectorizer setting stop_words must be null, 'english' or a list of words; got {stop!r:.80}")
     ngram = settings["ngram_range"]
     if not (isinstance(ngram, list) and len(ngram) == 2 and all(map(is_int, ngram)) and 1 <= ngram[0] <= ngram[1] <= MAX_NGRAM):
         raise ValueError(f"vectorizer setting ngram_range={ngram!r} is not accepted; expected [low, high] with 1 <= low <= high <= {MAX_NGRAM}")
     if settings["n_features"] != n_features or not is_int(settings["n_features"]):
         raise ValueError(f"vectorizer setting n_features={settings['n_features']!r} differs from the model's {n_features} features")
-    stop = list(stop) if isinstance(stop, list) else stop  # a copy: the settings stay as they are
+    stop = list(stop) if words else stop  # a copy: the settings stay as they are
     return {**settings, "ngram_range": tuple(ngram), "dtype": np.dtype(settings["dtype"]).type, "stop_words": stop}
-
-
-def _is_word_list(value):
-    return isinstance(value, list) and len(value) <= MAX_STOP_WORDS and all(isinstance(w, str) for w in value)
 
 
 def _is_text_encoding(name):

@@ -32,10 +32,7 @@ _CONTEXT = 1 << 30
 _KNOWN_LOWER = 1 << 31
 # UTF-8 length of a code point, by ``code_point >> 7`` (the length changes at
 # 0x80, 0x800 and 0x10000, all multiples of 128).
-_LENGTHS = np.ones(0x110000 >> 7, dtype=np.uint8)
-_LENGTHS[0x80 >> 7 :] = 2
-_LENGTHS[0x800 >> 7 :] = 3
-_LENGTHS[0x10000 >> 7 :] = 4
+_LENGTHS = np.repeat(np.arange(1, 5, dtype=np.uint8), np.diff([0, 0x80, 0x800, 0x10000, 0x110000]) >> 7)
 _LOCK = threading.Lock()
 _DEVICE_TABLES = {}  # (namespace name, table name) -> (version, device copy)
 _VERSION = [0]  # counts the changes of the tables
@@ -68,10 +65,8 @@ def utf8_offsets(cps, *, xp):
 
 
 def _flags(ch):
-    flags = (len(ch.encode("utf-8", "surrogatepass")) - 1) << EXTRA_SHIFT
-    if _WORD_RE.match(ch):
-        flags |= WORD
-    return flags
+    extra = len(ch.encode("utf-8", "surrogatepass")) - 1
+    return extra << EXTRA_SHIFT | (WORD if _WORD_RE.match(ch) else 0)
 
 
 def _lower_entry(c):
@@ -102,16 +97,13 @@ def code_point_flags(code_points, *, xp):
 
 
 def lower_code_points(code_points, *, xp):
-    """``(lowered, is_word, extra)`` of code points as ``str.lower`` of their text gives them.
+    """``(lowered, is_word, extra)`` of code points as ``str.lower`` of their text gives them; None
+    when one lowercases to more than one (U+0130) or by its context (U+03A3, the final sigma).
 
-    ``code_points`` are uint32 code points, or uint16 (UTF-16 without
-    surrogates: a character below U+10000 lowers to one below it too).
-    ``lowered`` holds the code points of the lowercase text (one per input
-    code point) in its low bits: ``astype`` to the input's dtype gives them;
-    ``is_word`` whether each is a word character and ``extra`` (uint32) the
-    UTF-8 bytes of each after its first.  None when a code point lowercases
-    to more than one (U+0130) or by its context (U+03A3, the final sigma):
-    then the text must be lowered by ``str.lower``.
+    ``code_points`` are uint32, or uint16 (UTF-16 without surrogates: a character below U+10000
+    lowers to one below it too).  ``lowered`` holds the lowercase code points in its low bits
+    (``astype`` to the input's dtype gives them), ``is_word`` whether each is a word character,
+    ``extra`` (uint32) the UTF-8 bytes of each after its first.
     """
     values = _lookup("lower", _LOWER, _KNOWN_LOWER, _lower_entry, code_points, xp)
     if values.shape[0] and int(xp.max(values)) >= _KNOWN_LOWER | _CONTEXT:

@@ -1,9 +1,7 @@
 """MurmurHash3_x86_32 (seed 0) of many byte strings at once, as array code.
 
 The strings are slices ``buf[start:start + length]`` of one byte buffer, read
-through its :class:`ByteWords`: the little-endian uint32 made of
-``buf[i:i + 4]`` (zero padded past the end), so the 4-byte block ``j`` of
-every string is one read at ``start + 4*j``.
+four bytes at a time through its :class:`ByteWords`.
 
 The hash of a string is its *state* after its full blocks (``h``, and the
 ``tail``: its last ``length % 4`` bytes) finished with its length.  The state
@@ -11,10 +9,10 @@ of ``a + " " + b`` follows from the state of ``a`` and the bytes of ``b``
 alone (:func:`extend`), so word n-grams are hashed without building their
 strings.
 
-All arithmetic is on uint32 arrays and wraps modulo 2**32, as numpy and cupy
-do for unsigned integers.  The body of a string is a chain, one step per
-block: the blocks past the first ``ARRAY_BLOCKS`` of the few strings that
-long are mixed one string at a time by scikit-learn's compiled MurmurHash3.
+All arithmetic is on uint32 arrays and wraps modulo 2**32.  The body of a
+string is a chain, one array step per block: the blocks past the first
+``ARRAY_BLOCKS`` of the few strings that long are mixed one string at a time
+by scikit-learn's compiled MurmurHash3.
 """
 
 from __future__ import annotations
@@ -33,7 +31,7 @@ _SPACE = 0x20  # the byte between the words of an n-gram
 ARRAY_BLOCKS = 256
 # ... and past them only while this many strings still have a block there:
 # a step costs microseconds however few strings it mixes, a string left to
-# the compiled hash about one (see _array_steps).
+# the compiled hash about one.
 _FEW_STRINGS = 1024
 # Inverses of the final mix's multipliers modulo 2**32 (see _unfinish).
 _M1_INVERSE = pow(0x85EBCA6B, -1, 2**32)
@@ -68,29 +66,21 @@ def _round(h):
 class ByteWords:
     """``buf[i] | buf[i+1] << 8 | buf[i+2] << 16 | buf[i+3] << 24`` at any ``i`` of the uint8 ``buf``.
 
-    ``buf`` is read as zero padded; positions run from 0 to ``last + 3``
-    (``last`` is its length: an empty tail is read there).  The words are four
-    aligned uint32 copies of the buffer shifted by 0 to 3 bytes, so the word
-    at position ``p`` is element ``index(p)`` of one array and the next block
-    of a string is the next element.
+    ``buf`` is read as zero padded, at positions 0 to ``len(buf) + 3``.  The
+    words are four aligned uint32 copies of the buffer shifted by 0 to 3
+    bytes, so the word at position ``p`` is element ``index(p)`` of one array
+    and the next block of a string is the next element.
     """
 
     def __init__(self, buf, *, xp):
         n = buf.shape[0]
-        self.last = n
+        self.buf = buf
         self._row = n // 4 + 2  # words per copy: every position up to n + 4 has its word
-        host = np.empty((4, self._row * 4), dtype=np.uint8)
+        host = np.zeros((4, self._row * 4), dtype=np.uint8)
         raw = to_numpy(buf)
         for shift in range(4):
-            end = max(n - shift, 0)
-            host[shift, :end] = raw[shift:]
-            host[shift, end:] = 0
+            host[shift, : max(n - shift, 0)] = raw[shift:]
         self._all = xp.asarray(host.view("<u4").reshape(-1))
-        self._buf = buf
-
-    def raw(self, start, stop):
-        """The bytes ``buf[start:stop]``, as a host ``bytes`` object."""
-        return to_numpy(self._buf[start:stop]).tobytes()
 
     def index(self, positions):
         """int64 index of the word at each byte position (``take`` reads it)."""
@@ -101,7 +91,7 @@ class ByteWords:
         return xp.take(self._all[blocks:] if blocks else self._all, index)
 
     def at(self, positions, *, xp):
-        """uint32 words at int64 ``positions`` (each in ``[0, last]``)."""
+        """uint32 words at int64 ``positions`` (each in ``[0, len(buf)]``)."""
         return self.take(self.index(positions), xp=xp)
 
 
@@ -116,8 +106,8 @@ def state(words, starts, lengths, *, xp, h=None):
     strings' bytes (zero for a whole string); ``tail`` is the uint32 of the
     ``length % 4`` bytes past the last full block.  One array step per block
     position mixes the strings that still have a block there (sorted by block
-    count, a slice); the few with blocks past :func:`_array_steps` are
-    finished by :func:`_long_bodies`.
+    count, a slice); the few with blocks past the steps are finished by
+    :func:`_long_bodies`.
     """
     n = starts.shape[0]
     index = words.index(starts)
@@ -128,7 +118,9 @@ def state(words, starts, lengths, *, xp, h=None):
         key_dtype = xp.uint8 if max_blocks < 2**8 else xp.uint16 if max_blocks < 2**16 else nblocks.dtype
         order = xp.argsort(xp.astype(nblocks, key_dtype), stable=True)
         sorted_nb = xp.take(nblocks, order)
-        steps = _array_steps(sorted_nb, max_blocks)
+        # every block position up to ARRAY_BLOCKS; past it, those _FEW_STRINGS strings still reach
+        few = int(sorted_nb[n - _FEW_STRINGS]) if n >= _FEW_STRINGS else 0
+        steps = min(max_blocks, max(ARRAY_BLOCKS, few))
         firsts = to_numpy(xp.searchsorted(sorted_nb, xp.arange(steps + 1, dtype=sorted_nb.dtype), side="right"))
         at = xp.take(index, order)
         body = xp.zeros(n, dtype=xp.uint32) if h is None else xp.take(h, order)
@@ -150,18 +142,6 @@ def state(words, starts, lengths, *, xp, h=None):
     return h, tail
 
 
-def _array_steps(sorted_nb, max_blocks):
-    """How many block positions :func:`state` runs as array steps, of strings
-    with the sorted block counts ``sorted_nb``: all up to ``ARRAY_BLOCKS``, and
-    past them those where at least ``_FEW_STRINGS`` strings still have a block."""
-    if max_blocks <= ARRAY_BLOCKS:
-        return max_blocks
-    n = sorted_nb.shape[0]
-    if n < _FEW_STRINGS:
-        return ARRAY_BLOCKS
-    return min(max(ARRAY_BLOCKS, int(sorted_nb[n - _FEW_STRINGS])), max_blocks)
-
-
 def _long_bodies(words, starts, nblocks, h, *, xp):
     """uint32 ``h`` of each string after mixing in ``nblocks`` blocks from ``starts``.
 
@@ -172,10 +152,11 @@ def _long_bodies(words, starts, nblocks, h, *, xp):
     """
     from sklearn.utils.murmurhash import murmurhash3_32 as hash_bytes
 
+    buf = to_numpy(words.buf)
     out = np.empty(starts.shape[0], dtype=np.uint32)
     for i, (start, count, seed) in enumerate(zip(*(to_numpy(a).tolist() for a in (starts, nblocks, h)))):
         size = 4 * count
-        hashed = hash_bytes(words.raw(start, start + size), seed=seed, positive=True)
+        hashed = hash_bytes(buf[start : start + size].tobytes(), seed=seed, positive=True)
         out[i] = _unfinish(hashed) ^ (size & 0xFFFFFFFF)
     return xp.asarray(out)
 
@@ -228,12 +209,8 @@ def extend(words, h, tail, lengths, starts, more, *, xp):
 
 
 def murmurhash3_32(words, starts, lengths, *, xp):
-    """uint32 MurmurHash3_x86_32 (seed 0) of each ``(start, length)`` string.
-
-    ``words`` is the buffer's :class:`ByteWords`; ``starts`` and ``lengths`` are
-    int64 arrays of byte offsets and byte counts (``lengths`` may be one
-    Python int, the length of every string).
-    """
+    """uint32 MurmurHash3_x86_32 (seed 0) of the strings of ``words``' buffer at int64 byte offsets
+    ``starts`` and byte counts ``lengths`` (or one Python int, the length of every string)."""
     if isinstance(lengths, int):
         return _equal_lengths(words, starts, lengths, xp=xp)
     h, tail = state(words, starts, lengths, xp=xp)
@@ -241,8 +218,7 @@ def murmurhash3_32(words, starts, lengths, *, xp):
 
 
 def _equal_lengths(words, starts, length, *, xp):
-    # Every string has ``length`` bytes: no per-string block counts, masks
-    # or working sets (character n-grams of ASCII text).
+    # no per-string block counts, masks or working sets (character n-grams of ASCII text)
     nblocks, rem = divmod(length, 4)
     index = words.index(starts)
     h = None
@@ -261,13 +237,11 @@ def _equal_lengths(words, starts, length, *, xp):
 
 
 def hash_to_index(h, n_features, *, xp):
-    """Column index and sign of each uint32 hash, as scikit-learn's FeatureHasher.
+    """uint32 ``(index, negative)`` of each uint32 hash, as scikit-learn's FeatureHasher.
 
-    scikit-learn reads the hash as a signed int32 ``s`` and takes
-    ``abs(s) % n_features``; for ``s == -2**31`` it takes a value equal to
-    ``2**31 % n_features``, which is what ``abs`` gives in uint32 here.
-    Returns ``(index, negative)``: uint32 indices and uint32 ``negative``,
-    1 where ``s < 0`` and 0 elsewhere.
+    scikit-learn reads the hash as an int32 ``s`` (``negative``: 1 where ``s < 0``) and takes
+    ``abs(s) % n_features``; for ``s == -2**31`` a value equal to ``2**31 % n_features``, which
+    is what ``abs`` gives in uint32 here.
     """
     negative = h >> 31
     magnitude = (h ^ (0 - negative)) + negative  # two's complement negation where negative

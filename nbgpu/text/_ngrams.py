@@ -1,20 +1,17 @@
-"""Token boundaries, character n-gram spans and word n-gram hashes, as array code."""
+"""Token boundaries and the hashes of character and word n-grams, as array code."""
 
 from __future__ import annotations
 
-from ._murmurhash import extend, finish
+from ._murmurhash import ByteWords, extend, finish, murmurhash3_32
 
-__all__ = ["char_spans", "runs", "word_ngrams"]
+__all__ = ["char_ngrams", "runs", "word_ngrams"]
 
 
 def runs(mask, *, xp):
     """int64 ``(starts, ends)`` of the maximal runs of True in a bool array."""
-    n = mask.shape[0]
-    change = xp.astype(xp.nonzero(mask[1:] != mask[:-1])[0], xp.int64) + 1
-    if n and bool(mask[0]):  # a run from the start
-        change = xp.concat([xp.zeros(1, dtype=xp.int64), change])
-    if n and bool(mask[n - 1]):  # a run to the end
-        change = xp.concat([change, xp.full(1, n, dtype=xp.int64)])
+    edge = xp.zeros(1, dtype=xp.bool)
+    padded = xp.concat([edge, mask, edge])
+    change = xp.astype(xp.nonzero(padded[1:] != padded[:-1])[0], xp.int64)
     return change[0::2], change[1::2]
 
 
@@ -27,17 +24,21 @@ def _byte_spans(starts, lengths, offsets, *, xp):
     return first, xp.take(offsets, starts + lengths) - first
 
 
-def char_spans(seg_starts, seg_ends, seg_rows, n, ngram_range, offsets, *, xp, whole=False):
-    """``[(byte_start, byte_length, row)]`` of the character n-grams inside back-to-back
-    segments covering ``n`` characters (``offsets``: their byte offsets, None when ASCII).
+def char_ngrams(encoded, seg_starts, seg_ends, seg_rows, ngram_range, *, xp, whole):
+    """``[(hashes, rows)]`` of the character n-grams inside back-to-back segments covering a text
+    ``encoded`` as ``(utf8, code_points, offsets)`` (offsets: None when ASCII; see ``_encoded``).
 
     Each non-empty segment ``[seg_starts[i], seg_ends[i])`` belongs to row
     ``seg_rows[i]``.  With ``whole=False`` (analyzer ``"char"``) every window
     of ``n`` characters, ``n`` in ``ngram_range``, that fits in its segment is
-    returned.  With ``whole=True`` (``"char_wb"``, segments are padded words)
+    hashed.  With ``whole=True`` (``"char_wb"``, segments are padded words)
     a window of ``n`` is taken only when ``n`` is smaller than the segment,
-    and a segment no longer than the largest ``n`` is also returned once, whole.
+    and a segment no longer than the largest ``n`` is also hashed once, whole.
     """
+    buf, cps, offsets = encoded
+    words = ByteWords(buf, xp=xp)
+    seg_rows = xp.astype(xp.asarray(seg_rows), xp.uint32)  # rows of a chunk fit; keys need no cast
+    n = cps.shape[0]
     min_n, max_n = ngram_range
     marks = xp.zeros(n, dtype=xp.int64)
     marks[seg_starts] = 1
@@ -53,31 +54,27 @@ def char_spans(seg_starts, seg_ends, seg_rows, n, ngram_range, offsets, *, xp, w
         if whole:
             ok = ok & (size > k)
         p = xp.nonzero(ok)[0]
-        if p.shape[0] == 0:
-            continue
         start, length = _byte_spans(p, k, offsets, xp=xp)
-        out.append((start, length, xp.take(rows, p)))
+        out.append((murmurhash3_32(words, start, length, xp=xp), xp.take(rows, p)))
     if whole:
         size = seg_ends - seg_starts
         small = xp.nonzero((size <= max_n) & (size > 0))[0]  # an empty segment holds nothing
-        if small.shape[0]:
-            start, length = _byte_spans(xp.take(seg_starts, small), xp.take(size, small), offsets, xp=xp)
-            out.append((start, length, xp.take(seg_rows, small)))
+        start, length = _byte_spans(xp.take(seg_starts, small), xp.take(size, small), offsets, xp=xp)
+        out.append((murmurhash3_32(words, start, length, xp=xp), xp.take(seg_rows, small)))
     return out
 
 
-def word_ngrams(words, state, starts, lengths, rows, ngram_range, *, xp):
+def word_ngrams(words, h, tail, starts, lengths, rows, ngram_range, *, xp):
     """``[(hashes, rows)]`` of the word n-grams, ``n >= 2`` in ``ngram_range``.
 
     The tokens ``(starts, lengths)`` of ``words``' buffer are in document
-    order with their ``rows`` and ``state`` (``(h, tail)`` from
+    order with their ``rows`` and state ``(h, tail)`` (from
     :func:`~._murmurhash.state`); an n-gram is ``n`` consecutive tokens of
     one row joined by single spaces, and its state the state of its first
     ``n - 1`` tokens extended by its last.
     """
     min_n, max_n = ngram_range
     m = starts.shape[0]
-    h, tail = state
     length = lengths
     first = None  # first token of each (n-1)-gram; None: every token
     out = []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["decoded", "prepared", "strip_accents_ascii", "strip_accents_unicode"]
+__all__ = ["decoded", "prepared"]
 
 
 class _CombiningDropper(dict):
@@ -19,15 +19,7 @@ class _CombiningDropper(dict):
 _DROP_COMBINING = _CombiningDropper()
 
 
-def strip_accents_ascii(doc):
-    """scikit-learn's ``strip_accents_ascii`` itself (imported when first
-    needed: the command line hashes text before scikit-learn is loaded)."""
-    from sklearn.feature_extraction.text import strip_accents_ascii as strip
-
-    return strip(doc)
-
-
-def strip_accents_unicode(doc):
+def _strip_accents_unicode(doc):
     """Exactly scikit-learn's ``strip_accents_unicode``, with its per-character
     Python loop replaced by ``str.translate``."""
     if doc.isascii():
@@ -48,9 +40,8 @@ def prepared(docs, plan):
         docs = [d.lower() for d in docs]
     strip = plan.strip_accents
     if strip == "ascii":
-        docs = [strip_accents_ascii(d) for d in docs]
+        # scikit-learn's own, imported when first needed: the command line hashes text before loading it
+        from sklearn.feature_extraction.text import strip_accents_ascii as strip
     elif strip == "unicode":
-        docs = [strip_accents_unicode(d) for d in docs]
-    elif strip is not None:
-        docs = [strip(d) for d in docs]
-    return docs
+        strip = _strip_accents_unicode
+    return docs if strip is None else [strip(d) for d in docs]

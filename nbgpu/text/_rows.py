@@ -11,40 +11,25 @@ positive occurrences, then its negative ones).
 
 from __future__ import annotations
 
-__all__ = ["cell_keys", "sum_cells"]
+from ._murmurhash import hash_to_index
+
+__all__ = ["sum_cells"]
 
 
-def _layout(n_rows, n_columns, signed, xp):
-    """``(key dtype, column bits, sign bits)`` of the keys of a matrix."""
-    shift = 1 if signed else 0
+def sum_cells(pieces, n_rows, n_columns, *, signed, xp):
+    """int64 ``indptr``, int32 ``indices`` (sorted and unique in a row) and int64 ``values`` of the
+    hashed n-grams ``pieces``, ``[(hashes, rows)]`` (``signed``: each hash gives its sign)."""
+    shift = int(signed)
     col_bits = max(int(n_columns - 1).bit_length(), 1)
-    kdt = xp.uint32 if (n_rows << (col_bits + shift)) <= 2**32 else xp.uint64
-    return kdt, col_bits, shift
-
-
-def cell_keys(rows, columns, negative, n_rows, n_columns, *, xp):
-    """The sort key of each occurrence ``(rows[i], columns[i], negative[i])``.
-
-    ``rows`` (unsigned or int64, below ``n_rows``), ``columns`` (uint32,
-    below ``n_columns``) and ``negative`` (uint32 0 or 1, or ``None`` when
-    every occurrence counts +1).  The keys are uint32 when
-    ``n_rows * n_columns * 2`` fits, which halves the sort.
-    """
-    kdt, col_bits, shift = _layout(n_rows, n_columns, negative is not None, xp)
-    key = (xp.astype(rows, kdt, copy=False) << (col_bits + shift)) | (xp.astype(columns, kdt, copy=False) << shift)
-    if negative is not None:
-        key = key | xp.astype(negative, kdt, copy=False)
-    return key
-
-
-def sum_cells(keys, n_rows, n_columns, *, signed, xp):
-    """``(indptr, indices, values)`` of the matrix whose occurrences are ``keys``.
-
-    ``keys`` is a list of arrays from :func:`cell_keys` (``signed``: made
-    with ``negative``).  Returns int64 ``indptr`` and ``values`` and int32
-    ``indices``; within a row the indices are sorted and unique.
-    """
-    kdt, col_bits, _ = _layout(n_rows, n_columns, signed, xp)
+    kdt = xp.uint32 if (n_rows << (col_bits + shift)) <= 2**32 else xp.uint64  # uint32 halves the sort
+    keys = []
+    for hashes, rows in pieces:
+        columns, negative = hash_to_index(hashes, n_columns, xp=xp)
+        key = xp.astype(rows, kdt, copy=False) << (col_bits + shift)
+        key |= xp.astype(columns, kdt, copy=False) << shift
+        if signed:
+            key |= xp.astype(negative, kdt, copy=False)
+        keys.append(key)
     key = xp.concat(keys) if keys else xp.zeros(0, dtype=kdt)
     if key.dtype == xp.uint32:  # two stable sorts of 16-bit digits: about twice as fast as sorting the keys
         key = xp.take(key, xp.argsort(xp.astype(key & 0xFFFF, xp.uint16), stable=True))

@@ -43,15 +43,9 @@ class StopWords:
         _, counts = np.unique(self.hashes, return_counts=True)
         self.max_collisions = int(counts.max()) if len(counts) else 0
 
-    def __len__(self):
-        return self.hashes.shape[0]
-
     def member(self, words, starts, lengths, hashes, *, xp):
         """True where the token ``(start, length)`` with ``hashes`` is a stop word."""
-        n = starts.shape[0]
-        found = xp.zeros(n, dtype=xp.bool)
-        if len(self) == 0 or n == 0:
-            return found
+        found = xp.zeros(starts.shape[0], dtype=xp.bool)
         table_h = xp.asarray(self.hashes)
         table_len = xp.asarray(self.lengths)
         blocks = xp.asarray(self.blocks)
@@ -59,18 +53,14 @@ class StopWords:
         lo = xp.searchsorted(table_h, hashes, side="left")
         hi = xp.searchsorted(table_h, hashes, side="right")
         cand = xp.nonzero(hi > lo)[0]
-        if cand.shape[0] == 0:
-            return found
         c_start, c_len, c_lo, c_hi = (xp.take(a, cand) for a in (starts, lengths, lo, hi))
-        last = len(self) - 1
-        limit = words.last
         for r in range(self.max_collisions):
-            s = xp.minimum(c_lo + r, last)
+            s = xp.minimum(c_lo + r, self.hashes.shape[0] - 1)
             eq = ((c_lo + r) < c_hi) & (xp.take(table_len, s) == c_len)
             for j in range(blocks.shape[1]):
                 left = c_len - 4 * j  # bytes of the token from block j on, at most 4 (no clip: syncs on cupy)
                 left = xp.minimum(xp.maximum(left, xp.zeros_like(left)), xp.full_like(left, 4))
-                full = words.at(xp.minimum(c_start + 4 * j, limit), xp=xp)
+                full = words.at(xp.minimum(c_start + 4 * j, words.buf.shape[0]), xp=xp)
                 eq = eq & ((full & xp.take(masks, left)) == xp.take(blocks[:, j], s))
             found[cand[eq]] = True
         return found

@@ -17,10 +17,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._array import get_namespace
-from ._pipeline import Plan, hash_documents
+from ._pipeline import hash_documents
 from ._stopwords import StopWords
 
-__all__ = ["DEFAULTS", "fast_plan", "hashed_matrix"]
+__all__ = ["DEFAULTS", "Plan", "fast_plan", "hashed_matrix"]
 
 # scikit-learn's HashingVectorizer parameters and defaults (the estimator's
 # signature; a test holds the three equal).
@@ -52,6 +52,26 @@ _TOKEN_PATTERNS = {
 }
 
 
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """What the fast path computes (all scikit-learn parameters resolved)."""
+
+    analyzer: str  # "word", "char" or "char_wb"
+    ngram_range: tuple
+    lowercase: bool
+    strip_accents: object  # None, "ascii", "unicode" or a callable
+    stop_words: object  # a StopWords or None
+    min_token_chars: int  # 2 for r"\b\w\w+\b", 1 for r"\b\w+\b"
+    n_features: int
+    alternate_sign: bool
+    binary: bool  # every stored value set to 1
+    norm: object  # None, "l1" or "l2"
+    dtype: np.dtype  # of the output values
+    encoding: str
+    decode_error: str
+    has_bytes: bool = False  # some documents are bytes, to decode
+
+
 @functools.cache
 def _english_stop_words():
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
@@ -63,21 +83,19 @@ def _is_int(value):
     return isinstance(value, Integral) and not isinstance(value, bool)
 
 
-def _stop_words(analyzer, params):
-    """``(min_token_chars, StopWords or None)`` of a word analyzer; None if not accelerated."""
-    if analyzer != "word":
-        return 1, None
+def _word_settings(params):
+    """``(min_token_chars, StopWords or None)`` of the word analyzer; None if not accelerated."""
     pattern, stop = params["token_pattern"], params["stop_words"]
     min_token_chars = _TOKEN_PATTERNS.get(pattern) if isinstance(pattern, str) else None
     if params["tokenizer"] is not None or min_token_chars is None:
         return None
-    if stop is None:
-        return min_token_chars, None
-    if isinstance(stop, str):
-        return (min_token_chars, _english_stop_words()) if stop == "english" else None
     if isinstance(stop, (list, tuple, set, frozenset)):
-        return min_token_chars, StopWords(stop)
-    return None
+        stop = StopWords(stop)
+    elif isinstance(stop, str) and stop == "english":
+        stop = _english_stop_words()
+    elif stop is not None:
+        return None
+    return min_token_chars, stop
 
 
 def fast_plan(params):
@@ -105,7 +123,7 @@ def fast_plan(params):
     strip = params["strip_accents"] or None
     if strip is not None and not (strip in ("ascii", "unicode") if isinstance(strip, str) else callable(strip)):
         return None
-    words = _stop_words(analyzer, params)
+    words = _word_settings(params) if analyzer == "word" else (1, None)
     if words is None:
         return None
     return Plan(
@@ -138,10 +156,8 @@ def hashed_matrix(docs, plan, *, sparray=False):
         indptr, indices, values = hash_documents(docs, plan, xp=get_namespace(np.empty(0)))
     except UnicodeEncodeError:  # lone surrogates: scikit-learn raises its error
         return None
-    nnz = int(indptr[-1])
-    index_dtype = np.int32 if nnz <= np.iinfo(np.int32).max else np.int64
-    matrix = sp.csr_array if sparray else sp.csr_matrix
-    X = matrix(
+    index_dtype = np.int32 if int(indptr[-1]) <= np.iinfo(np.int32).max else np.int64
+    X = (sp.csr_array if sparray else sp.csr_matrix)(
         (values.astype(plan.dtype), indices.astype(index_dtype, copy=False), indptr.astype(index_dtype)),
         shape=(len(docs), plan.n_features),
         dtype=plan.dtype,

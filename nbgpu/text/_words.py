@@ -4,18 +4,16 @@ A token is a maximal run of word characters (``re``'s ``\\w``) of at least
 ``plan.min_token_chars`` characters, as scikit-learn's token patterns
 ``\\b\\w\\w+\\b`` and ``\\b\\w+\\b`` find them.  The documents are joined by
 spaces (no word character, so no token crosses one, and no context of
-``str.lower``) and their tokens found in one of two ways, by the share of
-characters that are not ASCII:
+``str.lower``) and their tokens found, by the share of characters that are not ASCII:
 
-- mostly ASCII: on the UTF-8 bytes.  ASCII bytes are classified by
-  arithmetic, and each character that is not ASCII at its lead byte; only
-  the documents that are not ASCII are lowercased by ``str.lower``, the
-  rest by arithmetic on the bytes (``str.lower`` of a character that is not
-  ASCII never gives an ASCII capital);
+- mostly ASCII: on the UTF-8 bytes, ASCII ones classified by arithmetic and each
+  character that is not ASCII at its lead byte; only the documents that are not
+  ASCII are lowercased by ``str.lower``, the rest by arithmetic on the bytes
+  (``str.lower`` of a character that is not ASCII never gives an ASCII capital);
 - mostly not ASCII: on the code points (UTF-16 code units when the text has
-  nothing past U+FFFF, else UTF-32), lowercased and classified with one
-  gather from a cached table, and the character spans turned into byte
-  spans by counting the extra bytes of UTF-8.
+  nothing past U+FFFF, else UTF-32), lowercased and classified with one gather
+  from a cached table; character spans become byte spans by counting the extra
+  bytes of UTF-8.
 """
 
 from __future__ import annotations
@@ -35,12 +33,8 @@ _SAMPLE = 64
 
 
 def word_tokens(docs, plan, *, xp):
-    """``(buf, starts, lengths, rows)`` of the word tokens of ``docs``.
-
-    ``buf`` is the uint8 UTF-8 text the tokens are spans of (preprocessed as
-    scikit-learn does), ``starts`` and ``lengths`` int64 byte offsets and
-    counts, ``rows`` the uint32 document of each token, in order.
-    """
+    """``(buf, starts, lengths, rows)``: the uint8 UTF-8 text (preprocessed as scikit-learn does), the
+    int64 byte offsets and counts of its word tokens, in order, and the uint32 document of each."""
     docs = decoded(docs, plan)
     fast_lower = plan.lowercase and plan.strip_accents is None
     sample = docs[:: max(len(docs) // _SAMPLE, 1)]
@@ -59,19 +53,13 @@ def _rows(starts, pieces, xp):
 
 
 # UTF-8 bytes of a character by its first byte (a token never starts inside a character)
-_UTF8_SIZE = np.ones(256, dtype=np.int64)
-_UTF8_SIZE[0xC0:] = 2
-_UTF8_SIZE[0xE0:] = 3
-_UTF8_SIZE[0xF0:] = 4
+_UTF8_SIZE = np.repeat(np.arange(1, 5, dtype=np.int64), [0xC0, 0x20, 0x10, 0x10])
 
 
 def _on_bytes(docs, plan, fast_lower, xp):
     """``(buf, byte_starts, byte_ends, rows)`` of the tokens, found on the UTF-8 bytes."""
-    if fast_lower:
-        wide = np.flatnonzero(~np.fromiter(map(str.isascii, docs), dtype=np.bool_, count=len(docs)))
-        docs = list(docs)
-        for i in wide.tolist():
-            docs[i] = docs[i].lower()
+    if fast_lower:  # the ASCII documents are lowered below, on their bytes
+        docs = [d if d.isascii() else d.lower() for d in docs]
     else:
         docs = prepared(docs, plan)
     encoded = [d.encode("utf-8") for d in docs]

@@ -221,3 +221,27 @@ def test_parameters_that_are_not_numbers_name_the_part(tmp_path):
     model = nbgpu.ColumnwiseNB([("gauss", nbgpu.GaussianNB(), [0, 1]), ("counts", nbgpu.PoissonNB(), [2, 3])])
     bad = _forged(tmp_path, model, X, y, "stats.parts.counts.class_count", edits.assign(slice(None), 5e-324))
     _refused(bad, "part 'counts': parameter 'rate_' derived from the statistics")
+
+
+def test_a_file_is_closed_whatever_stops_opening_it(tmp_path, monkeypatch):
+    """An error that is not about the file (here MemoryError from the zip
+    reader) still leaves no open file behind."""
+    import builtins
+    import zipfile
+
+    from nbgpu._interop import model_archive
+
+    path = tmp_path / "m.nbgpu"
+    path.write_bytes(b"PK\x05\x06" + b"\0" * 18)
+    opened = []
+    real_open = builtins.open
+    monkeypatch.setattr(model_archive, "open", lambda *a, **k: opened.append(real_open(*a, **k)) or opened[-1],
+                        raising=False)
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(zipfile, "ZipFile", no_memory)
+    with pytest.raises(MemoryError):
+        model_archive.Archive(path)
+    assert len(opened) == 1 and opened[0].closed

@@ -121,13 +121,13 @@ class Archive:
             self._length = os.fstat(self._file.fileno()).st_size
             self._zip = zipfile.ZipFile(self._file)
             self.members = self._check_directory(self._zip.infolist())  # name (without .npy) -> ZipInfo
-        except ModelFileError:
-            self.close()
-            raise
         except _ZIP_ERRORS as exc:
             self.close()
             msg = f"{self.where} is not an nbgpu model file (not a readable zip archive: {exc})"
             raise ModelFileError(msg) from exc
+        except BaseException:  # a ModelFileError, or anything else (MemoryError, Ctrl-C): no open file left
+            self.close()
+            raise
 
     def __enter__(self):
         return self

@@ -170,11 +170,6 @@ def stored_rows(X, lo=0, hi=None):
     return lib.searchsorted(X.indptr[1:], position, side="right")
 
 
-try:  # scipy's own CSR × dense kernel (private; sparse_matmul falls back to ``X @ W``)
-    from scipy.sparse._sparsetools import csr_matvecs as _csr_matvecs
-except ImportError:  # pragma: no cover
-    _csr_matvecs = None
-
 # Multiply-adds of a product that cost about as much as one stored value of
 # a per-class sum (see sparse_matmul).
 _PRODUCT_WORK_PER_NNZ = 8
@@ -197,10 +192,7 @@ def sparse_matmul(X, W):
     if lib is not np or X.format != "csr" or threads == 1 or small:
         return lib.asarray(X @ W)
     W = np.ascontiguousarray(W)
-    out_dtype = np.result_type(X.dtype, W.dtype)
-    direct = _csr_matvecs is not None and W.dtype == out_dtype and X.indices.dtype == X.indptr.dtype
-    # The kernel adds into its output: zeros (calloc'd, so untouched pages cost nothing).
-    out = np.zeros((X.shape[0], W.shape[1]), dtype=out_dtype)
+    out = np.empty((X.shape[0], W.shape[1]), dtype=np.result_type(X.dtype, W.dtype))
     # A few parts per thread, taken as threads come free: a core that the
     # machine lends late holds up one small part, not half of the product.
     cuts = blocks.even_nnz_splits(X.indptr, _PARTS_PER_THREAD * threads)
@@ -208,17 +200,8 @@ def sparse_matmul(X, W):
     def part(bounds):
         a, b = bounds
         lo, hi = X.indptr[a], X.indptr[b]
-        indptr = X.indptr[a : b + 1] - lo
-        if not direct:
-            view = sp.csr_matrix((X.data[lo:hi], X.indices[lo:hi], indptr), shape=(b - a, X.shape[1]))
-            out[a:b] = view @ W
-            return
-        # scipy's compiled CSR × dense kernel on the range, writing into its
-        # rows of ``out``: no Python between the GIL-free kernels of the
-        # threads (on a busy machine a thread preempted while it holds the
-        # GIL stalls the others), no per-part result to copy.
-        data = X.data[lo:hi].astype(out_dtype, copy=False)
-        _csr_matvecs(b - a, X.shape[1], W.shape[1], indptr, X.indices[lo:hi], data, W.ravel(), out[a:b].ravel())
+        view = sp.csr_matrix((X.data[lo:hi], X.indices[lo:hi], X.indptr[a : b + 1] - lo), shape=(b - a, X.shape[1]))
+        out[a:b] = view @ W
 
     parallel_map(part, zip(cuts[:-1], cuts[1:]))
     return out

@@ -114,13 +114,13 @@ class SparseCounts:
         need = self._logged + keys.shape[0]
         if not self._logged:  # kept as they are: no copy of a whole fit's entries
             self._keys, self._values = keys, values
-        elif need > self._keys.shape[0]:
-            size = max(2 * need, 1024)
-            grown_keys, grown_values = np.empty(size, np.int64), np.empty(size, np.float64)
-            grown_keys[: self._logged] = self._keys[: self._logged]
-            grown_values[: self._logged] = self._values[: self._logged]
-            self._keys, self._values = grown_keys, grown_values
-        if self._logged:
+        else:
+            if need > self._keys.shape[0]:
+                size = max(2 * need, 1024)
+                grown_keys, grown_values = np.empty(size, np.int64), np.empty(size, np.float64)
+                grown_keys[: self._logged] = self._keys[: self._logged]
+                grown_values[: self._logged] = self._values[: self._logged]
+                self._keys, self._values = grown_keys, grown_values
             self._keys[self._logged : need] = keys
             self._values[self._logged : need] = values
         self._totals = {}
@@ -148,7 +148,7 @@ class SparseCounts:
             nonzero = np.flatnonzero(values)
             keys, values = keys[nonzero], values[nonzero]
         new = from_column_keys(keys, values, self._csc.shape)
-        return _canonical_sum(self._csc, new) if self._csc.nnz else new
+        return _canonical(self._csc + new) if self._csc.nnz else new
 
     def _become(self, csc):
         """Hold the sums ``csc``, the log empty."""
@@ -186,18 +186,10 @@ class SparseCounts:
         self.__init__(state["csc"])
 
 
-def _canonical_csc(a):
-    """Sparse ``a`` as a canonical CSC array (sorted, duplicates summed)."""
-    out = a.tocsc()
-    out.sum_duplicates()  # a no-op when scipy already says it is canonical
-    return out
-
-
-def _canonical_sum(a, b):
-    """``a + b`` of two canonical arrays of one format, known canonical:
-    scipy adds canonical operands by merging their sorted indices, so the
-    check it would make (a pass over the sum) is skipped."""
-    out = a + b
+def _canonical(out):
+    """``out``, the sum or difference of two canonical arrays (every
+    SparseCounts holds one), marked canonical: scipy merges their sorted
+    indices, so the check it would make (a pass over ``out``) is skipped."""
     out.has_canonical_format = True
     return out
 
@@ -258,7 +250,7 @@ def added(a, b):
     """``a + b`` of two statistics entries, dense or sparse (a new entry):
     sparse while both are and the sum is sparse enough, else dense."""
     if is_sparse_counts(a) and is_sparse_counts(b):
-        return kept(SparseCounts(_canonical_csc(a.csc + b.csc)))
+        return kept(SparseCounts(_canonical(a.csc + b.csc)))
     if is_sparse_counts(a) or is_sparse_counts(b):
         return dense(a) + dense(b)
     return a + b
@@ -268,7 +260,7 @@ def subtracted(a, b):
     """``a - b`` of two statistics entries (the sums of the rows of ``a`` not
     in ``b``), as :func:`added` adds them."""
     if is_sparse_counts(a) and is_sparse_counts(b):
-        return kept(SparseCounts(_canonical_csc(a.csc - b.csc)))
+        return kept(SparseCounts(_canonical(a.csc - b.csc)))
     if is_sparse_counts(a) or is_sparse_counts(b):
         return dense(a) - dense(b)
     return a - b
@@ -324,9 +316,9 @@ def from_entries(indices, values, shape):
     k, d = shape
     # Row r's entries start at the first flat index >= r·d: a search per row,
     # then one subtraction gives the columns (no division per entry).
-    indptr = np.searchsorted(indices, np.arange(k + 1, dtype=np.int64) * d)
-    starts = np.arange(k, dtype=np.int64) * d
-    cols = indices - np.repeat(starts.astype(indices.dtype), np.diff(indptr))
+    starts = np.arange(k + 1, dtype=np.int64) * d
+    indptr = np.searchsorted(indices, starts)
+    cols = indices - np.repeat(starts[:-1].astype(indices.dtype), np.diff(indptr))
     index = index_dtype(np, *shape, values.shape[0])
     csr = sp.csr_array((values, cols.astype(index, copy=False), indptr.astype(index)), shape=shape)
     csc = csr.tocsc()

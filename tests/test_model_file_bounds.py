@@ -245,3 +245,30 @@ def test_a_file_is_closed_whatever_stops_opening_it(tmp_path, monkeypatch):
     with pytest.raises(MemoryError):
         model_archive.Archive(path)
     assert len(opened) == 1 and opened[0].closed
+
+
+def test_members_read_on_two_threads_are_opened_on_one(tmp_path, monkeypatch):
+    """A sparse array's two members are read on two threads, but opened on the
+    caller's: from Python 3.12 zipfile's open skips a member's extra field (a
+    model file's members have one) by a seek relative to the position all
+    readers share, so an open beside another thread's read lands at a wrong
+    offset (a zlib error on a sound file, seen on a 16-core machine). The slow
+    open below lets a pool thread take the second member while the first opens."""
+    import threading
+    import zipfile
+
+    monkeypatch.setenv("NBGPU_NUM_THREADS", "2")
+    X, y = _wide()
+    path = tmp_path / "m.nbgpu"
+    nbgpu.save(nbgpu.MultinomialNB().fit(X, y), path)
+    openers, real_open = [], zipfile.ZipFile.open
+
+    def slow_open(self, name, *args, **kwargs):
+        openers.append(threading.current_thread())
+        time.sleep(0.05)
+        return real_open(self, name, *args, **kwargs)
+
+    monkeypatch.setattr(zipfile.ZipFile, "open", slow_open)
+    loaded = nbgpu.load(path)
+    assert set(openers) == {threading.current_thread()}
+    np.testing.assert_array_equal(loaded.predict(X), nbgpu.MultinomialNB().fit(X, y).predict(X))

@@ -165,15 +165,29 @@ class Archive:
             found[name[:-4]] = info
         return found
 
-    def read(self, name, dtype, shape=None, *, max_bytes=None):
-        """Member ``name``, which must be an array of ``dtype`` (and ``shape``, if given); its ``.npy`` header and zip
-        size are checked (``max_bytes`` too) before any data is read."""
-        where = f"{self.where}: member {name!r}"
+    def open(self, name):
+        """Member ``name`` open for reading, a file to close.
+
+        Members read on several threads are opened first, on one: from Python 3.12
+        zipfile's ``open`` skips a member's extra field by a seek relative to the
+        file position all readers share, so an open beside another thread's read
+        lands at a wrong offset. Reads of opened members are thread-safe.
+        """
         info = self.members.get(name)
         if info is None:
-            raise ModelFileError(f"{where} is missing")
+            raise ModelFileError(f"{self.where}: member {name!r} is missing")
         try:
-            with self._zip.open(info) as f:
+            return self._zip.open(info)
+        except _ZIP_ERRORS as exc:
+            raise ModelFileError(f"{self.where}: member {name!r} is corrupted ({type(exc).__name__}: {exc})") from exc
+
+    def read(self, name, dtype, shape=None, *, max_bytes=None, member=None):
+        """Member ``name``, which must be an array of ``dtype`` (and ``shape``, if given); its ``.npy`` header and zip
+        size are checked (``max_bytes`` too) before any data is read. ``member``: the member as :meth:`open` gave it
+        (left open), else it is opened here."""
+        where, info = f"{self.where}: member {name!r}", self.members.get(name)
+        try:
+            with contextlib.nullcontext(member) if member else self.open(name) as f:
                 npy_dtype, fortran, npy_shape, offset = _read_npy_header(f, where)
                 shape = npy_shape if shape is None else shape
                 if npy_dtype != dtype or npy_shape != shape:

@@ -142,6 +142,13 @@ def _outcome(read):
     return attempt
 
 
+def _raised(value, error):
+    """``value``, or raise ``error``: an :func:`_outcome` undone."""
+    if error:
+        raise error
+    return value
+
+
 def _stand_ins(listed):
     """A ``resolve`` giving arrays of the declared dtypes and shapes that take no memory."""
 
@@ -165,9 +172,9 @@ def _stand_ins(listed):
 def _file_arrays(archive, listed, where):
     """A ``resolve`` reading the arrays of an open model file when asked for, checked against ``listed``."""
 
-    def read(key):
+    def read(key, member=None):
         entry = listed[key]
-        array = archive.read(key, entry.dtype, entry.shape)
+        array = archive.read(key, entry.dtype, entry.shape, member=member)
         if digest(array) != entry.sha256:
             msg = f"{where} is corrupted: array {key!r} does not match its SHA-256 checksum"
             raise ModelFileError(msg)
@@ -176,9 +183,13 @@ def _file_arrays(archive, listed, where):
     def resolve(kind, body, *, sparse=False):
         if kind == "array":
             return read(body)
-        # Their layout was checked on stand-ins. Read (inflated, hashed) on two
-        # threads; a failure is the first member's, as if read one by one.
-        (indices, error), (values, second) = parallel_map(_outcome(read), (body["indices"], body["values"]))
+        # Their layout was checked on stand-ins. Opened here, then read (inflated,
+        # hashed) on two threads (Archive.open says why); a failure is the first
+        # member's, as if read one by one.
+        keys = (body["indices"], body["values"])
+        with contextlib.ExitStack() as stack:
+            opened = {key: _outcome(lambda k: stack.enter_context(archive.open(k)))(key) for key in keys}
+            (indices, error), (values, second) = parallel_map(_outcome(lambda key: read(key, _raised(*opened[key]))), keys)
         if error or second:  # exceptions are true
             raise error or second
         shape = tuple(body["shape"])

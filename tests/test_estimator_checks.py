@@ -4,6 +4,7 @@ GridSearchCV.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -80,10 +81,10 @@ def test_array_api_checks():
     bad = [r for r in results if r[2] not in ("passed", "skipped", "xfail")]
     assert not bad, bad
     passed = [r for r in results if r[2] == "passed"]
-    # numpy, array_api_strict (two devices) and torch CPU, float32 and float64,
-    # for all five models (CUDA, MPS, XPU, cupy and dpnp skip on this machine).
+    # numpy, array_api_strict (two devices) and torch CPU where installed (ci/test.sh
+    # installs it), for all five models (CUDA, MPS, XPU, cupy and dpnp skip here).
     assert {r[0] for r in passed} == set(MODELS)
-    assert len(passed) >= 5 * 6, len(passed)
+    assert len(passed) >= 5 * (6 if importlib.util.find_spec("torch") else 3), len(passed)
 
 
 def test_categorical_refuses_the_float_data_of_those_checks():

@@ -10,6 +10,7 @@ pass by design are strict expected failures, each with its reason.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
@@ -82,5 +83,7 @@ def test_array_api_part_of_the_suite():
     assert proc.returncode == 0, out[-3000:]
     counts = {word: int(n) for n, word in re.findall(r"(\d+) (passed|xfailed|failed|errors?)", out.splitlines()[-1])}
     # numpy (4), array_api_strict float64 (4) and torch CPU float64 (4) pass;
-    # the float32 ones (array_api_strict, torch CPU: 8) fail as expected.
-    assert counts.get("passed", 0) >= 12 and counts.get("xfailed", 0) >= 8, out[-3000:]
+    # the float32 ones (array_api_strict, torch CPU: 8) fail as expected. Torch
+    # where installed (ci/test.sh installs it).
+    torch = 1 if importlib.util.find_spec("torch") else 0
+    assert counts.get("passed", 0) >= 8 + 4 * torch and counts.get("xfailed", 0) >= 4 + 4 * torch, out[-3000:]

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import sklearn
+from sklearn.utils import estimator_checks
 
 
 @dataclass
@@ -30,6 +31,10 @@ class Suite:
     module: object
     tests: dict
     replaced: dict
+
+
+# (major, minor) of the installed scikit-learn: some references changed.
+SKLEARN_VERSION = tuple(int(part) for part in sklearn.__version__.split(".")[:2])
 
 
 def load_suite(relative_path, substitutes):
@@ -55,6 +60,20 @@ def load_suite(relative_path, substitutes):
     for test in tests.values():
         _listed_parametrizations(test)
     return Suite(module, tests, replaced)
+
+
+def parametrize_with_checks(estimators, **kwargs):
+    """scikit-learn's ``parametrize_with_checks``, its checks given to pytest
+    as a list (before 1.8 scikit-learn gives a generator, which pytest 9
+    deprecates: an error in this suite)."""
+    mark = estimator_checks.parametrize_with_checks(estimators, **kwargs)
+
+    def decorate(test):
+        test = mark(test)
+        _listed_parametrizations(test)
+        return test
+
+    return decorate
 
 
 def _listed_parametrizations(test):

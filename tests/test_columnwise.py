@@ -4,7 +4,6 @@ from sklearn import naive_bayes as sk
 from sklearn.base import clone
 from sklearn.datasets import load_digits, load_iris
 from sklearn.model_selection import GridSearchCV
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from conftest import to_numpy
 from model_checks import assert_scores_match, inherited_failures
@@ -19,6 +18,7 @@ from nbgpu import (
     NormalBayesClassifier,
     PoissonNB,
 )
+from sklearn_suite import parametrize_with_checks
 
 GAUSS, COUNTS, CATS = [0, 1], [2, 3, 4], [5, 6]
 

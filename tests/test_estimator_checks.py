@@ -17,11 +17,11 @@ from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import KBinsDiscretizer, StandardScaler
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import nbgpu
 from _data import MODELS, dataset
 from conftest import subprocess_env
+from sklearn_suite import parametrize_with_checks
 
 # CategoricalNB refuses non-integer X (issue 2: "non-integer categories" is
 # bad input), where scikit-learn's CategoricalNB truncates it. These checks

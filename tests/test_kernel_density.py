@@ -10,9 +10,9 @@ from conftest import assert_namespace, to_numpy
 from scipy.stats import gaussian_kde
 from sklearn.model_selection import train_test_split
 from sklearn.neighbors import KernelDensity
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import nbgpu
+from sklearn_suite import parametrize_with_checks
 
 KERNELS = ("gaussian", "tophat", "epanechnikov", "exponential", "linear", "cosine")
 

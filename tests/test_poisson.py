@@ -3,11 +3,11 @@ import pytest
 import scipy.sparse as sp
 from scipy.stats import poisson
 from sklearn.datasets import load_digits
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from conftest import assert_namespace, to_numpy
 from model_checks import assert_scores_match, inherited_failures
 from nbgpu import MultinomialNB, PoissonNB
+from sklearn_suite import parametrize_with_checks
 
 
 def count_data(n=120, d=7, k=3, seed=0):

@@ -10,10 +10,10 @@ import scipy.sparse as sp
 from _data import dataset, zipf_corpus
 from conftest import assert_namespace, to_numpy
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import nbgpu
 from nbgpu._array.class_sums import soft_class_sums
+from sklearn_suite import parametrize_with_checks
 
 
 def test_soft_class_sums_are_weighted_class_sums():

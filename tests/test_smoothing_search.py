@@ -12,9 +12,9 @@ from sklearn.base import clone
 from sklearn.exceptions import FitFailedWarning
 from sklearn.metrics import make_scorer, recall_score
 from sklearn.model_selection import GridSearchCV, GroupKFold, KFold, ShuffleSplit
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import nbgpu
+from sklearn_suite import parametrize_with_checks
 
 GRIDS = {
     "MultinomialNB": {"alpha": [0.01, 0.1, 0.5, 1.0, 2.0], "fit_prior": [True, False]},

@@ -293,6 +293,25 @@ def test_csv_text_without_text_column_suggests_it(tmp_path, capsys, docs):
     _one_line(err, status, 1, "--text-column")
 
 
+def test_csv_documents_longer_than_csvs_field_limit_and_over_several_lines(tmp_path, capsys, docs):
+    """A document beyond the csv module's default field limit (128 KiB) is read
+    (it failed with "field larger than field limit"), as in JSON lines; a quoted
+    field over several lines moves the line numbers of later errors."""
+    long_docs = [(" ".join([text] * 10_000) if i == 3 else text, label) for i, (text, label) in enumerate(docs)]
+    assert len(long_docs[3][0]) > 131_072  # the csv module's default limit
+    _ok(capsys, "train", _csv(tmp_path / "d.csv", long_docs), "-o", tmp_path / "c.nbgpu", "-q", "--model",
+        "multinomial", "--text-column", "body")
+    _ok(capsys, "train", _jsonl(tmp_path / "d.jsonl", long_docs), "-o", tmp_path / "j.nbgpu", "-q", "--model",
+        "multinomial")
+    data = _jsonl(tmp_path / "p.jsonl", docs[:20])
+    assert _ok(capsys, "predict", tmp_path / "c.nbgpu", data, "-q", "--proba") == _ok(
+        capsys, "predict", tmp_path / "j.nbgpu", data, "-q", "--proba")
+    bad = tmp_path / "bad.csv"
+    bad.write_text('body,label\n"one\ntwo\nthree",a\n"four",b,extra\n')
+    status, _, err = _run(capsys, "train", bad, "-o", tmp_path / "b.nbgpu", "-q", "--text-column", "body")
+    _one_line(err, status, 1, "bad.csv line 5: 3 fields where the first row has 2")
+
+
 # --------------------------------------------------------------------------- #
 # 4. --analyzer
 @pytest.mark.parametrize("analyzer", ["char", "char_wb"])

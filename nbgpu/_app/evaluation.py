@@ -14,33 +14,30 @@ def label_text(labels):
 
 def evaluation_report(confusion, log_loss_sum, classes, *, unseen=()):
     """Accuracy, log-loss, per-class precision/recall/F1 and the confusion matrix, all from the
-    confusion matrix summed over the chunks (k × k numbers, however many rows were scored), with
-    scikit-learn's definitions and ``zero_division=0`` (tests/test_cli.py compares).
+    confusion matrix summed over the chunks, with scikit-learn's definitions and ``zero_division=0``.
 
-    ``unseen``: names of the true classes the model never saw, whose rows are the last
-    ``len(unseen)`` rows of ``confusion`` (after the model's ``classes``). As in scikit-learn's
-    reports, those rows count as errors (the model cannot predict them) and the classes are listed
-    with recall 0. The log-loss is over the rows of the classes the model knows: the model gives
-    the others no probability at all.
+    ``unseen``: names of the true classes the model never saw, the last ``len(unseen)`` rows of
+    ``confusion``. As in scikit-learn's reports, their rows count as errors and the classes are
+    listed with recall 0; the log-loss is over the rows of the classes the model knows (it gives
+    the others no probability at all).
     """
     confusion = np.asarray(confusion, dtype=np.int64)
     unseen = list(unseen)
     names = label_text(classes) + unseen
-    k = len(names)
     hits, decided, support = np.diagonal(confusion), confusion.sum(axis=0), confusion.sum(axis=1)
     precision, recall = _ratio(hits, decided), _ratio(hits, support)
     f1 = _ratio(2 * precision * recall, precision + recall)
     per_class = {name: _scores(precision[i], recall[i], f1[i], support[i]) for i, name in enumerate(names)}
     rows = int(confusion.sum())
-    weights = support / rows if rows else np.zeros(k)
+    weights = _ratio(support, rows)
     averages = {
         "macro avg": _scores(precision.mean(), recall.mean(), f1.mean(), rows),
         "weighted avg": _scores(precision @ weights, recall @ weights, f1 @ weights, rows),
     }
-    known_rows = int(confusion[: k - len(unseen)].sum())
+    known_rows = int(confusion[: len(names) - len(unseen)].sum())
     return {
         "rows": rows,
-        "accuracy": float(hits.sum() / rows) if rows else 0.0,
+        "accuracy": float(_ratio(hits.sum(), rows)),
         "log_loss": log_loss_sum / known_rows if known_rows else None,
         "log_loss_rows": known_rows,
         "classes": names,
@@ -62,9 +59,8 @@ def _scores(precision, recall, f1, support):
 
 
 def log_loss_sum(codes, proba):
-    """scikit-learn's ``log_loss(codes, proba, normalize=False)`` of rows
-    whose probabilities sum to 1: each row's true-class probability clipped
-    to ``[eps, 1 - eps]`` of its dtype."""
+    """scikit-learn's ``log_loss(codes, proba, normalize=False)`` of rows whose probabilities sum to 1:
+    each row's true-class probability clipped to ``[eps, 1 - eps]`` of its dtype."""
     eps = np.finfo(proba.dtype).eps
     picked = np.clip(proba[np.arange(codes.shape[0]), codes], eps, 1 - eps)
     return float(-np.sum(np.log(picked)))
@@ -103,8 +99,7 @@ def confusion_figure(report, *, normalize=False):
 
     matrix = np.asarray(report["confusion_matrix"], dtype=np.float64)
     if normalize:
-        totals = matrix.sum(axis=1, keepdims=True)
-        matrix = np.divide(matrix, totals, out=np.zeros_like(matrix), where=totals > 0)
+        matrix = _ratio(matrix, matrix.sum(axis=1, keepdims=True))
     k = matrix.shape[0]
     side = float(np.clip(3 + 0.3 * k, 6, 40))
     font = float(np.clip(300 / max(k, 1), 4, 10))
@@ -113,12 +108,10 @@ def confusion_figure(report, *, normalize=False):
     display = ConfusionMatrixDisplay(matrix if normalize else matrix.astype(np.int64), display_labels=labels)
     display.plot(
         ax=ax, colorbar=True, include_values=k <= 30, values_format=".2f" if normalize else "d",
+        text_kw={"fontsize": font},
         xticks_rotation="vertical" if k > 8 or max(map(len, labels)) > 6 else "horizontal",
     )
     ax.tick_params(labelsize=font)
-    if display.text_ is not None:
-        for text in display.text_.ravel():
-            text.set_fontsize(font)
     what = "share of each true class" if normalize else "rows"
     ax.set_title(f"accuracy {report['accuracy']:.4f} on {report['rows']} rows ({what})", fontsize=max(font, 8))
     return fig

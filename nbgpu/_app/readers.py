@@ -5,12 +5,7 @@ line end (:meth:`blocks`, cheap: it only reads) and turns a block into a
 :class:`Chunk` (:meth:`parse`: decoding, parsing, vectorising, the costly
 part). :func:`parsed_chunks` runs both in a background thread ahead of the
 caller, so memory holds a few chunks, never the file. Formats: svmlight /
-libsvm (scikit-learn's parser); ``.npz`` (a scipy sparse matrix as
-``scipy.sparse.save_npz`` writes it, or a dense ``X``, with labels ``y``; read
-whole, as a zip archive cannot be streamed, and chunked by rows); CSV (dense
-features and a label column, header optional, an empty field NaN; or a
-column of text, hashed); JSON lines ``{"text": ..., "label": ...}``, hashed
-chunk by chunk (``nbgpu.text.HashingVectorizer``).
+libsvm, ``.npz``, CSV, JSON lines: one reader class each, which says more.
 
 Blocks are read with plain ``read`` calls, so a FIFO or ``/dev/stdin`` works
 as well as a file (not for ``.npz``); a gzip file (named ``*.gz``, or a regular
@@ -57,18 +52,15 @@ def typed_labels(values):
 
 
 def known_labels(y, classes):
-    """``(converted, found)``: ``y`` converted to the dtype of ``classes`` and a boolean mask of the
-    labels among ``classes``. A label that cannot be converted (a word, or 1.5, for integer classes)
-    is not found; its entry of ``converted`` is meaningless."""
-    classes = np.asarray(classes)
-    y = np.asarray(y)
+    """``(converted, found)``: ``y`` in the dtype of ``classes``, and a mask of the labels among ``classes``
+    (one that does not convert, a word or 1.5 for integer classes, is not found; its entry is meaningless)."""
+    classes, y = np.asarray(classes), np.asarray(y)
     converted, usable = _converted(y, classes), True
     if converted is None:
         # Some labels do not convert: one by one, over the distinct labels (classes[:1] stands for those).
         values, inverse = np.unique(y, return_inverse=True)
         each = [_converted(values[i : i + 1], classes) for i in range(values.shape[0])]
-        parts = [classes[:1] if c is None else c.astype(classes.dtype) for c in each]
-        converted = np.concatenate(parts)[inverse]
+        converted = np.concatenate([classes[:1] if c is None else c.astype(classes.dtype) for c in each])[inverse]
         usable = np.array([c is not None for c in each], dtype=bool)[inverse]
     return converted, usable & np.isin(converted, classes)
 
@@ -94,8 +86,7 @@ def _converted(y, classes):
 
 def align_labels(y, classes, *, where):
     """``y`` converted to the dtype of ``classes``; unknown labels raise."""
-    classes = np.asarray(classes)
-    y = np.asarray(y)
+    classes, y = np.asarray(classes), np.asarray(y)
     converted, found = known_labels(y, classes)
     if not np.all(found):
         unknown = np.unique(y[~found].astype(str))
@@ -137,16 +128,15 @@ def lines_where(path, lines):
 
 
 def read_blocks(path, chunk_bytes, *, min_lines=1):
-    """:class:`Block` s of about ``chunk_bytes`` that end at a line end (a longer line is one block;
-    the first holds at least ``min_lines``), read sequentially: files, FIFOs, /dev/stdin. A gzip
-    file is decompressed as it is read; a block's ``nbytes`` is then the compressed bytes read for
-    it, what progress counts against the file's size."""
-    first, pending, want, counted = 1, b"", min_lines, 0
+    """:class:`Block` s of about ``chunk_bytes`` that end at a line end (a longer line is one block; the
+    first holds at least ``min_lines``), read sequentially: files, FIFOs, /dev/stdin. Gzip is decompressed
+    as it is read; ``nbytes`` is then the compressed bytes read, what progress counts against the file."""
+    first, pending, want, counted, end = 1, b"", min_lines, 0, False
     compressed = is_gzip(path)
     with open(path, "rb") as raw:
         f = gzip.GzipFile(fileobj=raw, mode="rb") if compressed else raw
         told = compressed and raw.seekable()  # not a pipe: the compressed bytes read so far are known
-        while True:
+        while not end:
             try:
                 data = f.read(chunk_bytes)
             except EOFError:
@@ -163,8 +153,6 @@ def read_blocks(path, chunk_bytes, *, min_lines=1):
                 nbytes = raw.tell() - counted if told else len(block)
                 counted += nbytes
                 yield Block(block, first, nbytes)
-            if end:
-                return
             first += block.count(b"\n")
 
 
@@ -201,9 +189,8 @@ def _is_number(text, kind=float):
 
 
 class _Reader:
-    """What readers share: blocks of whole lines, and chunks all of the width
-    of the file (or of its vectorizer), which the layout of a model's
-    features only checks (svmlight lays its chunks out)."""
+    """What readers share: blocks of whole lines, and chunks all as wide as the file (or its vectorizer),
+    which :meth:`layout` only checks against a model (svmlight lays its chunks out)."""
 
     min_lines = 1  # the first block holds at least this many lines
     _transform = None  # text: the vectorizer's transform
@@ -243,16 +230,14 @@ class SvmlightReader(_Reader):
         self.zero_based = zero_based  # None: decided while reading (scikit-learn's rule)
         self._load_svmlight = load_svmlight_file
 
-    @property
-    def settings(self):
-        return {"format": self.format, "zero_based": self.zero_based is None or bool(self.zero_based)}
+    settings = property(lambda self: {"format": self.format, "zero_based": self.zero_based is None or bool(self.zero_based)})
 
     def parse(self, block, *, labels=True):
         try:
             X, y = self._load_svmlight(io.BytesIO(block.data), zero_based=True, dtype=self.dtype)
         except (ValueError, OverflowError) as exc:
             raise self._error(block, exc) from None
-        if y.shape[0] and not np.all(np.isfinite(y)):
+        if not np.all(np.isfinite(y)):
             raise ValueError(f"{lines_where(self.path, block.lines)}: a label is NaN or infinite")
         return Chunk(X, y, block.lines, block.nbytes)
 
@@ -275,11 +260,10 @@ class SvmlightReader(_Reader):
     def layout(self, chunk, *, zero_based, n_features):
         """``chunk.X`` with indices shifted to ``zero_based`` and ``n_features`` columns."""
         X, shift = chunk.X, 0 if zero_based else 1
+        where = lines_where(self.path, chunk.lines)
         if shift and min_index(X) == 0:
-            where = lines_where(self.path, chunk.lines)
             raise ValueError(f"{where}: feature index 0 in a file read as one-based (--zero-based yes reads it)")
         if X.shape[1] - shift > n_features:
-            where = lines_where(self.path, chunk.lines)
             top = int(X.indices.max())  # as the file writes it
             raise ValueError(f"{where}: more features than the {n_features} the model has (feature index {top})")
         if shift or X.shape[1] < n_features:
@@ -356,15 +340,12 @@ class NpzReader(_Reader):
             raise ValueError(f"{self.path}: a label in `y` is NaN or infinite")
         if y is not None and y.dtype.kind == "S":
             y = y.astype(str)
-        if X.shape[0] == 0:
-            return
-        row_bytes = max(1, (X.nnz if hasattr(X, "nnz") else X.size) * 12 // X.shape[0])
+        n, size = X.shape[0], os.path.getsize(self.path)
+        row_bytes = max(1, (X.nnz if hasattr(X, "nnz") else X.size) * 12 // max(n, 1))
         step = max(1, self.chunk_bytes // row_bytes)
-        size = os.path.getsize(self.path)
-        for start in range(0, X.shape[0], step):
-            stop = min(start + step, X.shape[0])
-            part = size * stop // X.shape[0] - size * start // X.shape[0]
-            yield Chunk(X[start:stop], None if y is None else y[start:stop], None, part)
+        for start in range(0, n, step):
+            stop = min(start + step, n)
+            yield Chunk(X[start:stop], None if y is None else y[start:stop], None, size * stop // n - size * start // n)
 
     def parse(self, block, *, labels=True):
         if labels and block.y is None:
@@ -373,14 +354,13 @@ class NpzReader(_Reader):
 
 
 class CsvReader(_Reader):
-    """CSV with dense numeric features and one label column; header optional.
+    """CSV of dense numeric features (an empty field is NaN) and one label column; header optional.
 
     The label column is ``--label-column`` (a name or an index), else the column named ``label``, else
     the last one (:attr:`label_note` says so). With ``text_column`` (a name or an index) the features
-    are that column's text hashed by the HashingVectorizer of ``vectorizer`` (a dict of its
-    parameters), the other columns but the label are left out, and the label column is optional; the
-    first row is then a header if it names the text or label column (or by the numbers, as without).
-    """
+    are that column's text hashed by the HashingVectorizer of ``vectorizer`` (a dict of its parameters),
+    the other columns but the label are left out and the label column is optional; the first row is
+    then a header if it names the text or label column (or by the numbers, as without)."""
 
     format = "csv"
     min_lines = 2  # a header needs the row after it
@@ -389,9 +369,8 @@ class CsvReader(_Reader):
         super().__init__(path, **options)
         self.label_column, self.text_column = label_column, text_column
         self.n_features = n_features  # a model's: the label column is then optional
-        self.names = None  # column names (from the header or 0, 1, ...) once the first block is read
-        self.has_header = None
-        self.label_note = None
+        # names: the header's, or 0, 1, ..., once the first block is read
+        self.names = self.has_header = self.label_note = None
         if text_column is not None:
             self._transform = _text_transform(vectorizer)
 
@@ -404,14 +383,13 @@ class CsvReader(_Reader):
         first = rows[0]
         numeric = [_is_number(v) or not v for v in first]
         if len(rows) >= 2:
-            has_header = any(_is_number(b) and not a for a, b in zip(numeric, rows[1]))
+            self.has_header = any(_is_number(b) and not a for a, b in zip(numeric, rows[1]))
         else:
-            has_header = not any(numeric)
+            self.has_header = not any(numeric)
         if self.text_column is not None:  # text fields are not numbers: the column names tell (not indices)
             named = [c for c in (self.text_column, self.label_column) if c is not None and not _is_number(c, int)]
-            has_header = has_header or any(c in first for c in named)
-        self.has_header = has_header
-        self.names = list(first) if has_header else [str(i) for i in range(len(first))]
+            self.has_header = self.has_header or any(c in first for c in named)
+        self.names = list(first) if self.has_header else [str(i) for i in range(len(first))]
 
     def _column_index(self, column, what):
         """Index of ``column`` (a name of the header, or an index)."""
@@ -455,11 +433,19 @@ class CsvReader(_Reader):
         return index
 
     def parse(self, block, *, labels=True):
-        rows, numbers = [], []
-        for offset, row in enumerate(csv.reader(io.StringIO(_decoded(self.path, block)))):
-            if any(v.strip() for v in row):
-                rows.append([v.strip() for v in row])
-                numbers.append(block.first + offset)
+        text = _decoded(self.path, block)
+        # A field is at most the block, already in memory: csv's own limit (128 KiB) would refuse a long document.
+        csv.field_size_limit(max(csv.field_size_limit(), len(text)))
+        reader = csv.reader(io.StringIO(text))
+        rows, numbers, before = [], [], 0  # the rows with a field, the line each starts on
+        try:
+            for row in reader:
+                if any(row := [v.strip() for v in row]):
+                    rows.append(row)
+                    numbers.append(block.first + before)
+                before = reader.line_num  # lines read: a quoted field may span several
+        except csv.Error as exc:  # e.g. a NUL byte (Python 3.10)
+            raise ValueError(f"{self.path} line {block.first + reader.line_num - 1}: not readable as CSV ({exc})") from None
         if self.names is None:
             if not rows:
                 return Chunk(np.empty((0, 0), dtype=self.dtype), None, block.lines, block.nbytes)
@@ -488,7 +474,7 @@ class CsvReader(_Reader):
                        "(a column of text? --text-column NAME|INDEX hashes it as text)")
                 raise ValueError(msg) from None
         y = None if label is None else table[:, label]
-        if y is not None and labels and np.any(y == ""):
+        if labels and np.any(y == ""):  # labels: a label column, else raised above
             msg = f"{self.path} line {numbers[int(np.argmax(y == ''))]}: the label is empty"
             raise ValueError(msg)
         if self.text_column is not None:

@@ -1,8 +1,7 @@
 """Input checks shared by every estimator.
 
-Every error names the argument, what was expected and what was seen. Checks
-that need the data's values (finite, non-negative, integer) are one reduction
-each, done in the input's own namespace and on its device.
+Every error names the argument, what was expected and what was seen. A check of
+the data's values is one reduction, in the input's own namespace and on its device.
 """
 
 from __future__ import annotations
@@ -29,26 +28,24 @@ from ._array.sparse import sparse_checked, sparse_values
 from ._array.sparse_counts import is_sparse_counts
 
 
-def _host_array(X, name):
-    """Lists, pandas objects and the like as a numpy array."""
-    try:
-        arr = np.asarray(X)
-    except Exception as exc:  # ragged lists and the like
-        msg = f"`{name}` could not be read as an array: {exc}"
-        raise ValueError(msg) from exc
-    if arr.dtype == object and callable(getattr(X, "to_numpy", None)):
-        # pandas' nullable columns (Int64, Float64, boolean) hold pd.NA: as
-        # float64 it is NaN, which the NaN checks (or missing="ignore") handle.
+def _as_array(X, name):
+    """``X`` as an array (lists, pandas objects and the like as numpy); an object dtype
+    of numbers as float64 (scikit-learn's rule)."""
+    arr = X
+    if not is_array(X):
         try:
-            return X.to_numpy(dtype=np.float64, na_value=np.nan)
-        except (TypeError, ValueError):
-            pass  # not numbers: said below
-    return _numeric_object(arr, name)
-
-
-def _numeric_object(arr, name):
-    """An object-dtype numpy array of numbers as float64 (scikit-learn's rule)."""
-    if getattr(arr, "dtype", None) != object:
+            arr = np.asarray(X)
+        except Exception as exc:  # ragged lists and the like
+            msg = f"`{name}` could not be read as an array: {exc}"
+            raise ValueError(msg) from exc
+        if arr.dtype == object and callable(getattr(X, "to_numpy", None)):
+            # pandas' nullable columns (Int64, Float64, boolean) hold pd.NA: as
+            # float64 it is NaN, which the NaN checks (or missing="ignore") handle.
+            try:
+                return X.to_numpy(dtype=np.float64, na_value=np.nan)
+            except (TypeError, ValueError):
+                pass  # not numbers: said below
+    if arr.dtype != object:
         return arr
     try:
         return arr.astype(np.float64)
@@ -57,31 +54,27 @@ def _numeric_object(arr, name):
         raise (TypeError if isinstance(exc, TypeError) else ValueError)(msg) from exc
 
 
-def check_X(X, *, estimator, name="X", allow_nan=False, finite=True, sum_duplicates=True):
-    """``(X, xp, device)``: a validated 2-D dense array or CSR/CSC matrix, float32 or
-    float64 (integers kept on the host for a model with ``_integer_input``).
-
-    ``allow_nan`` lets NaN (missing values) through, never infinity; ``finite=False``
-    leaves that pass to the caller. ``X`` is never written to; a sparse matrix's
-    duplicates are summed only for a model that acts on elements
-    (``_acts_on_elements``), not with ``sum_duplicates=False`` (a linear caller).
-    """
+def check_X(X, *, estimator, allow_nan=False, finite=True, sum_duplicates=True):
+    """``(X, xp, device)``: ``X`` as a 2-D float32/float64 array or CSR/CSC matrix (integers kept on the
+    host for ``_integer_input``), never written to. ``allow_nan`` lets NaN through, ``finite=False`` leaves
+    that check to the caller; a sparse X's duplicates are summed for a model ``_acts_on_elements``
+    unless ``sum_duplicates=False``."""
     est = type(estimator).__name__
     sparse = is_sparse(X)
     if sparse:
-        X = sparse_checked(X, name=name, elements=sum_duplicates and getattr(estimator, "_acts_on_elements", True))
+        X = sparse_checked(X, elements=sum_duplicates and getattr(estimator, "_acts_on_elements", True))
     else:
-        X = _numeric_object(X, name) if is_array(X) else _host_array(X, name)
+        X = _as_array(X, "X")
     kind = getattr(X.dtype, "kind", None)
     if kind == "c" or "complex" in str(X.dtype):
-        msg = f"Complex data not supported: `{name}` has dtype {X.dtype}."
+        msg = f"Complex data not supported: `X` has dtype {X.dtype}."
         raise ValueError(msg)
     if kind is not None and kind not in "biuf":
-        msg = f"`{name}` must be numeric; got dtype {X.dtype}."
+        msg = f"`X` must be numeric; got dtype {X.dtype}."
         raise ValueError(msg)
     if len(X.shape) != 2:
         msg = (
-            f"Expected 2D array for `{name}`, got {len(X.shape)}D array of shape "
+            f"Expected 2D array for `X`, got {len(X.shape)}D array of shape "
             f"{tuple(X.shape)} instead. Reshape your data either using "
             "X.reshape(-1, 1) if it has a single feature or X.reshape(1, -1) "
             "if it contains a single sample."
@@ -89,10 +82,10 @@ def check_X(X, *, estimator, name="X", allow_nan=False, finite=True, sum_duplica
         raise ValueError(msg)
     n, d = X.shape
     if n < 1:
-        msg = f"`{name}` is empty: found array with 0 sample(s) (shape={tuple(X.shape)}) while a minimum of 1 is required by {est}."
+        msg = f"`X` is empty: found array with 0 sample(s) (shape={tuple(X.shape)}) while a minimum of 1 is required by {est}."
         raise ValueError(msg)
     if d < 1:
-        msg = f"`{name}` has no columns: found array with 0 feature(s) (shape={tuple(X.shape)}) while a minimum of 1 is required by {est}."
+        msg = f"`X` has no columns: found array with 0 feature(s) (shape={tuple(X.shape)}) while a minimum of 1 is required by {est}."
         raise ValueError(msg)
     xp = get_namespace(X)
     device = get_device(X)
@@ -105,7 +98,7 @@ def check_X(X, *, estimator, name="X", allow_nan=False, finite=True, sum_duplica
         else:
             X = xp.astype(X, dtype)
     if finite:
-        check_finite(X, estimator=estimator, name=name, allow_nan=allow_nan)
+        check_finite(X, estimator=estimator, allow_nan=allow_nan)
     return X, xp, device
 
 
@@ -133,24 +126,22 @@ def _values_min(X):
         return 0.0
     vxp = get_namespace(values)
     low = float(vxp.min(values))  # one read back
-    if math.isnan(low):
-        # NaN (a missing value where allowed) must not hide a negative value;
-        # only then is the second, masked pass paid for.
+    if math.isnan(low):  # a missing value must not hide a negative one: only then a second pass
         big = vxp.asarray(math.inf, dtype=values.dtype, device=values.device)
         low = float(vxp.min(vxp.where(vxp.isnan(values), big, values)))
     return low
 
 
-def check_non_negative(X, *, estimator, name="X", what="counts or frequencies"):
+def check_non_negative(X, *, estimator, what="counts or frequencies"):
     """Raise when ``X`` holds a negative value; the message starts with scikit-learn's."""
     low = _values_min(X)
     if low < 0 and is_sparse(X) and not X.has_canonical_format:
         # The parts of a duplicate entry may be negative where their sum is not.
-        low = _values_min(sparse_checked(X, name=name, elements=True))
+        low = _values_min(sparse_checked(X, elements=True))
     if low < 0:
         msg = (
-            f"Negative values in data passed to {type(estimator).__name__} (input {name}): "
-            f"`{name}` must hold {what} >= 0; saw a minimum of {low:g}."
+            f"Negative values in data passed to {type(estimator).__name__} (input X): "
+            f"`X` must hold {what} >= 0; saw a minimum of {low:g}."
         )
         raise ValueError(msg)
 
@@ -174,22 +165,21 @@ def plainly_non_negative(X):
     return bits is not None and int(values.view(f"u{values.dtype.itemsize}").max()) < bits
 
 
-def check_categories(X, *, estimator, name="X"):
+def check_categories(X, *, estimator):
     """Raise unless ``X`` holds non-negative whole numbers (category codes)."""
     values = sparse_values(X) if is_sparse(X) else X
     vxp = get_namespace(values)
-    if not values.size or vxp.isdtype(values.dtype, ("integral", "bool")):
-        check_non_negative(X, estimator=estimator, name=name, what="category codes")
-        return
-    # The smallest value and whether any has a fraction (floor(v) < v; NaN,
-    # a missing value, compares False), read back together: one sync.
-    facts = vxp.stack([vxp.min(values), vxp.astype(vxp.any(vxp.floor(values) < values), values.dtype)])
-    low, fractional = to_numpy(facts).tolist()
+    low, fractional = -math.inf, False  # integers: whole numbers, checked for sign below
+    if values.size and not vxp.isdtype(values.dtype, ("integral", "bool")):
+        # The smallest value and whether any has a fraction (floor(v) < v; NaN,
+        # a missing value, compares False), read back together: one sync.
+        facts = vxp.stack([vxp.min(values), vxp.astype(vxp.any(vxp.floor(values) < values), values.dtype)])
+        low, fractional = to_numpy(facts).tolist()
     if not low >= 0:  # a negative value, or NaN hiding one: the full check says which
-        check_non_negative(X, estimator=estimator, name=name, what="category codes")
+        check_non_negative(X, estimator=estimator, what="category codes")
     if fractional:
         msg = (
-            f"`{name}` passed to {type(estimator).__name__} must hold category "
+            f"`X` passed to {type(estimator).__name__} must hold category "
             "codes 0, 1, 2, ... (whole numbers); it holds non-integer values. "
             "Encode categories with sklearn.preprocessing.OrdinalEncoder."
         )
@@ -205,8 +195,7 @@ def check_n_features(estimator, n_features):
 
 
 def _float_arrays(stats, skip=()):
-    """The floating-point arrays of a (nested) statistics structure, but
-    those under the dict keys ``skip``."""
+    """The floating-point arrays of nested statistics, but those under the dict keys ``skip``."""
     if isinstance(stats, dict):
         stats = [value for key, value in stats.items() if key not in skip]
     if isinstance(stats, (list, tuple, type({}.values()))):
@@ -230,12 +219,9 @@ def _largest_magnitude(values):
 
 
 def check_statistics_finite(stats, *, estimator, X, sample_weight=None):
-    """Raise unless the statistics a fit gathered from ``X`` (and ``sample_weight``)
-    are finite, and so are their totals: finite but extreme inputs overflow float64
-    in the sums, and the model would predict NaN. A float array whose sum is finite
-    has finite entries and totals: one reduction per array, one sync for all. Raw
-    data a model keeps (``_raw_statistics``, NaN for missing values) is not a sum.
-    """
+    """Raise unless the statistics a fit gathered from ``X`` are finite, and their totals: extreme inputs
+    overflow float64 in the sums. A float array with a finite sum has finite entries: one reduction per
+    array, one sync for all. Raw data a model keeps (``_raw_statistics``, NaN if missing) is not a sum."""
     with float_warnings_off():  # an overflowing total is what is looked for
         flags = [xp.isfinite(xp.sum(a)) for a, xp in _float_arrays(stats, getattr(estimator, "_raw_statistics", ()))]
         if not flags or bool(get_namespace(flags[0]).all(get_namespace(flags[0]).stack(flags))):
@@ -338,10 +324,8 @@ def check_label_types(labels, name):
 
 
 def _small_codes_bound(*arrays):
-    """``1 + max`` when every array is a non-empty numpy integer array of values in
-    ``[0, 4 n]`` (``n`` the largest size, at least 1024), else None: such labels (the
-    usual 0..k-1) are counted or looked up in a table of that length, one linear pass
-    instead of a hash or a binary search per label."""
+    """``1 + max`` when every array is a non-empty numpy integer array of values in ``[0, max(4 n, 1024))``
+    (``n`` the largest size), else None: such labels are counted or looked up in a table, one linear pass."""
     if not all(is_host_array(a) and np.can_cast(a.dtype, np.intp) and a.dtype.kind in "iu" and a.size for a in arrays):
         return None
     if min(int(a.min()) for a in arrays) < 0:
@@ -355,9 +339,7 @@ def unique_labels(y, name="y"):
     if _small_codes_bound(y) is not None:
         return np.flatnonzero(np.bincount(y)).astype(y.dtype)
     if is_host_array(y) and y.dtype.kind in "US" and y.ndim == 1:
-        # A set of Python strings finds the distinct labels in about half the
-        # time of np.unique's pass over fixed-width strings; built 65,536 at a
-        # time, so at most that many Python strings live at once.
+        # A set of Python strings (at most 65,536 alive at once) takes half the time of np.unique;
         # Python orders str by code point and bytes bytewise, as numpy does.
         seen = set()
         step = 1 << 16
@@ -460,7 +442,7 @@ def check_sample_weight(sample_weight, n_samples, *, xp, device, dtype, any_posi
     if isinstance(sample_weight, numbers.Number):
         sw = xp.full((n_samples,), float(sample_weight), dtype=dtype, device=device)
     else:
-        sw = sample_weight if is_array(sample_weight) else _host_array(sample_weight, "sample_weight")
+        sw = sample_weight if is_array(sample_weight) else _as_array(sample_weight, "sample_weight")
         if len(sw.shape) != 1 or sw.shape[0] != n_samples:
             msg = (
                 f"`sample_weight` must have shape ({n_samples},), one weight per "

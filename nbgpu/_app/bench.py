@@ -5,20 +5,17 @@ synthetic data of a size preset (``--size full`` is exactly the CPU targets of t
 ``--size gpu`` the GPU corpus of >= 1e8 stored values), on a real labelled text corpus vectorised the
 way people do (``INPUT_KINDS``) and, with ``--data streaming``, on a wide hashed model streamed in
 chunks and loaded from a file. It prints what it built and a table of median times, speed-ups over
-scikit-learn and achieved bandwidth (bytes of ``X`` read once / time).
+scikit-learn and achieved bandwidth (bytes of ``X`` read once / time). Data are built outside the
+timers; GPU calls are synchronised before the clock stops; the backends' repeats are interleaved
+(sklearn, nbgpu, sklearn, ...) so that a noisy machine disturbs them alike.
 
-Data are built outside the timers; GPU calls are synchronised before the clock stops. Repeats of
-the backends are interleaved (sklearn, nbgpu, sklearn, ...) so that a noisy machine disturbs them alike.
+The real corpora are JSON lines ``{"text": ..., "label": ...}`` built offline by ``benchmarks/corpora.py``
+(in the repository, not in the package), shuffled so that the first documents are a fair sample; where
+none is built, the docstrings of the running Python's standard library stand in.
 
-The real corpora are JSON lines ``{"text": ..., "label": ...}`` built offline by
-``benchmarks/corpora.py`` (in the repository, not in the package), in a fixed shuffled order so
-that the first documents are a fair sample; where none is built, the docstrings of the running
-Python's standard library stand in.
-
-The raw results (JSON) and a PNG chart are kept only where asked: in the folder named by ``--out``
-(else ``$NBGPU_BENCH_DIR``, if set), under names that carry the size and the time of the run, or
-in the files named by ``--json`` and ``--png``. An existing file is never replaced unless
-``--overwrite`` says so.
+The raw results (JSON) and a PNG chart are kept only where asked: in the folder named by ``--out`` (else
+``$NBGPU_BENCH_DIR``, if set), under names that carry the size and the time of the run, or in the files
+named by ``--json`` and ``--png``; an existing file is replaced only with ``--overwrite``.
 """
 
 from __future__ import annotations
@@ -98,7 +95,7 @@ CPU_TARGETS = {
 DEFAULT_CORPUS = "pydoc-en"
 STDLIB_CORPUS = "python-stdlib"  # the corpus every installation has (stdlib_corpus)
 # Parts of the standard library folder that are not its documented modules.
-_NOT_STDLIB = frozenset({"site-packages", "dist-packages", "test", "tests", "idlelib", "lib2to3", "turtledemo"})
+_NOT_STDLIB = frozenset({"site-packages", "dist-packages", "idlelib", "lib2to3", "turtledemo"})
 # Where benchmarks/corpora.py puts the corpora (its --out and $NBGPU_CORPORA).
 CORPORA_ENV = "NBGPU_CORPORA"
 REPOSITORY_CORPORA = Path("benchmarks") / ".corpora"
@@ -108,22 +105,21 @@ INPUT_KINDS = {
     "counts64": "CountVectorizer(min_df=2): int64 counts, unsorted indices",
     "tfidf64-sorted": "the float64 TF-IDF matrix with its indices sorted (a canonical input)",
 }
-VALIDATION_SHARE = 0.2
 
 
 # ---- data -------------------------------------------------------------- #
-def zipf_corpus(n_docs, n_features, tokens_per_doc, n_classes, *, seed=0, exponent=1.0, topical=0.2):
+def zipf_corpus(n_docs, n_features, tokens_per_doc, n_classes, *, seed=0):
     """``(X, y)``: a bag-of-words corpus (CSR of float32 counts, int64 labels) whose word frequencies follow
     Zipf's law. Every document has a Poisson number of tokens; a token is the word of rank ``r`` with
-    probability ``∝ 1 / r**exponent`` (ranks hashed onto ``n_features`` columns by a random permutation);
-    a fraction ``topical`` of the tokens is shifted by the document's class so the classes differ."""
+    probability ``∝ 1 / r`` (ranks hashed onto ``n_features`` columns by a random permutation); a fifth
+    of the tokens is shifted by the document's class so the classes differ."""
     rng = np.random.default_rng(seed)
     lengths = rng.poisson(tokens_per_doc, n_docs)
     total = int(lengths.sum())
-    cdf = np.cumsum(1.0 / np.arange(1, n_features + 1) ** exponent)
+    cdf = np.cumsum(1.0 / np.arange(1, n_features + 1))
     ranks = np.searchsorted(cdf, rng.random(total) * cdf[-1])
     y = rng.integers(0, n_classes, n_docs)
-    topic = rng.random(total) < topical
+    topic = rng.random(total) < 0.2
     doc_class = np.repeat(y, lengths)
     ranks = np.where(topic, (ranks + doc_class * 1013) % n_features, ranks)
     words = rng.permutation(n_features).astype(np.int32)[ranks]
@@ -165,16 +161,15 @@ def make_data(kind, size):
 
 def bytes_read(X):
     """Bytes of ``X`` a single pass reads (values and index arrays)."""
-    if sp.issparse(X) or hasattr(X, "indptr"):
+    if hasattr(X, "indptr"):
         return int(X.data.nbytes + X.indices.nbytes + X.indptr.nbytes)
     return int(X.nbytes)
 
 
 # ---- real text --------------------------------------------------------- #
 def find_corpus(where=None):
-    """Path of the JSON lines file of corpus :data:`DEFAULT_CORPUS`: ``where`` or ``NAME.jsonl`` in it (None
-    if neither is a file); by default in ``$NBGPU_CORPORA``, then in ``benchmarks/.corpora`` below the
-    current folder (a checkout of the repository), else :data:`STDLIB_CORPUS`."""
+    """The corpus file: ``where`` or ``DEFAULT_CORPUS.jsonl`` in it (None if neither is a file); by default in
+    ``$NBGPU_CORPORA``, then ``benchmarks/.corpora`` below the current folder, else :data:`STDLIB_CORPUS`."""
     if where is not None:
         places = [Path(where), Path(where) / f"{DEFAULT_CORPUS}.jsonl"]
         return next((path for path in places if path.is_file()), None)
@@ -183,13 +178,13 @@ def find_corpus(where=None):
     return next((path for path in places if path.is_file()), STDLIB_CORPUS)
 
 
-def stdlib_corpus(*, limit=None, minimum=40):
+def stdlib_corpus(*, limit=None):
     """``(texts, labels)``: the docstrings (at least 40 characters and 5 words) of this Python's standard
-    library, labelled by top-level module (those with fewer than ``minimum`` documents pooled as "other"),
-    each text once, in a fixed shuffled order (the first ``limit`` if given). Read from the sources with
-    ``ast``: nothing is imported, run or downloaded, so every installation builds the same corpus."""
+    library, labelled by top-level module (those with fewer than 40 documents pooled as "other"), each text
+    once, in a fixed shuffled order (the first ``limit`` if given). Read from the sources with ``ast``:
+    nothing is imported, run or downloaded, so every installation builds the same corpus."""
     root = Path(sysconfig.get_paths()["stdlib"])
-    seen, docs = set(), []
+    docs = {}  # text: label of its first place
     for path in sorted(root.rglob("*.py")):
         parts = path.relative_to(root).parts
         if _NOT_STDLIB.intersection(parts) or any(p.startswith("test") for p in parts):
@@ -202,14 +197,13 @@ def stdlib_corpus(*, limit=None, minimum=40):
         for node in ast.walk(tree):
             if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
                 text = ast.get_docstring(node)
-                if text and len(text) >= 40 and len(text.split()) >= 5 and text not in seen:
-                    seen.add(text)
-                    docs.append((text, label))
-    labels = np.asarray([label for _, label in docs])
+                if text and len(text) >= 40 and len(text.split()) >= 5:
+                    docs.setdefault(text, label)
+    texts, labels = list(docs), np.asarray(list(docs.values()))
     names, counts = np.unique(labels, return_counts=True)
-    labels = np.where(np.isin(labels, names[counts < minimum]), "other", labels)
+    labels = np.where(np.isin(labels, names[counts < 40]), "other", labels)
     order = np.random.default_rng(0).permutation(len(docs))[:limit]
-    return [docs[i][0] for i in order], labels[order]
+    return [texts[i] for i in order], labels[order]
 
 
 def read_corpus(path, *, limit=None):
@@ -233,11 +227,11 @@ def read_corpus(path, *, limit=None):
     return texts, np.asarray(labels)
 
 
-def split(texts, labels, *, validation=VALIDATION_SHARE, seed=0):
-    """A stratified train / validation split: ``(train_texts, y_train, val_texts, y_val)``."""
+def split(texts, labels):
+    """A stratified 80 / 20 train / validation split: ``(train_texts, y_train, val_texts, y_val)``."""
     from sklearn.model_selection import train_test_split
 
-    tr, va, ytr, yva = train_test_split(texts, labels, test_size=validation, random_state=seed, stratify=labels)
+    tr, va, ytr, yva = train_test_split(texts, labels, test_size=0.2, random_state=0, stratify=labels)
     return tr, np.asarray(ytr), va, np.asarray(yva)
 
 
@@ -299,22 +293,17 @@ def versions():
 
 
 # ---- the run ----------------------------------------------------------- #
-def interleaved_times(calls, repeats, *, warm_up=True):
-    """Seconds of every call in ``calls`` ({(op, backend): fn}), ``repeats``
-    rounds in which each call runs once in turn (after one warm-up round:
-    first calls pay imports, allocations, kernel compiles)."""
+def timed_rows(model, calls, repeats, *, nbytes, data, warm_up=True, targets=False):
+    """A row per call of ``calls`` ({(op, backend): fn}) on data set ``data``: its seconds in ``repeats``
+    rounds in which each call runs once in turn (after a warm-up round, where ``warm_up``: first calls pay
+    imports, allocations, kernel compiles), the speed-up over scikit-learn and, where ``targets`` (full
+    synthetic sizes), nbgpu-CPU's target."""
     times = {key: [] for key in calls}
     for (_, backend), fn in calls.items() if warm_up else ():
         timed_runs(fn, 1, backend_like(backend))
     for _ in range(repeats):
         for (op, backend), fn in calls.items():
             times[op, backend] += timed_runs(fn, 1, backend_like(backend))[0]
-    return times
-
-
-def timing_rows(model, times, *, nbytes, data, targets=False):
-    """One row per (op, backend) of ``times`` on data set ``data``, with the speed-up
-    over scikit-learn and, where ``targets`` (full synthetic sizes), nbgpu-CPU's target."""
     rows = []
     for (op, b), ts in times.items():
         base = times.get((op, "sklearn"))
@@ -341,9 +330,8 @@ def timing_rows(model, times, *, nbytes, data, targets=False):
 
 
 def bench_model(model, X, y, backends, *, repeats, X_predict=None, data=None, targets=False):
-    """The :func:`timing_rows` of data set ``data``: ``fit`` on ``(X, y)`` and ``predict`` on ``X_predict``
-    (default ``X``) on every backend, repeats interleaved; each row says whether the backend predicts
-    exactly scikit-learn's labels."""
+    """The :func:`timed_rows` of ``fit`` on ``(X, y)`` and ``predict`` on ``X_predict`` (default ``X``) on every
+    backend; each row says whether the backend predicts exactly scikit-learn's labels."""
     X_predict = X if X_predict is None else X_predict
     Xy = {b: _on_backend(b, X, y) for b in backends}
     Xp = {b: _on_backend(b, X_predict, None)[0] for b in backends}
@@ -351,15 +339,13 @@ def bench_model(model, X, y, backends, *, repeats, X_predict=None, data=None, ta
     predicted = {b: np.asarray(to_numpy(fitted[b].predict(Xp[b]))) for b in backends}
     calls = {("fit", b): functools.partial(fitted[b].fit, *Xy[b]) for b in backends}
     calls.update({("predict", b): functools.partial(fitted[b].predict, Xp[b]) for b in backends})
-    times = interleaved_times(calls, repeats)
+    rows = timed_rows(model, calls, repeats, nbytes=bytes_read(X), data=data, targets=targets)
     peak = {b: fit_peak_bytes(_estimator(b, model), *Xy[b]) for b in backends if b != "nbgpu-gpu"}
-    rows = timing_rows(model, times, nbytes=bytes_read(X), data=data, targets=targets)
     for row in rows:
-        b = row["backend"]
         if row["op"] == "fit":
-            row["fit_peak_extra_bytes"] = peak.get(b)
-        if "sklearn" in predicted and b != "sklearn":
-            row["same_predictions"] = bool(np.array_equal(predicted[b], predicted["sklearn"]))
+            row["fit_peak_extra_bytes"] = peak.get(row["backend"])
+        if "sklearn" in predicted and row["backend"] != "sklearn":
+            row["same_predictions"] = bool(np.array_equal(predicted[row["backend"]], predicted["sklearn"]))
     return rows
 
 
@@ -386,7 +372,7 @@ def describe(kind, X, label):
     return out
 
 
-_LABELS = {  # filled with SIZES[size][kind]
+_LABELS = {  # what make_data(kind, size) builds, filled with SIZES[size][kind]
     "text": "text corpus (synthetic): {:,} docs × {:,} features, ~{} tokens/doc, {} classes, "
             "Zipf word frequencies, float32 counts, CSR with sorted indices",
     "categorical": "categorical (synthetic): {:,} rows × {} features, {} categories, {} classes, float32 codes",
@@ -394,17 +380,12 @@ _LABELS = {  # filled with SIZES[size][kind]
 }
 
 
-def synthetic_label(kind, size):
-    """What ``make_data(kind, size)`` builds, in words."""
-    return _LABELS[kind].format(*SIZES[size][kind])
-
-
 def _run_synthetic(results, models, backends, log):
     size, cache = results["size"], {}
     for model in models:
         kind = DATA_OF[model]
         if kind not in cache:
-            label = synthetic_label(kind, size)
+            label = _LABELS[kind].format(*SIZES[size][kind])
             log(f"building {label} ...")
             cache[kind] = make_data(kind, size)
             results["data"][kind] = describe(kind, cache[kind][0], label)
@@ -497,9 +478,8 @@ def _run_streaming(results, backends, log):
         log(f"timing {model} streaming and load+predict on {', '.join(backends)}, one run each ...")
         # Every chunk costs a pass over the k × d statistics (scikit-learn
         # takes minutes for 100 chunks): one timed run, after the fits above.
-        times = interleaved_times(calls, 1, warm_up=False)
+        rows = timed_rows(model, calls, 1, nbytes=bytes_read(X_train), data="wide", warm_up=False)
         sizes = {b: os.path.getsize(files[b]) for b in backends}
-    rows = timing_rows(model, times, nbytes=bytes_read(X_train), data="wide")
     results["rows"] += rows
     one = {r["backend"]: r["median_s"] for r in rows if r["op"] == "stream 1 chunk"}
     for row in rows:
@@ -521,12 +501,12 @@ def format_table(results):
         rows = [r for r in results["rows"] if r["data"] == key]
         if not rows:
             continue
-        lines += ["", f"**{key}**: {data['label']}", ""]
-        lines.append(
+        lines += [
+            "", f"**{key}**: {data['label']}", "",
             "| model | op | backend | median (ms) | min (ms) | vs scikit-learn (median) | (min) "
-            "| GB/s of X | fit peak extra (MB) | same predictions | target |"
-        )
-        lines.append("|---|---|---|---:|---:|---:|---:|---:|---:|:---:|---:|")
+            "| GB/s of X | fit peak extra (MB) | same predictions | target |",
+            "|---|---|---|---:|---:|---:|---:|---:|---:|:---:|---:|",
+        ]
         for r in rows:
             target = "" if r["target"] is None else f">= {r['target']:g}x"
             peak = "" if r["fit_peak_extra_bytes"] is None else f"{r['fit_peak_extra_bytes'] / 2**20:.0f}"
@@ -554,8 +534,7 @@ def plot(results, path):
     width = 0.8 / max(len(backends), 1)
     for i, b in enumerate(backends):
         value = {(r["data"], r["model"], r["op"]): r["speedup_vs_sklearn"] for r in rows if r["backend"] == b}
-        xs = [j + i * width for j in range(len(labels))]
-        ax.bar(xs, [value.get(lab, 0) for lab in labels], width, label=b)
+        ax.bar([j + i * width for j in range(len(labels))], [value.get(lab, 0) for lab in labels], width, label=b)
     targets = {(r["data"], r["model"], r["op"]): r["target"] for r in rows if r["target"]}  # nbgpu-cpu's rows
     for lab, target in targets.items():
         x0 = labels.index(lab) + backends.index("nbgpu-cpu") * width
@@ -594,7 +573,7 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
                         "full (the issue's CPU targets), gpu (>= 1e8 stored values)")
     parser.add_argument("--models", type=_csv(MODELS), default=list(MODELS),
                         help=f"comma-separated models (default: all of {','.join(MODELS)})")
-    parser.add_argument("--backends", type=_csv(BACKENDS), default=None,
+    parser.add_argument("--backends", type=_csv(BACKENDS),
                         help="comma-separated backends among sklearn, nbgpu-cpu, nbgpu-gpu "
                         "(default: all this machine has)")
     parser.add_argument("--repeats", type=int, default=5, help="timed repeats per op (default 5)")
@@ -602,27 +581,21 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
                         help="comma-separated data sets: synthetic (built here), real (a labelled text corpus, "
                         "when one is found), streaming (a wide hashed model in 1, 10, 100 chunks, and loaded "
                         "from a file); default synthetic,real")
-    parser.add_argument("--corpus", default=None,
-                        help="the real corpus: a JSON-lines file or a folder holding "
-                        f"{DEFAULT_CORPUS}.jsonl (default: ${CORPORA_ENV}, "
-                        "then benchmarks/.corpora)")
-    parser.add_argument("--inputs", type=_csv(tuple(INPUT_KINDS)), default=None,
-                        help="how the real corpus is vectorised: " + "; ".join(
-                            f"{k}: {v}" for k, v in INPUT_KINDS.items()) + " (default: all)")
-    parser.add_argument("--out", default=None,
-                        help="folder to keep the results in, as nbgpu-bench-<size>-<time>.json and .png "
+    parser.add_argument("--corpus", help="the real corpus: a JSON-lines file or a folder holding "
+                        f"{DEFAULT_CORPUS}.jsonl (default: ${CORPORA_ENV}, then benchmarks/.corpora)")
+    parser.add_argument("--inputs", type=_csv(tuple(INPUT_KINDS)), help="how the real corpus is vectorised: "
+                        + "; ".join(f"{k}: {v}" for k, v in INPUT_KINDS.items()) + " (default: all)")
+    parser.add_argument("--out", help="folder to keep the results in, as nbgpu-bench-<size>-<time>.json and .png "
                         f"(default: ${RESULTS_ENV} if set, else none: only the table is printed)")
-    parser.add_argument("--json", default=None, help="where to write the raw results "
-                        "(default: in the --out folder, if any)")
-    parser.add_argument("--png", default=None, help="where to write the chart "
+    parser.add_argument("--json", help="where to write the raw results (default: in the --out folder, if any)")
+    parser.add_argument("--png", help="where to write the chart "
                         "(default: next to the JSON, if any; 'none' for no chart)")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --json or --png file")
     parser.add_argument("--quiet", "-q", action="store_true", help="print only the table")
 
 
 def _output_paths(args):
-    """(results folder, JSON path, PNG path), each None where nothing is to be
-    written: files are written only where asked (--out, --json, --png, or
+    """(results folder, JSON path, PNG path), each None unless asked for (--out, --json, --png or
     $NBGPU_BENCH_DIR); names already taken in a folder get a suffix."""
     env = os.environ.get(RESULTS_ENV)
     folder = os.path.abspath(args.out) if args.out else str(Path(env)) if env else None

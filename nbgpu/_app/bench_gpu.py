@@ -1,20 +1,16 @@
 """The speed issue's GPU targets, measured in one run (cupy and a CUDA GPU).
 
-``python -m nbgpu._app.bench_gpu --json gpu-targets.json`` measures, on the
-current device:
+``python -m nbgpu._app.bench_gpu --json gpu-targets.json`` measures, on the current device:
 
-1. the device copy bandwidth (a 2 GiB device-to-device copy) and the
-   host-to-device bandwidth from pinned memory;
-2. MultinomialNB fit and predict on a Zipfian corpus of at least 1e8 stored
-   values: achieved bandwidth (bytes of X read once / time) as a fraction of
-   the copy bandwidth (target >= 40%), and the speed-up over scikit-learn on
-   this machine's CPU, same data, same run (target >= 50x);
-3. streaming a corpus of twice the GPU memory through ``fit_stream`` with
-   ``device="gpu"``: bytes streamed / time as a fraction of the
-   host-to-device bandwidth (target >= 50%);
-4. GaussianNB fit and predict on dense float32 data against the roofline of
-   their matrix products (memory bound for these shapes: bytes of X / copy
-   bandwidth), target >= 50%.
+1. the device copy bandwidth (a 2 GiB device-to-device copy) and the host-to-device bandwidth from
+   pinned memory;
+2. MultinomialNB fit and predict on a Zipfian corpus of at least 1e8 stored values: achieved bandwidth
+   (bytes of X read once / time) as a fraction of the copy bandwidth (target >= 40%), and the speed-up
+   over scikit-learn on this machine's CPU, same data, same run (target >= 50x);
+3. streaming a corpus of twice the GPU memory through ``fit_stream`` with ``device="gpu"``: bytes
+   streamed / time as a fraction of the host-to-device bandwidth (target >= 50%);
+4. GaussianNB fit and predict on dense float32 data against the roofline of their matrix products
+   (memory bound for these shapes: bytes of X / copy bandwidth), target >= 50%.
 """
 
 from __future__ import annotations
@@ -29,18 +25,8 @@ import scipy.sparse as sp
 import nbgpu
 
 from . import bench as _bench
-from .._array.devices import (
-    copy_bandwidths,
-    device_memory_bytes,
-    gpu_array_like,
-    host_to_like,
-    pinned_copy,
-    timed_runs,
-)
-
-
-def _median_time(fn, repeats, like):
-    return float(np.median(timed_runs(fn, repeats, like)[0]))
+from .._array.devices import copy_bandwidths, device_memory_bytes, gpu_array_like, host_to_like
+from .._array.devices import pinned_copy, timed_runs
 
 
 def multinomial_targets(copy_bw, *, size="gpu", repeats=3, sklearn_repeats=1):
@@ -104,9 +90,9 @@ def gaussian_targets(like, copy_bw, *, size="gpu", repeats=3):
     roofline = X.nbytes / copy_bw
     out = {"shape": list(X.shape), "roofline_s": roofline}
     W = host_to_like(np.random.default_rng(0).standard_normal((X.shape[1], 10)).astype(np.float32), like)
-    out["plain_matmul_s"] = _median_time(lambda: Xd @ W, repeats, like)
+    out["plain_matmul_s"] = float(np.median(timed_runs(lambda: Xd @ W, repeats, like)[0]))
     for op, fn in (("fit", lambda: model.fit(Xd, yd)), ("predict", lambda: model.predict(Xd))):
-        median = _median_time(fn, repeats, like)
+        median = float(np.median(timed_runs(fn, repeats, like)[0]))
         out[op] = {"median_s": median, "fraction_of_roofline": roofline / median, "target": 0.5}
     return out
 

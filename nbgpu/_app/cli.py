@@ -1,23 +1,21 @@
 """The ``nbgpu`` command: train, predict, evaluate, info, compare and bench.
 
-Every subcommand reads its data in one pass, in chunks parsed in a background
-thread while the previous chunk is fitted or scored (``readers.py``,
-``training.py``), runs on the device named by ``--device`` and reports a bad
-input as one line on stderr: exit status 2 when the command was called wrong
-(options), 1 when a file is wrong. Outputs are checked before any work, never
-overwrite an input, and appear whole or not at all. Ctrl-C and SIGTERM end
-the command with one line (status 130, 143) and no partial file.
+Every subcommand reads its data in one pass, in chunks parsed in a background thread while the
+previous chunk is fitted or scored (``readers.py``, ``training.py``), runs on the device named by
+``--device`` and reports a bad input as one line on stderr: exit status 2 when the command was called
+wrong (options), 1 when a file is wrong. Outputs are checked before any work, never overwrite an
+input, and appear whole or not at all. Ctrl-C and SIGTERM end the command with one line (status 130,
+143) and no partial file.
 
-This module imports numpy and the standard library only; everything else
-(scikit-learn, scipy, the models, cupy) loads when a command needs it, so
-``nbgpu --help`` and ``nbgpu info`` start fast.
+This module imports numpy and the standard library only; everything else (scikit-learn, scipy, the
+models, cupy) loads when a command needs it, so ``nbgpu --help`` and ``nbgpu info`` start fast.
 """
-
 from __future__ import annotations
 
 import argparse
 import contextlib
 import csv
+import functools
 import io
 import itertools
 import json
@@ -44,10 +42,9 @@ from .options import (
     OneLineParser,
     UsageError,
     add_parameter_flags,
+    checked_model,
     chunk_bytes,
     feature_count,
-    flag,
-    flagged_model,
     given_flags,
     ngram_range,
     positive_int,
@@ -89,14 +86,6 @@ def _device(kind):
     return like
 
 
-def _to_device(like):
-    if like is None:
-        return lambda X: X
-    from .._array.devices import host_to_like
-
-    return lambda X: host_to_like(X, like)
-
-
 def _say(args, text):
     if not args.quiet:
         print(text, file=sys.stderr)
@@ -117,68 +106,61 @@ def _check_output(output, *inputs):
         raise ValueError(msg)
 
 
-def _reader_options(args, stored=None):
-    stored = stored or {}
-    options = {"chunk_bytes": args.chunk_mb, "dtype": np.dtype(args.dtype).type}
-    zero_based = getattr(args, "zero_based", "auto")
-    options["zero_based"] = {"yes": True, "no": False}.get(zero_based, stored.get("zero_based"))
-    options["label_column"] = getattr(args, "label_column", None) or stored.get("label_column")
-    # Text: the keys and the column given again, else those the model was trained with.
-    for name in ("text_key", "label_key", "text_column"):
-        given = getattr(args, name, None)
-        options[name] = given if given is not None else stored.get(name)
-    return options
-
-
-def _check_format_options(args, fmt=None):
-    """Options that do not apply to the format ``fmt`` are a UsageError (--label-column on JSON lines
-    would otherwise be silently ignored). ``fmt=None``: the format detected, before any file is read;
-    none if it cannot be (opening the data then says what is wrong with it)."""
-    if fmt is None:
-        try:
-            fmt = detect_format(args.data, args.format)
-        except ValueError:
-            return
-    prog = f"nbgpu {args.command}"
-    if fmt == "jsonl" and getattr(args, "label_column", None) is not None:
-        raise UsageError(f"--label-column is for CSV; {args.data} is JSON lines: --label-key names the key "
-                         "of the label (default 'label')", prog)
-    for name in ("text_key", "label_key"):
-        if fmt != "jsonl" and getattr(args, name, None) is not None:
-            hint = "; --text-column names the text column of a CSV file" if fmt == "csv" else ""
-            raise UsageError(f"--{name.replace('_', '-')} is for JSON lines; {args.data} is {fmt}{hint}", prog)
-    if fmt != "csv" and getattr(args, "text_column", None) is not None:
-        hint = "; --text-key names the key of the text" if fmt == "jsonl" else ""
-        raise UsageError(f"--text-column is for CSV; {args.data} is {fmt}{hint}", prog)
-
-
 # The longest column name or JSON key a model file may name (its header is data from elsewhere).
 _MAX_NAME = 1000
 
 
-def _stored_reader_settings(header, where):
-    """How the training file was read (model metadata), checked: a model file
-    is data from elsewhere, and its header is free-form JSON."""
-    metadata = header.get("metadata", {})
-    reader = metadata.get("reader", {}) if isinstance(metadata, dict) else None
-    if not isinstance(reader, dict):
-        raise ValueError(f"{where}: inconsistent model file (its metadata is not a JSON object of reader settings)")
-    zero_based = reader.get("zero_based")
+def _reader_options(args, header=None):
+    """The reader options given, else (predict, evaluate) those the model file's ``header`` stores, checked:
+    a model file is data from elsewhere, and its header is free-form JSON."""
+    stored, where = {}, getattr(args, "model_file", None)
+    if header is not None:
+        metadata = header.get("metadata", {})
+        stored = metadata.get("reader", {}) if isinstance(metadata, dict) else None
+        if not isinstance(stored, dict):
+            raise ValueError(f"{where}: inconsistent model file (its metadata is not a JSON object of reader settings)")
+    zero_based = stored.get("zero_based")
     if zero_based is not None and not isinstance(zero_based, bool):
         raise ValueError(f"{where}: inconsistent model file (reader setting zero_based={zero_based!r})")
-    settings = {"zero_based": zero_based}
     for name in ("label_column", "text_column", "text_key", "label_key"):
-        value = reader.get(name)
+        value = stored.get(name)
         if value is not None and not (isinstance(value, str) and len(value) <= _MAX_NAME):
             raise ValueError(f"{where}: inconsistent model file (reader setting {name}={value!r:.80})")
-        settings[name] = value
-    return settings
+    options = {"chunk_bytes": args.chunk_mb, "dtype": np.dtype(args.dtype).type, "zero_based": zero_based,
+               "label_column": args.label_column or stored.get("label_column")}
+    if getattr(args, "zero_based", "auto") != "auto":
+        options["zero_based"] = args.zero_based == "yes"
+    # Text: the keys and the column given again, else those the model was trained with.
+    for name in ("text_key", "label_key", "text_column"):
+        given = getattr(args, name)
+        options[name] = given if given is not None else stored.get(name)
+    return options
+
+
+def _check_format_options(args):
+    """Options that do not apply to the format of args.data are a UsageError (--label-column on JSON lines
+    would otherwise be silently ignored); none if it cannot be told (opening the data says what is wrong)."""
+    try:
+        fmt = detect_format(args.data, args.format)
+    except ValueError:
+        return
+    prog = f"nbgpu {args.command}"
+    if fmt == "jsonl" and args.label_column is not None:
+        raise UsageError(f"--label-column is for CSV; {args.data} is JSON lines: --label-key names the key "
+                         "of the label (default 'label')", prog)
+    for name in ("text_key", "label_key"):
+        if fmt != "jsonl" and getattr(args, name) is not None:
+            hint = "; --text-column names the text column of a CSV file" if fmt == "csv" else ""
+            raise UsageError(f"--{name.replace('_', '-')} is for JSON lines; {args.data} is {fmt}{hint}", prog)
+    if fmt != "csv" and args.text_column is not None:
+        hint = "; --text-key names the key of the text" if fmt == "jsonl" else ""
+        raise UsageError(f"--text-column is for CSV; {args.data} is {fmt}{hint}", prog)
 
 
 def _model_and_chunks(args, output, *, labels):
-    """After predict's and evaluate's option checks: check ``output``, load the model onto the device;
-    the model, its classes and a generator (not started) of (chunk, probabilities on the host, decisions
-    as class indices: ``predict``'s rule), each chunk of args.data parsed while the one before is scored."""
+    """Check ``output``, load the model onto the device; the model, its classes and a generator (not started)
+    of (chunk, host probabilities, class indices decided by ``predict``'s rule) over the chunks of args.data."""
+    from .._array.devices import host_to_like
     from .._array.namespace import to_numpy
     from .._interop.model_files import read_model_file
 
@@ -197,24 +179,22 @@ def _model_and_chunks(args, output, *, labels):
 
     def scored():
         n_features = int(model.n_features_in_)
-        stored = _stored_reader_settings(loaded.header, args.model_file)
+        options = _reader_options(args, loaded.header)
         # loaded.vectorizer: the HashingVectorizer's parameters (read with core=True), or None
         reader = open_reader(args.data, detect_format(args.data, args.format), vectorizer=loaded.vectorizer,
-                             n_features=n_features, **_reader_options(args, stored))
-        zero_based = True if stored["zero_based"] is None else stored["zero_based"]
+                             n_features=n_features, **options)
+        zero_based = True if options["zero_based"] is None else options["zero_based"]
 
         def finish(chunk):
             return chunk._replace(X=reader.layout(chunk, zero_based=zero_based, n_features=n_features))
 
-        chunks = parsed_chunks(reader, labels=labels, finish=finish)
-        to_device = _to_device(like)
         bar = _bar(args, "scoring")
         rows = 0
-        for chunk in chunks:
+        for chunk in parsed_chunks(reader, labels=labels, finish=finish):
             bar.update(chunk.nbytes)
             if chunk.X is None:
                 continue
-            proba = model.predict_proba(to_device(chunk.X))
+            proba = model.predict_proba(host_to_like(chunk.X, like))
             decided = np.searchsorted(classes, np.asarray(to_numpy(model._decide(proba))))
             rows += chunk.X.shape[0]
             yield chunk, np.asarray(to_numpy(proba), dtype=np.float64), decided
@@ -229,18 +209,6 @@ def _size(path):
     return os.path.getsize(path) if is_regular_file(path) else None
 
 
-def _vectorizer_params(args, fmt):
-    """The HashingVectorizer parameters of the text options (a dict; None
-    unless JSON lines or CSV with --text-column)."""
-    if fmt != "jsonl" and not (fmt == "csv" and args.text_column is not None):
-        return None
-    return {
-        **TEXT_DEFAULTS, "n_features": args.hash_features, "ngram_range": tuple(args.ngram_range),
-        "lowercase": not args.no_lowercase, "stop_words": args.stop_words, "binary": args.binary_counts,
-        "analyzer": args.analyzer,
-    }
-
-
 def _classes(args):
     if args.classes is None:
         return None
@@ -252,12 +220,18 @@ def _classes(args):
 
 def cmd_train(args):
     classes = _classes(args)
+    _check_format_options(args)
     fmt = detect_format(args.data, args.format)
-    _check_format_options(args, fmt)
     _check_output(args.output, args.data)
-    vectorizer = _vectorizer_params(args, fmt)
-    options = _reader_options(args)
-    reader = open_reader(args.data, fmt, vectorizer=vectorizer, n_features=None, **options)
+    vectorizer = None  # the HashingVectorizer's parameters: JSON lines, or CSV with --text-column
+    if fmt == "jsonl" or (fmt == "csv" and args.text_column is not None):
+        vectorizer = {**TEXT_DEFAULTS, "n_features": args.hash_features, "ngram_range": tuple(args.ngram_range),
+                      "lowercase": not args.no_lowercase, "stop_words": args.stop_words,
+                      "binary": args.binary_counts, "analyzer": args.analyzer}
+    open_data = functools.partial(open_reader, args.data, fmt, vectorizer=vectorizer, n_features=None,
+                                  **_reader_options(args))
+    reader = open_data()
+    from .._array.devices import host_to_like
     from .._interop.model_files import save
     from .model_choice import NotCounts, search_setup
 
@@ -266,7 +240,7 @@ def cmd_train(args):
     if args.model == "auto":
         model, state = search_setup(given_flags(args))
     else:
-        model, state = flagged_model(args, MODELS[args.model]), None
+        model, state = checked_model(MODELS[args.model], given_flags(args)), None
     # After the usage checks, before any thread starts: cupy imported while a
     # parser thread runs can meet importlib's deadlock guard and come back partly initialised.
     like = _device(args.device)
@@ -290,14 +264,28 @@ def cmd_train(args):
     def again():
         nonlocal bar
         bar = _bar(args, "second pass over")
-        return open_reader(args.data, fmt, vectorizer=vectorizer, n_features=None, **options)
+        return open_data()
 
-    common = dict(classes=classes, n_features=args.n_features, to_device=_to_device(like), progress=report,
-                  open_again=again)
+    common = dict(classes=classes, n_features=args.n_features, to_device=functools.partial(host_to_like, like=like),
+                  progress=report, open_again=again)
     try:
         trained = train(model, reader, chunks=chunks, state=state, **common)
-    except NotCounts as exc:
-        trained = _train_not_counts(args, exc, reader, chunks, report, again, common)
+    except NotCounts as exc:  # --model auto: GaussianNB, with the flags given
+        not_counts = f"{exc}: the data are not counts"
+        model = checked_model("GaussianNB", given_flags(args), lambda wrong: (
+            f"{not_counts}, so --model auto would train GaussianNB, which does not take {', '.join(wrong)}; "
+            "name the model with --model"))
+        if exc.chunk is not None:  # nothing was fitted before the chunk that showed it: go on from there
+            _say(args, f"nbgpu train: {not_counts}; --model auto trains GaussianNB")
+            trained = train(model, reader, chunks=itertools.chain([exc.chunk], chunks), **common)
+        elif not is_regular_file(reader.path):
+            raise ValueError(f"{not_counts}, and {reader.path} cannot be read again for GaussianNB "
+                             "(not a regular file): give --model gaussian")
+        else:
+            chunks.close()
+            report(None, 0, f"{not_counts}; --model auto trains GaussianNB (a second pass)")
+            trained = train(model, again(), **common)
+            trained = trained._replace(passes=trained.passes + 1)
     seconds = time.perf_counter() - start
     settings = dict(reader.settings)
     if trained.zero_based is not None:
@@ -316,30 +304,6 @@ def cmd_train(args):
                f"{fitted.n_features_in_} features in {seconds:.2f} s "
                f"({trained.rows / max(seconds, 1e-9):,.0f} rows/s, {passes}) -> {args.output}")
     return 0
-
-
-def _train_not_counts(args, exc, reader, chunks, report, again, common):
-    """--model auto on data that are not counts: GaussianNB with the parameter flags given (a flag it does
-    not take is a UsageError), from the chunk that showed it when nothing was fitted before, else in a
-    second pass."""
-    from .._models import model_class
-
-    takes = model_class("GaussianNB", core=True)._get_param_names()
-    wrong = [name for name in given_flags(args) if name not in takes]
-    if wrong:
-        raise UsageError(f"{exc}: the data are not counts, so --model auto would train GaussianNB, which does "
-                         f"not take {', '.join(flag(n) for n in wrong)}; name the model with --model", "nbgpu train")
-    model = flagged_model(args, "GaussianNB")
-    if exc.chunk is not None:
-        _say(args, f"nbgpu train: {exc}: the data are not counts; --model auto trains GaussianNB")
-        return train(model, reader, chunks=itertools.chain([exc.chunk], chunks), **common)
-    if not is_regular_file(reader.path):
-        raise ValueError(f"{exc}: the data are not counts, and {reader.path} cannot be read again for GaussianNB "
-                         "(not a regular file): give --model gaussian")
-    chunks.close()
-    report(None, 0, f"{exc}: the data are not counts; --model auto trains GaussianNB (a second pass)")
-    trained = train(model, again(), **common)
-    return trained._replace(passes=trained.passes + 1)
 
 
 def _csv_row(fields):
@@ -433,11 +397,8 @@ def environment():
                  "torch", "dask", "tqdm", "matplotlib"):
         with contextlib.suppress(md.PackageNotFoundError):
             out[dist] = md.version(dist)
-    like = None
-    if importlib.util.find_spec("cupy") is not None:  # else no GPU, and no need to load the array layer
-        from .._array.devices import gpu_array_like
-
-        like = gpu_array_like()
+    # No cupy: no GPU, and no need to load the array layer.
+    like = _device("auto") if importlib.util.find_spec("cupy") is not None else None
     out["gpu"] = device_description(like) if like is not None else None
     return out
 

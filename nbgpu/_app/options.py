@@ -1,16 +1,15 @@
-"""Command-line options: value types, the model parameters as flags, and a
-parser whose errors are one line.
+"""Command-line options: value types, the model parameters as flags, and a parser whose errors are
+one line.
 
-A command called wrong (an unknown option, a bad value, a flag the model
-does not take) ends with one line on stderr and exit status 2, before any
-file is read; status 1 is for what goes wrong with the files themselves.
-Standard library only (the models load when :func:`checked_model` is
-called), so ``nbgpu --help`` starts fast.
+A command called wrong (an unknown option, a bad value, a flag the model does not take) ends with one
+line on stderr and exit status 2, before any file is read; status 1 is for what goes wrong with the
+files themselves. Standard library only (the models load when :func:`checked_model` is called), so
+``nbgpu --help`` starts fast.
 """
-
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import os
 
@@ -69,8 +68,7 @@ def positive_int(text, *, most=None):
     return value
 
 
-def feature_count(text):
-    return positive_int(text, most=MAX_FEATURES)
+feature_count = functools.partial(positive_int, most=MAX_FEATURES)
 
 
 def chunk_bytes(text):
@@ -157,25 +155,20 @@ def given_flags(args):
     return {name: getattr(args, name) for name in PARAMETERS if hasattr(args, name)}
 
 
-def flagged_model(args, family):
-    """The core model ``family`` (no scikit-learn) with the parameter flags given; a flag it does
-    not take (the message lists those it does) or a bad value is a :class:`UsageError`."""
+def checked_model(family, params, refusal=None):
+    """The core model ``family`` (no scikit-learn) with ``params`` (``{name: value}`` of parameter flags); one
+    it does not take (``refusal(flags)``: the message; default: the first, and those it takes) or a bad
+    value is a :class:`UsageError`."""
     from .._models import model_class
 
-    accepted = model_class(family, core=True)._get_param_names()
-    params = given_flags(args)
-    for name in params:
-        if name not in accepted:
-            usable = ", ".join(flag(p) for p in PARAMETERS if p in accepted)
-            raise UsageError(f"{flag(name)} does not apply to {family} (its parameters: {usable})", "nbgpu train")
-    return checked_model(family, params)
-
-
-def checked_model(family, params):
-    """The core model ``family`` with ``params``; a bad value is a :class:`UsageError`."""
-    from .._models import model_class
-
-    model = model_class(family, core=True)(**params)
+    cls = model_class(family, core=True)
+    accepted = cls._get_param_names()
+    wrong = [flag(name) for name in params if name not in accepted]
+    if wrong:
+        usable = ", ".join(flag(p) for p in PARAMETERS if p in accepted)
+        msg = refusal(wrong) if refusal else f"{wrong[0]} does not apply to {family} (its parameters: {usable})"
+        raise UsageError(msg, "nbgpu train")
+    model = cls(**params)
     try:
         model._check_hyper_parameters()
     except ValueError as exc:

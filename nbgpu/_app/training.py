@@ -1,29 +1,26 @@
 """Training a model from a data file in one pass.
 
-The file is read and parsed in a background thread (``readers.parsed_chunks``)
-while the previous chunk is fitted. What a first pass used to find is
-learned on the way:
+The file is parsed in a background thread (``readers.parsed_chunks``) while the previous chunk is
+fitted. What a first pass used to find is learned on the way:
 
-- Classes. Every chunk is fitted with ``partial_fit``; a chunk that brings
-  new labels is fitted as a model of its own and merged into the running one
-  (their union of classes). ``--classes`` fixes them.
-- Label type. Labels read as text are integers while every label seen is a
-  whole number; a later non-numeric label makes them all strings.
-- svmlight features. Without ``--n-features`` the model has as many features
-  as the largest index seen (+1 when zero-based). Without ``--zero-based``
-  the file is one-based unless an index 0 appears (scikit-learn's rule).
+- Classes. Every chunk is fitted with ``partial_fit``; a chunk that brings new labels is fitted as a
+  model of its own and merged into the running one (their union of classes). ``--classes`` fixes them.
+- Label type. Labels read as text are integers while every label seen is a whole number; a later
+  non-numeric label makes them all strings.
+- svmlight features. Without ``--n-features`` the model has as many features as the largest index
+  seen (+1 when zero-based). Without ``--zero-based`` the file is one-based unless an index 0 appears
+  (scikit-learn's rule).
 
-Where the running model cannot absorb a chunk (``merge`` refuses models of
-different widths; the label type or indexing base changes after chunks were
-fitted), the rest of the file is read for its labels and indices only and a
-second pass fits the model with everything known. A file that cannot be read
-twice (a FIFO, standard input) then needs ``--n-features`` and
-``--zero-based`` (or ``--classes``). Parameters that hold one value per class
-(``class_prior``, ``priors``, ``loss_matrix``) are set at the end.
+Where the running model cannot absorb a chunk (``merge`` refuses models of different widths; the
+label type or indexing base changes after chunks were fitted), the rest of the file is read for its
+labels and indices only and a second pass fits the model with everything known. A file that cannot be
+read twice (a FIFO, standard input) then needs ``--n-features`` and ``--zero-based`` (or
+``--classes``). Parameters that hold one value per class (``class_prior``, ``priors``,
+``loss_matrix``) are set at the end.
 """
-
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import NamedTuple
 
@@ -55,19 +52,16 @@ class _SecondPassNeeded(Exception):
 
 
 class _Seen:
-    """Labels and svmlight indices of every chunk read: enough for a second pass.
-
-    With ``reader`` (classes not given), labels that are all numbers, some not
-    whole, are refused as continuous (scikit-learn's ``type_of_target``) unless
-    a label that is not a number was seen before (the labels are then words).
-    """
+    """Labels and svmlight indices of every chunk read: enough for a second pass. With ``reader`` (classes
+    not given), labels that are all numbers, some not whole, are refused as continuous (scikit-learn's
+    ``type_of_target``) until a label that is not a number is seen (the labels are then words)."""
 
     def __init__(self, reader=None):
         self.labels, self.low, self.width, self.rows = None, None, 0, 0
-        self.reader, self.words = reader, False
+        self.reader = reader  # None once the labels are words: then none is continuous
 
     def add(self, chunk):
-        if self.reader is not None and not self.words:
+        if self.reader is not None:
             self._check_not_continuous(chunk)
         self.rows += chunk.X.shape[0]
         # One running union: memory stays the classes' however many chunks there are.
@@ -84,30 +78,23 @@ class _Seen:
             try:
                 y = y.astype(np.float64)
             except ValueError:
-                self.words = True
+                self.reader = None
                 return
         if y.dtype.kind != "f" or not np.all(np.isfinite(y)):
             return
         fractional = y != np.round(y)
         if np.any(fractional):
-            example = np.asarray(chunk.y)[np.argmax(fractional)]
-            where = lines_where(self.reader.path, chunk.lines)
+            reader, example = self.reader, np.asarray(chunk.y)[np.argmax(fractional)]
+            source = 'the labels ("label" field)' if reader.format == "jsonl" else "the labels"
+            if reader.format == "csv" and reader.names is not None:
+                with contextlib.suppress(ValueError, TypeError, IndexError):
+                    source = f"the labels (column {reader.names[reader.label_index()]!r})"
             raise ValueError(
-                f"{where}: {_label_source(self.reader)} are continuous values (e.g. {example}), not class "
-                "labels: Unknown label type: continuous (naive Bayes classifies; "
-                + ("--label-column names the column of class labels)" if self.reader.format == "csv"
+                f"{lines_where(reader.path, chunk.lines)}: {source} are continuous values (e.g. {example}), not "
+                "class labels: Unknown label type: continuous (naive Bayes classifies; "
+                + ("--label-column names the column of class labels)" if reader.format == "csv"
                    else "round the labels to classes first)")
             )
-
-
-def _label_source(reader):
-    """Where the labels of ``reader``'s file are, in words."""
-    if reader.format == "csv" and getattr(reader, "names", None) is not None:
-        try:
-            return f"the labels (column {reader.names[reader.label_index()]!r})"
-        except (ValueError, TypeError, IndexError):
-            pass
-    return 'the labels ("label" field)' if reader.format == "jsonl" else "the labels"
 
 
 def _check_size(estimator, n_classes, n_features, where):
@@ -241,13 +228,10 @@ def made_from(estimator, fitted, *, lazy=False):
 
 def train(estimator, reader, *, progress, open_again, to_device, chunks=None, classes=None, n_features=None,
           state=None):
-    """Fit ``estimator`` on the file of ``reader``; return a :class:`Trained`.
-
-    ``progress(nbytes, rows, note)`` is called after every chunk; ``open_again()``
-    gives a fresh reader of the same file for a second pass; ``chunks``:
-    ``parsed_chunks(reader, labels=True)`` if already started; ``state``: what
-    makes the running state (default :class:`_OnePass`; ``model_choice`` gives
-    one that keeps a model per cross-validation fold).
+    """Fit ``estimator`` on the file of ``reader``; return a :class:`Trained`. ``progress(nbytes, rows, note)``
+    is called after every chunk; ``open_again()`` gives a fresh reader of the file for a second pass;
+    ``chunks``: ``parsed_chunks(reader, labels=True)`` if already started; ``state``: what makes the running
+    state (default :class:`_OnePass`; ``model_choice`` gives one that keeps a model per cross-validation fold).
     """
     zero_based = getattr(reader, "zero_based", None)
     make_state = state or _OnePass
@@ -271,8 +255,7 @@ def train(estimator, reader, *, progress, open_again, to_device, chunks=None, cl
                         raise ValueError(msg) from None
             progress(chunk.nbytes, state.seen.rows, None)
         if why is None:
-            return Trained(state.result(), state.rows, passes, state.zero_based if state.svmlight else None,
-                           state.search)
+            return Trained(state.result(), state.rows, passes, state.zero_based, state.search)
         # Second pass: classes, indexing base and width are known now (a chunk was seen: why is set).
         seen = state.seen
         if state.svmlight and zero_based is None:

@@ -231,8 +231,7 @@ class _BaseNB(_ScoringMixin, abc.ABC):
         self : object
             The fitted estimator.
         """
-        adapter = adapter_for(X)
-        if adapter is not None:
+        if (adapter := adapter_for(X)) is not None:
             return adapter.fit(self, X, y, sample_weight, None, reset=True)
         y, sample_weight = computed(y, sample_weight)
         return self._fit_batch(X, y, None, sample_weight, reset=True)
@@ -268,8 +267,7 @@ class _BaseNB(_ScoringMixin, abc.ABC):
         if first and classes is None:
             msg = "classes must be passed on the first call to partial_fit."
             raise ValueError(msg)
-        adapter = adapter_for(X)
-        if adapter is not None:
+        if (adapter := adapter_for(X)) is not None:
             return adapter.fit(self, X, y, sample_weight, classes, reset=first)
         y, sample_weight = computed(y, sample_weight)
         return self._fit_batch(X, y, classes, sample_weight, reset=first, partial=True)
@@ -328,7 +326,7 @@ class _BaseNB(_ScoringMixin, abc.ABC):
         ``lazy`` derives parameters at their first read unless ``_lazy_parameters`` is False."""
         attrs = None
         if not (lazy and self._lazy_parameters):
-            attrs = self._derived_from(stats, classes, score_dtype, model=self)  # this fit's parameters
+            attrs = self._derived_from(stats, classes, score_dtype)  # this fit's hyper-parameters
             # Sparse statistics are a wide model's: its deferred parameters wait for a read.
             if not any(map(is_sparse_counts, stats.values())):
                 for name, method in self._deferred_parameters.items():
@@ -350,11 +348,10 @@ class _BaseNB(_ScoringMixin, abc.ABC):
             self._store_derived(attrs)
         return self
 
-    def _derived_from(self, stats, classes, score_dtype, *, model=None):
-        """``_finalize`` of ``stats`` with the hyper-parameters of ``model`` (by default the last fit's)."""
-        model = self._as_fitted() if model is None else model
+    def _derived_from(self, stats, classes, score_dtype):
+        """``_finalize`` of ``stats`` with this model's hyper-parameters."""
         xp = get_namespace(first_array(stats))
-        return model._finalize(stats, classes, xp=xp, dtype=score_dtype_of(stats, score_dtype))
+        return self._finalize(stats, classes, xp=xp, dtype=score_dtype_of(stats, score_dtype))
 
     def _as_fitted(self):
         """``self``, or a copy with the hyper-parameters of the last fit if ``set_params`` changed one."""
@@ -406,7 +403,8 @@ class _BaseNB(_ScoringMixin, abc.ABC):
         state = self.__dict__
         with _DERIVING:
             if state.get("_derived_", False) is None:
-                self._store_derived(self._derived_from(state["_stats"], state["classes_"], state["_fit_dtype_"]))
+                stats, classes, dtype = state["_stats"], state["classes_"], state["_fit_dtype_"]
+                self._store_derived(self._as_fitted()._derived_from(stats, classes, dtype))
 
     def __getattr__(self, name):
         # A fitted parameter of statistics not finalized yet is derived now, but never the
@@ -415,8 +413,7 @@ class _BaseNB(_ScoringMixin, abc.ABC):
         if name.endswith("_") and not name.startswith("__") and name not in _FIT_STATE and "_stats" in state:
             # Row blocks scored on several threads ask at once: one derives, the others wait.
             with _DERIVING:
-                if name not in state:
-                    self._derive_if_lazy()
+                self._derive_if_lazy()  # a no-op if another thread derived while this one waited
                 deferred = self._deferred_parameters.get(name)
                 if name not in state and deferred is not None and state.get("_derived_") is not None:
                     stats = state["_stats"]

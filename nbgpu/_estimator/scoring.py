@@ -22,8 +22,7 @@ def blockwise_collections(method):
 
     @functools.wraps(method)
     def wrapper(self, X):
-        adapter = adapter_for(X)
-        if adapter is not None:
+        if (adapter := adapter_for(X)) is not None:
             return adapter.map(self, X, method.__name__)
         return method(self, X)
 
@@ -226,8 +225,7 @@ class _ScoringMixin:
         return self._risk_of(self.predict_proba(X))
 
     def _risk_of(self, proba):
-        """``proba @ loss_matrix.T`` (the 0-1 loss when there is none)."""
-        self._check_is_fitted()
+        """``proba @ loss_matrix.T`` (the 0-1 loss when there is none) of a fitted model."""
         k = self.classes_.shape[0]
         loss = self._loss_matrix(k)
         if loss is None:
@@ -264,8 +262,7 @@ class _ScoringMixin:
         -------
         score : float
         """
-        adapter = adapter_for(X)
-        if adapter is not None:
+        if (adapter := adapter_for(X)) is not None:
             return adapter.score(self, X, y, sample_weight)
         y, sample_weight = computed(y, sample_weight)
         pred = to_numpy(self.predict(X))

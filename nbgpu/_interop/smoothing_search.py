@@ -12,7 +12,6 @@ import inspect
 import numbers
 import time
 import warnings
-from collections import defaultdict
 from types import SimpleNamespace
 
 import numpy as np
@@ -81,18 +80,15 @@ def _scorers_taking_weights(scorers, search):
     the fit's weights to them (and warns about the others)."""
     taking = set()
     for name, scorer in scorers.items():
-        if hasattr(scorer, "_accept_sample_weight"):
-            accepts = scorer._accept_sample_weight()
-        else:
-            accepts = "sample_weight" in inspect.signature(scorer).parameters
-        if accepts:
+        accepts = getattr(scorer, "_accept_sample_weight", None)
+        if accepts() if accepts is not None else "sample_weight" in inspect.signature(scorer).parameters:
             taking.add(name)
-            continue
-        msg = (
-            f"The scoring {name}={scorer} does not support sample_weight, which may lead to "
-            f"statistically incorrect results when fitting {search} with sample_weight."
-        )
-        warnings.warn(msg, UserWarning, stacklevel=3)
+        else:
+            msg = (
+                f"The scoring {name}={scorer} does not support sample_weight, which may lead to "
+                f"statistically incorrect results when fitting {search} with sample_weight."
+            )
+            warnings.warn(msg, UserWarning, stacklevel=3)
     return taking
 
 
@@ -241,9 +237,9 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
         self.return_train_score = return_train_score
 
     # ---- checks -------------------------------------------------------- #
-    def _model(self):
-        """``(the nbgpu model, the prefix of its parameters in the grid)``: the
-        estimator itself, or a Pipeline's last step (``"<step>__"``)."""
+    def _candidates(self):
+        """``(the nbgpu model, grid points as given, grid points as the model's own parameters)``;
+        the model is the estimator itself or a Pipeline's last step (grid names ``"<step>__..."``)."""
         est = self.estimator
         if isinstance(est, Pipeline):
             if not est.steps:
@@ -258,11 +254,6 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
             ending = "" if prefix else " or a Pipeline ending in one"
             msg = f"{what} must be one of nbgpu's models {known}{ending}; got {type(model).__name__}."
             raise TypeError(msg)
-        return model, prefix
-
-    def _candidates(self):
-        """``(grid points as given, grid points as the model's own parameters)``."""
-        model, prefix = self._model()
         searchable = [prefix + n for n in sorted(FINALIZE_PARAMETERS[type(model)])]
         try:
             candidates = list(ParameterGrid(self.param_grid))
@@ -295,7 +286,7 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
         if not candidates:
             msg = "`param_grid` defines no grid point."
             raise ValueError(msg)
-        return candidates, [{n[len(prefix):]: v for n, v in params.items()} for params in candidates]
+        return model, candidates, [{n[len(prefix):]: v for n, v in params.items()} for params in candidates]
 
     def _scorers(self):
         """``(dict name -> scorer, multimetric)``."""
@@ -307,57 +298,18 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
         if not scorers:
             msg = "`scoring` names no metric."
             raise ValueError(msg)
-        refit = self.refit
-        if refit is not False and not callable(refit) and refit not in scorers:
+        if self.refit is not False and not callable(self.refit) and self.refit not in scorers:
             msg = (
                 f"For multi-metric scoring, `refit` must be the name of a metric {sorted(scorers)}, "
-                f"False or a callable; got {refit!r}."
+                f"False or a callable; got {self.refit!r}."
             )
             raise ValueError(msg)
         return scorers, True
 
     # ---- search -------------------------------------------------------- #
-    def _fold_statistics(self, X, y, sample_weight, splits, classes, fold_classes):
-        """``(training statistics of every split, statistics of all rows or None, mean seconds per
-        split)``; test folds that partition the rows, training folds their complements: one pass."""
-        base = clone(self.estimator)
-
-        def stats_of(index, labels):
-            w = None if sample_weight is None else take_rows(sample_weight, index)
-            return base._fit_batch(take_rows(X, index), take_rows(y, index), labels, w, reset=True, commit=False)
-
-        n = X.shape[0]
-        tests = np.concatenate([test for _, test in splits])
-        partition = (
-            tests.shape[0] == n
-            and np.array_equal(np.sort(tests), np.arange(n))
-            and all(_complements(train, test, n) for train, test in splits)  # O(n) each, no sort
-        )
-        t0 = time.perf_counter()
-        if not partition:  # each training fold once, from its own rows
-            train_stats = [stats_of(train, labels) for (train, _), labels in zip(splits, fold_classes)]
-            return train_stats, None, (time.perf_counter() - t0) / len(splits)
-        parts = [stats_of(test, classes) for _, test in splits]
-        xp = get_namespace(first_array(parts[0]))
-
-        def merged(stats):
-            return functools.reduce(lambda a, b: base._merge(a, b, xp=xp), stats)
-
-        total = merged(parts)
-        difference = _DIFFERENCE.get(type(base))
-        train_stats = []
-        for i, labels in enumerate(fold_classes):
-            if labels.shape[0] < classes.shape[0]:  # a training fold without some class
-                train_stats.append(stats_of(splits[i][0], labels))
-            elif difference is not None:
-                train_stats.append(difference(total, parts[i], xp=xp))
-            else:
-                train_stats.append(merged(parts[:i] + parts[i + 1 :]))
-        return train_stats, total, (time.perf_counter() - t0) / len(splits)
-
     def _model_folds(self, model, X, y, sample_weight, splits):
-        """The folds of an nbgpu model's search: the training statistics (from
-        ``_fold_statistics``) and the rows to score on."""
+        """The folds of an nbgpu model's search: the training statistics and the rows to score on.
+        Test folds that partition the rows, training folds their complements: one pass over X."""
         feature_names = feature_names_of(X)
         checked, xp, device = check_X(X, estimator=model, allow_nan=model._ignore_missing)
         # Scored on the validated array (canonical sparse, no second check), but
@@ -380,7 +332,34 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
             classes if np.bincount(codes[train], minlength=n_classes).all() else unique_labels(take_rows(y, train))
             for train, _ in splits
         ]
-        fold_stats, total, seconds = self._fold_statistics(checked, y, sample_weight, splits, classes, fold_classes)
+        base = clone(model)
+
+        def stats_of(index, labels):
+            w = None if sample_weight is None else take_rows(sample_weight, index)
+            return base._fit_batch(take_rows(checked, index), take_rows(y, index), labels, w, reset=True, commit=False)
+
+        partition = np.array_equal(np.sort(np.concatenate([test for _, test in splits])), np.arange(n_samples))
+        partition = partition and all(_complements(train, test, n_samples) for train, test in splits)  # O(n) each
+        t0 = time.perf_counter()
+        total = None
+        if partition:
+            parts = [stats_of(test, classes) for _, test in splits]
+            stats_xp = get_namespace(first_array(parts[0]))
+
+            def merged(stats):
+                return functools.reduce(lambda a, b: base._merge(a, b, xp=stats_xp), stats)
+
+            total = merged(parts)
+            difference = _DIFFERENCE.get(type(base))
+        fold_stats = []
+        for i, ((train, _), labels) in enumerate(zip(splits, fold_classes)):
+            if not partition or labels.shape[0] < n_classes:  # from its own rows (also a fold lacking a class)
+                fold_stats.append(stats_of(train, labels))
+            elif difference is not None:
+                fold_stats.append(difference(total, parts[i], xp=stats_xp))
+            else:
+                fold_stats.append(merged(parts[:i] + parts[i + 1 :]))
+        seconds = (time.perf_counter() - t0) / len(splits)
         attributes = {"n_features": n_features, "feature_names": feature_names,
                       "score_dtype": score_dtype_name(checked.dtype, xp=xp)}
 
@@ -400,10 +379,11 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
         def refit(params):
             stats = total
             if stats is None:
-                stats = clone(model)._fit_batch(checked, y, classes, sample_weight, reset=True, commit=False)
+                stats = base._fit_batch(checked, y, classes, sample_weight, reset=True, commit=False)
             return clone(model).set_params(**params)._become_fitted(stats, classes, **attributes)
 
-        return folds, len(splits), refit, classes, n_features, feature_names
+        inputs = {"n_features_in_": n_features, "feature_names_in_": feature_names}
+        return folds, len(splits), refit, classes, inputs
 
     def _pipeline_folds(self, model, X, y, sample_weight, splits):
         """The folds of a Pipeline's search, made one at a time: its earlier steps (a clone) fitted
@@ -414,39 +394,37 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
         classes = unique_labels(y)
         splits = splits(X, y_host)
 
-        def fold(train, test):
-            t0 = time.perf_counter()
-            head = clone(pipeline)[:-1] if len(pipeline.steps) > 1 else None
-            X_train, y_train = take_rows(X, train), take_rows(y, train)
-            Xt_train = X_train if head is None else head.fit_transform(X_train, y_train)
-            feature_names = feature_names_of(Xt_train)
-            checked, xp, _ = check_X(Xt_train, estimator=model, allow_nan=model._ignore_missing)
-            fold_classes = unique_labels(y_train)
-            stats = clone(model)._fit_batch(checked, y_train, fold_classes, None, reset=True, commit=False)
-            seconds = time.perf_counter() - t0
-            X_test = take_rows(X, test)
-            Xt_test = X_test if head is None else head.transform(X_test)
-            parts = [(Xt_test, X_test, take_rows(y, test), y_host[test], {})]
-            if self.return_train_score:
-                parts.append((Xt_train, X_train, y_train, y_host[train], {}))
-            attributes = {"n_features": checked.shape[1], "feature_names": feature_names,
-                          "score_dtype": score_dtype_name(checked.dtype, xp=xp)}
-            return SimpleNamespace(stats=stats, classes=fold_classes, attributes=attributes, seconds=seconds,
-                                   error=None, pipeline=head, parts=parts)
-
         def folds():
             for train, test in splits:
+                t0 = time.perf_counter()
                 try:
-                    yield fold(train, test)
+                    head = clone(pipeline)[:-1] if len(pipeline.steps) > 1 else None
+                    X_train, y_train = take_rows(X, train), take_rows(y, train)
+                    Xt_train = X_train if head is None else head.fit_transform(X_train, y_train)
+                    feature_names = feature_names_of(Xt_train)
+                    checked, xp, _ = check_X(Xt_train, estimator=model, allow_nan=model._ignore_missing)
+                    fold_classes = unique_labels(y_train)
+                    stats = clone(model)._fit_batch(checked, y_train, fold_classes, None, reset=True, commit=False)
+                    seconds = time.perf_counter() - t0
+                    X_test = take_rows(X, test)
+                    Xt_test = X_test if head is None else head.transform(X_test)
+                    parts = [(Xt_test, X_test, take_rows(y, test), y_host[test], {})]
+                    if self.return_train_score:
+                        parts.append((Xt_train, X_train, y_train, y_host[train], {}))
+                    attributes = {"n_features": checked.shape[1], "feature_names": feature_names,
+                                  "score_dtype": score_dtype_name(checked.dtype, xp=xp)}
+                    fold = SimpleNamespace(stats=stats, classes=fold_classes, attributes=attributes, seconds=seconds,
+                                           error=None, pipeline=head, parts=parts)
                 except Exception as exc:
                     if self.error_score == "raise":
                         raise
-                    yield SimpleNamespace(error=exc, seconds=0.0)  # every grid point of the fold fails
+                    fold = SimpleNamespace(error=exc, seconds=0.0)  # every grid point of the fold fails
+                yield fold
 
         def refit(params):  # as GridSearchCV refits: the whole Pipeline on all rows
             return clone(pipeline).set_params(**params).fit(X, y)
 
-        return folds(), len(splits), refit, classes, None, None
+        return folds(), len(splits), refit, classes, {}
 
     def fit(self, X, y, *, groups=None, sample_weight=None):
         """Search the grid on ``X``, ``y`` and refit the best model.
@@ -467,12 +445,11 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
         -------
         self : object
         """
-        candidates, model_candidates = self._candidates()
+        model, candidates, model_candidates = self._candidates()
         scorers, multimetric = self._scorers()
         if self.error_score != "raise" and not isinstance(self.error_score, numbers.Real):
             msg = f"`error_score` must be 'raise' or a number; got {self.error_score!r}."
             raise ValueError(msg)
-        model, _ = self._model()
         is_pipeline = isinstance(self.estimator, Pipeline)
         if is_pipeline and sample_weight is not None:
             msg = (
@@ -491,32 +468,33 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
             return out
 
         make_folds = self._pipeline_folds if is_pipeline else self._model_folds
-        folds, n_splits, refit, classes, n_features, feature_names = make_folds(model, X, y, sample_weight, splits)
+        folds, n_splits, refit, classes, inputs = make_folds(model, X, y, sample_weight, splits)
 
         n_cand = len(candidates)
         fit_time, score_time = np.zeros((2, n_cand, n_splits))
-        scores = defaultdict(lambda: np.zeros((n_cand, n_splits)))  # by ("test" or "train", metric)
         kinds = ("test", "train") if self.return_train_score else ("test",)
+        scores = {(kind, name): np.zeros((n_cand, n_splits)) for kind in kinds for name in scorers}
         failures = []
         metric_scorers = {name for name, sc in scorers.items() if _is_metric_scorer(sc)}
         # The model scored on the transformed rows gives what the fitted Pipeline gives on the raw
         # ones, for the metrics and for its own ``score`` (scoring=None); another callable gets the Pipeline.
         on_model = metric_scorers | ({"score"} if self.scoring is None else set())
 
-        def score_all(model, fold, part):
-            X_model, X_raw, y_part, y_host, weights = part
-            # scikit-learn's metrics get host labels and the model's host
-            # predictions, each computed once for all the metrics of these rows.
-            host = _HostResponses(model) if metric_scorers else None
-            out = {}
-            for name, sc in scorers.items():
-                if name in metric_scorers:
-                    args = host, X_model, y_host
-                elif name in on_model or fold.pipeline is None:
-                    args = model, X_model, y_part
-                else:
-                    args = Pipeline([*fold.pipeline.steps, (self.estimator.steps[-1][0], model)]), X_raw, y_part
-                out[name] = float(sc(*args, **(weights if name in weighted_scorers else {})))
+        def score_all(model, fold):
+            """The scores of ``model`` on the fold's test (and train) rows, in the order of ``scores``."""
+            out = []
+            for X_model, X_raw, y_part, y_host, weights in fold.parts:
+                # scikit-learn's metrics get host labels and the model's host
+                # predictions, each computed once for all the metrics of these rows.
+                host = _HostResponses(model) if metric_scorers else None
+                for name, sc in scorers.items():
+                    if name in metric_scorers:
+                        args = host, X_model, y_host
+                    elif name in on_model or fold.pipeline is None:
+                        args = model, X_model, y_part
+                    else:
+                        args = Pipeline([*fold.pipeline.steps, (self.estimator.steps[-1][0], model)]), X_raw, y_part
+                    out.append(float(sc(*args, **(weights if name in weighted_scorers else {}))))
             return out
 
         for s, fold in enumerate(folds):
@@ -529,18 +507,17 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
                         fold.stats, fold.classes, **fold.attributes
                     )
                     t1 = time.perf_counter()
-                    point = [score_all(fitted, fold, part) for part in fold.parts]
+                    point = score_all(fitted, fold)
                 except Exception as exc:
                     if self.error_score == "raise":
                         raise
                     failures.append(f"{candidates[c]}: {type(exc).__name__}: {exc}")
                     t1 = time.perf_counter()
-                    point = [dict.fromkeys(scorers, float(self.error_score))] * len(kinds)
+                    point = [float(self.error_score)] * len(scores)
                 fit_time[c, s] = t1 - t0 + fold.seconds / n_cand
                 score_time[c, s] = time.perf_counter() - t1
-                for kind, values in zip(kinds, point):
-                    for name, value in values.items():
-                        scores[kind, name][c, s] = value
+                for table, value in zip(scores.values(), point):
+                    table[c, s] = value
         if failures:
             if len(failures) == n_cand * n_splits:
                 msg = f"All the {len(failures)} fits failed. The first: {failures[0]}"
@@ -559,10 +536,9 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
         for name in ("n_features_in_", "feature_names_in_", "best_index_", "best_params_", "best_score_",
                      "best_estimator_", "refit_time_"):
             self.__dict__.pop(name, None)
-        if n_features is not None:
-            self.n_features_in_ = n_features
-        if feature_names is not None:
-            self.feature_names_in_ = feature_names
+        for name, value in inputs.items():  # a Pipeline's are its best_estimator_'s (below)
+            if value is not None:
+                setattr(self, name, value)
         if self.refit is False:
             return self
         if callable(self.refit):
@@ -573,7 +549,7 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
             self.best_score_ = float(self.cv_results_[f"mean_test_{metric}"][self.best_index_])
         self.best_params_ = candidates[self.best_index_]
         t0 = time.perf_counter()
-        self.best_estimator_ = refit(model_candidates[self.best_index_] if not is_pipeline else self.best_params_)
+        self.best_estimator_ = refit(self.best_params_)  # (a model's grid points are its own parameters)
         self.refit_time_ = time.perf_counter() - t0
         if is_pipeline:  # as GridSearchCV reads them from its best_estimator_
             for name in ("n_features_in_", "feature_names_in_"):

@@ -41,14 +41,25 @@ def _column_feature(n_categories):
     return np.repeat(np.arange(n_categories.shape[0], dtype=np.int64), n_categories)
 
 
+def _spread(per_feature, n_categories, *, xp):
+    """Repeat a (k, d) per-feature array over each feature's columns: (k, M)."""
+    idx = xp.asarray(_column_feature(n_categories), device=per_feature.device)
+    return xp.take(per_feature, idx, axis=1)
+
+
+def _flat_column(n_categories, feature, value):
+    """Flat column of category ``value`` of ``feature`` (host arrays), or ``M``, that of
+    a zero column appended, where the feature has no such category."""
+    off = _offsets(n_categories)
+    return np.where(value < n_categories[feature], off[feature] + value, off[-1])
+
+
 def _relayout(counts, old, new, *, xp):
     """Counts laid out for ``old`` category numbers, re-laid for ``new`` (>= old)."""
     if np.array_equal(old, new):
         return counts
-    old_off, new_off = _offsets(old), _offsets(new)
     feature = _column_feature(new)
-    value = np.arange(new_off[-1]) - new_off[feature]
-    src = np.where(value < old[feature], old_off[feature] + value, old_off[-1])
+    src = _flat_column(old, feature, np.arange(int(new.sum())) - _offsets(new)[feature])
     zero = xp.zeros((counts.shape[0], 1), dtype=counts.dtype, device=counts.device)
     return xp.take(xp.concat([counts, zero], axis=1), xp.asarray(src, device=counts.device), axis=1)
 
@@ -60,22 +71,18 @@ def _relayout(counts, old, new, *, xp):
 _PAIR_ROWS = 256
 
 
-def _paired(n_categories):
-    """Whether dense scoring looks features up two at a time."""
-    m = n_categories + 1  # each feature's categories and its zero row
-    p = m.shape[0] // 2
-    return p > 0 and bool(np.all(m[0 : 2 * p : 2] * m[1 : 2 * p : 2] <= _PAIR_ROWS))
-
-
 def _groups(n_categories):
     """``(first, second, sizes)``: the features of each lookup (``second`` -1
     for a feature looked up alone: the last of an odd number, or all when
-    unpaired) and the rows of its scoring table."""
-    d, paired = n_categories.shape[0], _paired(n_categories)
+    unpaired) and the rows of its scoring table. Dense scoring pairs features
+    exactly when there are fewer lookups than features."""
+    d = n_categories.shape[0]
+    # Each feature's categories and its zero row; at -1 a feature of none, a lone lookup's second.
+    m = np.pad(n_categories, (0, 1)) + 1
+    paired = d > 1 and bool(np.all(m[0 : d - 1 : 2] * m[1:d:2] <= _PAIR_ROWS))
     first = np.arange(0, d, 2 if paired else 1)
     second = np.where(paired & (first + 1 < d), first + 1, -1)
-    m = n_categories + 1  # each feature's categories and its zero row
-    return first, second, m[first] * np.where(second < 0, 1, m[np.maximum(second, 0)])
+    return first, second, m[first] * m[second]
 
 
 def _scoring_table(weight, n_categories, *, xp):
@@ -86,30 +93,46 @@ def _scoring_table(weight, n_categories, *, xp):
     then the code every unseen (or missing) category is clipped to, which
     scores zero. A pair's code is ``c_first * (m_second + 1) + c_second``.
     """
-    off = _offsets(n_categories)
+    n = np.pad(n_categories, (0, 1))  # a lone lookup's second (-1) has no category: the zero row
     first, second, sizes = _groups(n_categories)
-    alone = second < 0
-    second = np.maximum(second, 0)
     group = np.repeat(np.arange(first.shape[0]), sizes)
     r = np.arange(group.shape[0]) - (np.cumsum(sizes) - sizes)[group]
-    m_second = np.where(alone, 1, n_categories[second] + 1)[group]
-    c_first, c_second = r // m_second, r % m_second
-
-    def row(feature, c):
-        return np.where(c < n_categories[feature], off[feature] + c, off[-1])
-
-    a = row(first[group], c_first)
-    b = np.where(alone[group], off[-1], row(second[group], c_second))
+    first, second = first[group], second[group]
+    a = _flat_column(n, first, r // (n[second] + 1))
+    b = _flat_column(n, second, r % (n[second] + 1))
     zero = xp.zeros((1, weight.shape[1]), dtype=weight.dtype, device=weight.device)
     padded = xp.concat([weight, zero], axis=0)
     a, b = (xp.asarray(rows, device=weight.device) for rows in (a, b))
     return xp.take(padded, a, axis=0) + xp.take(padded, b, axis=0)
 
 
-def _spread(per_feature, n_categories, *, xp):
-    """Repeat a (k, d) per-feature array over each feature's columns: (k, M)."""
-    idx = xp.asarray(_column_feature(n_categories), device=per_feature.device)
-    return xp.take(per_feature, idx, axis=1)
+def _scoring_arrays(weight, log_prior, n_cat, *, xp, dtype):
+    """What scoring reads, made once at fit (on a device an upload per block would wait for
+    it), and the category numbers as host metadata. Dense scoring looks codes up in
+    ``_table_``. Sparse scoring starts every row at the score of category 0 of every feature
+    (``_zero_score_``), then each stored value swaps its feature's category-0 weight for its
+    own (an unseen category: for none) through ``_delta_``, laid out as
+    ``sparse_onehot_nonzero``'s columns."""
+    off, device = _offsets(n_cat), weight.device
+    base = xp.take(weight, xp.asarray(off[:-1], device=device), axis=0)
+    first = xp.take(weight, xp.asarray(off[_column_feature(n_cat)], device=device), axis=0)
+    order = np.concatenate(onehot_nonzero_columns(n_cat))  # the column of each row of the concat below
+    source = np.empty_like(order)
+    source[order] = np.arange(order.shape[0])
+    delta = xp.take(xp.concat([weight - first, -base], axis=0), xp.asarray(source, device=device), axis=0)
+    p, sizes = n_cat.shape[0] // 2, _groups(n_cat)[2]
+    index_dtype = xp.int32 if int(sizes.sum()) < 2**31 else xp.int64
+    return {
+        "_bias_": xp.astype(log_prior, dtype),
+        "_table_": product_operand(xp.astype(_scoring_table(weight, n_cat, xp=xp), dtype), xp=xp),
+        "_delta_": product_operand(xp.astype(delta, dtype), xp=xp),
+        "_zero_score_": xp.astype(xp.sum(base, axis=0) + log_prior, dtype),
+        "_n_cat_host_": tuple(int(v) for v in n_cat),
+        "_code_limit_": xp.asarray(n_cat, device=device),
+        "_radix_": xp.asarray(n_cat[1 : 2 * p : 2] + 1, device=device),
+        "_group_start_": xp.asarray(np.cumsum(sizes) - sizes, dtype=index_dtype, device=device),
+        "_offsets_": xp.asarray(off, device=device),
+    }
 
 
 @shared_parameters_doc("prior_smoothing", "loss_matrix", "missing")
@@ -119,13 +142,11 @@ class CategoricalNB(_DiscreteNB):
     Each feature has its own categorical distribution per class. Same
     parameters, attributes and results as
     :class:`sklearn.naive_bayes.CategoricalNB`; in addition it accepts sparse
-    input (implicit zeros are category 0), a per-feature ``alpha``, and
-    categories unseen in training.
-
-    Categories unseen in training (a code ``>= n_categories_[j]`` at predict
-    time) are treated as missing: that feature contributes the same factor
-    to every class, i.e. it is left out of the decision for that sample,
-    instead of raising an IndexError. With ``missing="ignore"`` a NaN is
+    input (implicit zeros are category 0) and a per-feature ``alpha``, and a
+    category unseen in training (a code ``>= n_categories_[j]`` at predict
+    time) is treated as missing instead of raising an IndexError: that
+    feature contributes the same factor to every class, i.e. it is left out
+    of the decision for that sample. With ``missing="ignore"`` a NaN is
     scored the same way, and left out of the category counts in fit.
 
     Parameters
@@ -275,18 +296,14 @@ class CategoricalNB(_DiscreteNB):
             n_cat = np.maximum(n_cat, to_numpy(previous["n_categories"]))
         self._check_table_size(n_cat, seen, n_classes)
         count = class_totals(codes, weights, n_classes, dtype=dtype, xp=xp)
-        off = _offsets(n_cat)
-        counts = category_counts(X, codes, weights, off, n_classes, xp=xp, dtype=dtype)
-        if miss is not None:
+        counts = category_counts(X, codes, weights, _offsets(n_cat), n_classes, xp=xp, dtype=dtype)
+        if miss is not None:  # off category 0: the missing counts re-laid from one column per feature
             missing = class_sums(miss, codes, weights, n_classes, xp=xp, dtype=dtype)
-            first = np.arange(off[-1]) == off[_column_feature(n_cat)]  # each feature's category 0
-            first = xp.asarray(first, dtype=dtype, device=counts.device)
-            counts = counts - _spread(missing, n_cat, xp=xp) * first
+            counts = counts - _relayout(missing, np.ones_like(n_cat), n_cat, xp=xp)
         return {"class_count": count, "counts": counts, "n_categories": n_cat}
 
     def _check_table_size(self, n_cat, seen, n_classes):
-        """Raise, before anything is allocated, when the table of counts
-        would exceed ``max_category_table_bytes``."""
+        """Raise, before anything is allocated, if the table of counts exceeds ``max_category_table_bytes``."""
         limit = type(self).max_category_table_bytes
         size = 8 * n_classes * int(n_cat.sum())
         if size <= limit:
@@ -330,45 +347,7 @@ class CategoricalNB(_DiscreteNB):
             "n_categories_": xp.asarray(n_cat, device=counts.device),
             "_category_count_": counts,
             "_feature_log_prob_": xp.astype(flp, dtype),
-            "_bias_": xp.astype(log_prior, dtype),
-            "_table_": product_operand(xp.astype(_scoring_table(flp.T, n_cat, xp=xp), dtype), xp=xp),
-            **self._sparse_scoring(flp.T, log_prior, n_cat, xp=xp, dtype=dtype),
-            **self._lookup_constants(n_cat, xp=xp, device=counts.device),
-        }
-
-    @staticmethod
-    def _lookup_constants(n_cat, *, xp, device):
-        """The small arrays every scoring block needs, made once at fit (on a device an upload
-        per block would wait for it), and the category numbers as host metadata."""
-        p = n_cat.shape[0] // 2
-        sizes = _groups(n_cat)[2]
-        index_dtype = xp.int32 if int(sizes.sum()) < 2**31 else xp.int64
-        return {
-            "_n_cat_host_": tuple(int(v) for v in n_cat),
-            "_code_limit_": xp.asarray(n_cat, device=device),
-            "_radix_": xp.asarray(n_cat[1 : 2 * p : 2] + 1, device=device),
-            "_group_start_": xp.asarray(np.cumsum(sizes) - sizes, dtype=index_dtype, device=device),
-            "_offsets_": xp.asarray(_offsets(n_cat), device=device),
-        }
-
-    @staticmethod
-    def _sparse_scoring(weight, log_prior, n_cat, *, xp, dtype):
-        """What sparse scoring multiplies: every row scores category 0 of
-        every feature (``_zero_score_``), then each stored value swaps its
-        feature's category-0 weight for its own (an unseen category: for
-        none) through ``_delta_``, laid out as ``sparse_onehot_nonzero``'s
-        columns."""
-        off = _offsets(n_cat)
-        device = weight.device
-        base = xp.take(weight, xp.asarray(off[:-1], device=device), axis=0)
-        first = xp.take(weight, xp.asarray(off[_column_feature(n_cat)], device=device), axis=0)
-        order = np.concatenate(onehot_nonzero_columns(n_cat))  # the column of each row of the concat below
-        source = np.empty_like(order)
-        source[order] = np.arange(order.shape[0])
-        delta = xp.take(xp.concat([weight - first, -base], axis=0), xp.asarray(source, device=device), axis=0)
-        return {
-            "_delta_": product_operand(xp.astype(delta, dtype), xp=xp),
-            "_zero_score_": xp.astype(xp.sum(base, axis=0) + log_prior, dtype),
+            **_scoring_arrays(flp.T, log_prior, n_cat, xp=xp, dtype=dtype),
         }
 
     @classmethod
@@ -417,7 +396,7 @@ class CategoricalNB(_DiscreteNB):
         # (or a missing value, filled as one) adds nothing to any class.
         table, bias = self._fitted_arrays(("_table_", "_bias_"), xp=xp, device=device, dtype=dtype)
         codes = xp.minimum(X, xp.astype(limit, X.dtype))
-        if _paired(n_cat):
+        if start.shape[0] < n_cat.shape[0]:  # paired (see _groups)
             p = n_cat.shape[0] // 2
             pairs = codes[:, 0 : 2 * p : 2] * xp.astype(radix, X.dtype) + codes[:, 1 : 2 * p : 2]
             codes = pairs if 2 * p == n_cat.shape[0] else xp.concat([pairs, codes[:, 2 * p :]], axis=1)

@@ -1,14 +1,10 @@
-"""Naive Bayes over groups of columns of different types.
+"""Naive Bayes over groups of columns of different types (the model: ColumnwiseNB's Notes).
 
-Each part is an nbgpu estimator on its own columns, and the parts are
-independent given the class: ``log P(x, c) = Σₚ (jllₚ − log Pₚ(c)) + log P(c)``
-(each part's own prior subtracted, the model's added once, right also when the
-priors differ). The statistics are the class weights plus every part's own
-statistics, merged part by part; ``_finalize`` makes new fitted parts (each
-through its own ``_become_fitted``), so fitting stays transactional. A fit's
-parts (fresh clones of the parameters) and their columns are one ``_Plan``,
-held in ``_fit_plan`` for the length of the fit; a fitted model's plan is its
-fitted parts.
+The statistics are the class weights plus every part's own statistics, merged
+part by part; ``_finalize`` makes new fitted parts (each through its own
+``_become_fitted``), so fitting stays transactional. A fit's parts (fresh clones
+of the parameters) and their columns are one ``_Plan``, held in ``_fit_plan``
+for the length of the fit; a fitted model's plan is its fitted parts.
 """
 
 from __future__ import annotations
@@ -59,15 +55,15 @@ def resolve_columns(spec, n_features, feature_names, *, part):
     except TypeError:  # not a sequence: a float, None, an object
         msg = f"{where} {kinds}; got {spec!r}."
         raise TypeError(msg) from None
-    if values.size == 0:
-        msg = f"{where} select no column; every part needs at least one."
-        raise ValueError(msg)
-    if values.dtype.kind == "b":
+    if values.dtype.kind == "b" and values.size:
         if values.shape != (n_features,):
             msg = f"{where} are a boolean mask of shape {values.shape}; X has {n_features} features."
             raise ValueError(msg)
-        index = np.flatnonzero(values)
-    elif values.dtype.kind in "UO" and all(isinstance(v, str) for v in values.tolist()):
+        values = np.flatnonzero(values)
+    if values.size == 0:
+        msg = f"{where} select no column; every part needs at least one."
+        raise ValueError(msg)
+    if values.dtype.kind in "UO" and all(isinstance(v, str) for v in values.tolist()):
         if feature_names is None:
             msg = (
                 f"{where} are given by name ({values.tolist()[:5]}), which needs a "
@@ -88,9 +84,6 @@ def resolve_columns(spec, n_features, feature_names, *, part):
     else:
         msg = f"{where} {kinds}; got values {values.tolist()[:5]}."
         raise TypeError(msg)
-    if index.size == 0:
-        msg = f"{where} select no column; every part needs at least one."
-        raise ValueError(msg)
     return index.astype(np.int64)
 
 
@@ -281,34 +274,6 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, ClassifierMixin, _BaseComposition
         return Bunch(**dict(zip(self._part_names_, self.estimators_)))
 
     # ---- the parts of the fit in progress, or of the fitted model ------- #
-    def _check_estimators(self):
-        specs = self.estimators
-        if not specs or not all(isinstance(s, tuple) and len(s) == 3 for s in specs):
-            msg = (
-                "`estimators` must be a non-empty list of (name, estimator, columns) "
-                f"tuples; got {specs!r:.200}."
-            )
-            raise ValueError(msg)
-        names = [name for name, _, _ in specs]
-        if not all(isinstance(name, str) for name in names):
-            msg = f"The names in `estimators` must be strings; got {names}."
-            raise TypeError(msg)
-        try:
-            self._validate_names(names)
-        except ValueError as exc:
-            msg = f"The part names in `estimators` are not usable: {exc}"
-            raise ValueError(msg) from exc
-        for name, est, _ in specs:
-            if not isinstance(est, _BaseNB) or not est._scores_are_log_likelihoods:
-                msg = (
-                    f"Part {name!r} of `estimators` must be an nbgpu naive Bayes estimator "
-                    "whose scores are joint log-likelihoods (GaussianNB, MultinomialNB, "
-                    "BernoulliNB, CategoricalNB, PoissonNB, NormalBayesClassifier, "
-                    f"ColumnwiseNB); got {type(est).__name__}."
-                )
-                raise TypeError(msg)
-        return specs
-
     def _fit_batch(self, X, y, classes, sample_weight, *, reset, commit=True, partial=False):
         # The plan is made before the base class validates X (its NaN policy depends on
         # the parts), with the columns resolved against X's own shape and column names.
@@ -342,13 +307,33 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, ClassifierMixin, _BaseComposition
     def _make_plan(self, n_features, feature_names, *, reset):
         """The parts (fresh clones of the parameters) and their columns; ``reset=False`` keeps the
         fitted columns. A nested ColumnwiseNB gets its own plan, among its parent's columns."""
-        specs = self._check_estimators()
+        specs = self.estimators
+        if not specs or not all(isinstance(s, tuple) and len(s) == 3 for s in specs):
+            msg = (
+                "`estimators` must be a non-empty list of (name, estimator, columns) "
+                f"tuples; got {specs!r:.200}."
+            )
+            raise ValueError(msg)
         names = [name for name, _, _ in specs]
-        if reset:
-            columns = None
-            if n_features is not None:
-                columns = [resolve_columns(cols, n_features, feature_names, part=name) for name, _, cols in specs]
-        else:
+        if not all(isinstance(name, str) for name in names):
+            msg = f"The names in `estimators` must be strings; got {names}."
+            raise TypeError(msg)
+        try:
+            self._validate_names(names)
+        except ValueError as exc:
+            msg = f"The part names in `estimators` are not usable: {exc}"
+            raise ValueError(msg) from exc
+        for name, est, _ in specs:
+            if not isinstance(est, _BaseNB) or not est._scores_are_log_likelihoods:
+                msg = (
+                    f"Part {name!r} of `estimators` must be an nbgpu naive Bayes estimator "
+                    "whose scores are joint log-likelihoods (GaussianNB, MultinomialNB, "
+                    "BernoulliNB, CategoricalNB, PoissonNB, NormalBayesClassifier, "
+                    f"ColumnwiseNB); got {type(est).__name__}."
+                )
+                raise TypeError(msg)
+        columns = None
+        if not reset:
             if names != self._part_names_:
                 msg = (
                     f"`estimators` names {names} differ from those of the fitted model "
@@ -356,21 +341,21 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, ClassifierMixin, _BaseComposition
                 )
                 raise ValueError(msg)
             columns = self._columns_
+        elif n_features is not None:
+            columns = [resolve_columns(cols, n_features, feature_names, part=name) for name, _, cols in specs]
         parts = []
-        for i, (_, est, _) in enumerate(specs):
+        for (_, est, _), cols in zip(specs, columns or [None] * len(specs)):
             part = clone(est)
             part._check_hyper_parameters()
-            if isinstance(part, ColumnwiseNB) and columns is not None:
-                sub_names = column_names(feature_names, columns[i])
-                part._fit_plan = part._make_plan(columns[i].shape[0], sub_names, reset=True)
+            if isinstance(part, ColumnwiseNB) and cols is not None:
+                part._fit_plan = part._make_plan(cols.shape[0], column_names(feature_names, cols), reset=True)
             parts.append(part)
         return _Plan(names, parts, columns, feature_names)
 
     def _plan(self):
         """The plan of the fit in progress, else that of the fitted model."""
-        plan = self.__dict__.get("_fit_plan")
-        if plan is not None:
-            return plan
+        if "_fit_plan" in self.__dict__:
+            return self._fit_plan
         if "estimators_" in self.__dict__:
             return _Plan(self._part_names_, self.estimators_, self._columns_, getattr(self, "feature_names_in_", None))
         # An unfitted template (a Dask merge task) merges with the parts of its parameters.

@@ -64,9 +64,10 @@ class _DiscreteNB(_BaseNB):
 class _CountNB(_DiscreteNB):
     """Models whose statistics are class counts and per-class feature sums, scored by one
     product ``X · W + b``. A model defines ``_class_context(class_count, feature_count,
-    alpha, *, xp)``, the per-class values over all features its weights depend on (a dict),
-    and ``_weight_columns(stats, context, cols, *, xp)``, the k × c weights (float64) of
-    the features ``cols`` (a slice or an index array)."""
+    alpha, log_prior, *, xp)``, the per-class values over all features its weights depend
+    on (a dict; its "bias" is ``b`` where that is not the log prior), and
+    ``_weight_columns(stats, context, cols, *, xp)``, the k × c weights (float64) of the
+    features ``cols`` (a slice or an index array)."""
 
     _class_axis_statistics = ("class_count", "feature_count", "observed_count")
     _product_operands = ("_weight_",)
@@ -127,22 +128,14 @@ class _CountNB(_DiscreteNB):
         cc, fc = stats["class_count"], stats["feature_count"]
         alpha = self._alpha(fc.shape[1], xp=xp, device=cc.device, dtype=fc.dtype)
         log_prior = self._class_log_prior(cc, xp=xp)
-        context = {"alpha": alpha, **self._class_context(cc, fc, alpha, xp=xp)}
+        context = {"alpha": alpha, "bias": log_prior, **self._class_context(cc, fc, alpha, log_prior, xp=xp)}
         return {
             "class_count_": cc,
             "class_log_prior_": xp.astype(log_prior, dtype),
-            "_bias_": xp.astype(self._scoring_bias(context, log_prior, xp=xp), dtype),
+            "_bias_": xp.astype(context["bias"], dtype),
             "_context_": context,
             **{name: context[key] for name, key in self._context_attributes.items()},
         }
-
-    @staticmethod
-    def _alpha_total(alpha, n_features, *, xp):
-        """``Σ_j α_j`` of a scalar or per-feature ``alpha``."""
-        return xp.sum(alpha) if alpha.ndim else alpha * n_features
-
-    def _scoring_bias(self, context, log_prior, *, xp):
-        return log_prior
 
     def _laid_out_weight(self, stats, attrs, dtype):
         xp = get_namespace(stats["class_count"])
@@ -229,9 +222,8 @@ class _CountNB(_DiscreteNB):
 
 
 class _LinearCountNB(_CountNB):
-    """Count models linear in ``X`` (per-class sums ``Yᵀ·X``, product ``X·W``), on
-    counts or frequencies >= 0: a sparse ``X`` is taken as it comes (unsorted
-    indices, duplicate entries, integer values: no copy)."""
+    """Count models linear in ``X`` (sums ``Yᵀ·X``, product ``X·W``), on counts or frequencies >= 0:
+    a sparse ``X`` is taken as it comes (unsorted indices, duplicate entries, integer values: no copy)."""
 
     _acts_on_elements = False
     _integer_input = True
@@ -316,9 +308,9 @@ class MultinomialNB(_LinearCountNB):
         self.prior_smoothing = prior_smoothing
         self.loss_matrix = loss_matrix
 
-    def _class_context(self, class_count, feature_count, alpha, *, xp):
+    def _class_context(self, class_count, feature_count, alpha, log_prior, *, xp):
         # Σ_j (N_cj + α_j): each class's smoothed total.
-        alpha_total = self._alpha_total(alpha, feature_count.shape[1], xp=xp)
+        alpha_total = xp.sum(alpha) if alpha.ndim else alpha * feature_count.shape[1]
         return {"total": sparse_counts.row_totals(feature_count, xp=xp) + alpha_total}
 
     def _weight_columns(self, stats, context, cols, *, xp):
@@ -391,13 +383,15 @@ class ComplementNB(_LinearCountNB):
         self.prior_smoothing = prior_smoothing
         self.loss_matrix = loss_matrix
 
-    def _class_context(self, class_count, feature_count, alpha, *, xp):
+    def _class_context(self, class_count, feature_count, alpha, log_prior, *, xp):
         # Complement counts N~_cj = Σ_c' N_c'j + α_j − N_cj, and their totals
         # Σ_j N~_cj = Σ N + Σ_j α_j − Σ_j N_cj without making them.
         everything = sparse_counts.column_totals(feature_count, xp=xp)
-        alpha_total = self._alpha_total(alpha, feature_count.shape[1], xp=xp)
+        alpha_total = xp.sum(alpha) if alpha.ndim else alpha * feature_count.shape[1]
         total = xp.sum(everything) + alpha_total - sparse_counts.row_totals(feature_count, xp=xp)
         context = {"everything": everything, "total": total}
+        if log_prior.shape[0] > 1:  # the prior only breaks the tie of a single class (scikit-learn's rule)
+            context["bias"] = xp.zeros_like(log_prior)
         if self.norm and sparse_counts.is_sparse_counts(feature_count):
             context["norm"] = self._sparse_complement_log_sums(feature_count, alpha, everything, total)
         elif self.norm:  # Σ_j log θ~_cj: a pass over the logs (nothing kept)
@@ -435,10 +429,6 @@ class ComplementNB(_LinearCountNB):
         else:
             logged *= -1.0
         return logged
-
-    def _scoring_bias(self, context, log_prior, *, xp):
-        # The prior only breaks the tie of a single class (scikit-learn's rule).
-        return log_prior if log_prior.shape[0] == 1 else xp.zeros_like(log_prior)
 
 
 @shared_parameters_doc("prior_smoothing", "loss_matrix")
@@ -521,10 +511,10 @@ class BernoulliNB(_CountNB):
             return sparse_binarize(X, self.binarize)
         return xp.astype(X > self.binarize, result_dtype(X.dtype, xp, get_device(X)))
 
-    def _class_context(self, class_count, feature_count, alpha, *, xp):
-        # Σ_j log(1 − p_cj): the absent features' share of every score.
+    def _class_context(self, class_count, feature_count, alpha, log_prior, *, xp):
+        # b = log P(c) + Σ_j log(1 − p_cj): the absent features' share of every score.
         make = lambda cols: self._log_probs(class_count, feature_count, alpha, cols, xp=xp)[1]  # noqa: E731
-        return {"absent": xp.reshape(row_sums_by_columns(make, feature_count.shape, xp=xp), (-1,))}
+        return {"bias": log_prior + xp.reshape(row_sums_by_columns(make, feature_count.shape, xp=xp), (-1,))}
 
     @staticmethod
     def _log_probs(class_count, feature_count, alpha, cols, *, xp):
@@ -547,9 +537,6 @@ class BernoulliNB(_CountNB):
         flp, neg = self._log_probs(stats["class_count"], stats["feature_count"], context["alpha"], cols, xp=xp)
         flp -= neg
         return flp
-
-    def _scoring_bias(self, context, log_prior, *, xp):
-        return log_prior + context["absent"]
 
     def _feature_log_prob(self, stats, attrs, dtype):
         cc, fc, alpha = stats["class_count"], stats["feature_count"], attrs["_context_"]["alpha"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
-from typing import Any, NamedTuple
+from collections import namedtuple
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
@@ -57,9 +57,8 @@ def _string_unlabeled(y):
         return y  # a list becomes all strings or all numbers in numpy's hands
     values = np.array(y, dtype=object)
     # (True and False are ints, but neither equals -1)
-    marks = (isinstance(v, (int, np.integer)) and v == UNLABELED for v in values.tolist())
-    unlabeled = np.fromiter(marks, dtype=bool, count=values.shape[0])
-    if not unlabeled.any() or not any(isinstance(v, str) for v in values[~unlabeled].tolist()):
+    unlabeled = np.array([isinstance(v, (int, np.integer)) and v == UNLABELED for v in values.tolist()], dtype=bool)
+    if not unlabeled.any() or not any(isinstance(v, str) for v in values.tolist()):
         return y
     values[unlabeled] = str(UNLABELED)
     return values
@@ -75,20 +74,10 @@ def _labeled_classes(y):
     return unique_labels(labeled)
 
 
-class _Rows(NamedTuple):
-    """Validated rows (an in-memory X, or one Dask block), split: ``X_l`` / ``X_u`` None without
-    labeled / unlabeled rows, ``Xt_u`` the model's input of ``X_u``, weights None without any."""
-
-    X_l: Any
-    y_l: Any
-    w_l: Any
-    X_u: Any
-    Xt_u: Any
-    w_u: Any
-    xp: Any
-    device: Any
-    acc: Any  # the accumulation dtype
-    total_weight: float
+# Validated rows (an in-memory X, or one Dask block), split: ``X_l`` / ``X_u`` None without labeled /
+# unlabeled rows, ``Xt_u`` the model's input of ``X_u``, weights None without any, ``acc`` the
+# accumulation dtype, ``total_weight`` a float.
+_Rows = namedtuple("_Rows", "X_l y_l w_l X_u Xt_u w_u xp device acc total_weight")
 
 
 def _split_rows(est, X, y, sample_weight, *, whole=True):
@@ -205,9 +194,10 @@ class _InMemoryData:
     -> (total, soft)`` (:func:`_em_terms`; ``statistics``: whether ``soft`` may be called)."""
 
     def __init__(self, est, X, y, sample_weight):
+        y, sample_weight = computed(y, sample_weight)
         self.feature_names = feature_names_of(X)
         self._est = est
-        self._rows = rows = _split_rows(est, X, y, sample_weight)
+        self._rows = rows = _split_rows(est, X, _string_unlabeled(y), sample_weight)
         self.classes = _labeled_classes(rows.y_l)  # raises without a labeled row: X_l is an array
         self.labeled = _labeled_statistics(est, rows, self.classes)
         self.n_features, self.total_weight = rows.X_l.shape[1], rows.total_weight
@@ -301,6 +291,7 @@ class SemiSupervisedNB(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierMi
             if not isinstance(value, numbers.Real) or isinstance(value, bool) or not value >= 0 or math.isinf(value):
                 msg = f"`{name}` must be a finite number >= 0; got {value!r}."
                 raise ValueError(msg)
+        est._check_hyper_parameters()
         return est
 
     def fit(self, X, y, sample_weight=None):
@@ -325,14 +316,8 @@ class SemiSupervisedNB(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierMi
         self : object
         """
         est = self._check_params()
-        est._check_hyper_parameters()
         adapter = adapter_for(X)
-        if adapter is None:
-            y, sample_weight = computed(y, sample_weight)
-            y = _string_unlabeled(y)
-            data = _InMemoryData(est, X, y, sample_weight)
-        else:
-            data = adapter.em_data(est, X, y, sample_weight)
+        data = _InMemoryData(est, X, y, sample_weight) if adapter is None else adapter.em_data(est, X, y, sample_weight)
         if data.labeled is None:
             msg = "`sample_weight` is zero on every labeled row; EM needs labeled weight to start from."
             raise ValueError(msg)
@@ -345,21 +330,17 @@ class SemiSupervisedNB(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierMi
             return clone(est)._become_fitted(stats, classes, n_features=data.n_features, feature_names=names,
                                              score_dtype=data.score_dtype)
 
-        def log_likelihood(model, more):
-            # ℓ of ``model``; ``soft()``, the next M-step's statistics, is asked for only when ``more``.
-            total, soft = data.em_pass(model, lam, statistics=more)
-            return total / data.total_weight, soft
-
+        # ℓ of each model; ``soft()``, the next M-step's statistics, is asked for only where one follows.
         model, stats = fitted(labeled), labeled
         n_iter, converged = 0, not data.has_unlabeled or lam == 0
-        ell, soft = log_likelihood(model, not converged and self.max_iter > 0)
-        history = [ell]
+        total, soft = data.em_pass(model, lam, statistics=not converged and self.max_iter > 0)
+        history = [total / data.total_weight]
         while not converged and n_iter < self.max_iter:
             stats = est._merge(labeled, to_namespace_tree(soft(), xp, device), xp=xp)  # M-step
             model = fitted(stats)
             n_iter += 1
-            ell, soft = log_likelihood(model, n_iter < self.max_iter)
-            history.append(ell)
+            total, soft = data.em_pass(model, lam, statistics=n_iter < self.max_iter)
+            history.append(total / data.total_weight)
             converged = abs(history[-1] - history[-2]) < self.tol
         if not converged and self.max_iter > 0:
             msg = (

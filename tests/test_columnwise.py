@@ -310,6 +310,8 @@ def test_failed_fit_leaves_model_unchanged():
         ([("g", GaussianNB(), [0.5])], TypeError, "must be int indices"),
         ([("g", GaussianNB(), 0.5)], TypeError, "must be int indices, a slice, a boolean mask or column names; got 0.5"),
         ([("g", GaussianNB(), None)], TypeError, "must be int indices.*got None"),
+        ([("g", GaussianNB(), [[0, 1]])], ValueError, r"one-dimensional list; got an array of shape \(1, 2\)"),
+        ([("g", GaussianNB(), [[0, 1], [2]])], TypeError, r"must be int indices.*got \[\[0, 1\], \[2\]\]"),
         ([("m", MultinomialNB(), [0, 1])], ValueError, "`X` must hold counts"),
     ],
 )
@@ -319,6 +321,15 @@ def test_bad_estimators_name_the_argument(estimators, error, match):
     with pytest.raises(error, match=match):
         clf.fit(X, y)
     assert not hasattr(clf, "classes_")
+
+
+def test_tags_of_a_part_that_is_no_classifier_leave_fit_to_refuse_it():
+    from sklearn.preprocessing import StandardScaler
+
+    clf = ColumnwiseNB([("scale", StandardScaler(), [0]), ("g", GaussianNB(), [1])])
+    assert clf.__sklearn_tags__().classifier_tags.poor_score is False  # raised AttributeError
+    with pytest.raises(TypeError, match="Part 'scale' of `estimators` must be an nbgpu"):
+        clf.fit(*mixed_data())
 
 
 def test_partial_fit_with_other_parts_is_refused():

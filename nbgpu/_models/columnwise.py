@@ -52,9 +52,12 @@ def resolve_columns(spec, n_features, feature_names, *, part):
         raise TypeError(msg)
     try:
         values = np.asarray(to_numpy(spec) if is_array(spec) else list(spec))
-    except TypeError:  # not a sequence: a float, None, an object
-        msg = f"{where} {kinds}; got {spec!r}."
+    except (TypeError, ValueError):  # not a sequence (a float, None, an object), or ragged
+        msg = f"{where} {kinds}; got {spec!r:.200}."
         raise TypeError(msg) from None
+    if values.ndim != 1:
+        msg = f"{where} {kinds}, a one-dimensional list; got an array of shape {values.shape}."
+        raise ValueError(msg)
     if values.dtype.kind == "b" and values.size:
         if values.shape != (n_features,):
             msg = f"{where} are a boolean mask of shape {values.shape}; X has {n_features} features."
@@ -524,5 +527,6 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, ClassifierMixin, _BaseComposition
             tags.input_tags.allow_nan = all(t.input_tags.allow_nan for t in parts)
             tags.input_tags.positive_only = any(t.input_tags.positive_only for t in parts)
             tags.input_tags.categorical = any(t.input_tags.categorical for t in parts)
-            tags.classifier_tags.poor_score = any(t.classifier_tags.poor_score for t in parts)
+            # A part that is no classifier has no classifier tags (fit refuses it).
+            tags.classifier_tags.poor_score = any(t.classifier_tags and t.classifier_tags.poor_score for t in parts)
         return tags

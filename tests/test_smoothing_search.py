@@ -103,6 +103,28 @@ def test_any_splitter(name, cv):
     assert_same_search(nbgpu.SmoothingSearchCV(est, grid, cv=cv).fit(X, y), GridSearchCV(est, grid, cv=cv).fit(X, y))
 
 
+def test_custom_folds_are_checked_and_may_be_lists_or_masks():
+    """A `cv` of the user's folds: an empty or non-index fold is a ValueError
+    naming `cv` (an empty one raised IndexError); lists and boolean masks are
+    the folds GridSearchCV takes."""
+    X, y = data_for("MultinomialNB")
+    n, est, grid = len(y), nbgpu.MultinomialNB(), GRIDS["MultinomialNB"]
+    half = n // 2
+    for cv, match in [
+        ([(np.arange(n), [])], "`cv` split 0 has an empty test fold"),
+        ([(np.arange(half), np.arange(half, n)), (np.arange(half, n), [])], "`cv` split 1 has an empty test fold"),
+        ([([], np.arange(half))], "`cv` split 0 has an empty train fold"),
+        ([(np.arange(half), [0.5])], r"split 0: the test fold must be row indices \(or a boolean mask\)"),
+        ([(np.arange(half), [n])], "must be row indices"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            nbgpu.SmoothingSearchCV(est, grid, cv=cv).fit(X, y)
+    lists = [(list(range(half)), list(range(half, n))), (list(range(half, n)), list(range(half)))]
+    masks = [(np.arange(n) < half, np.arange(n) >= half), (np.arange(n) >= half, np.arange(n) < half)]
+    for cv in (lists, masks):
+        assert_same_search(nbgpu.SmoothingSearchCV(est, grid, cv=cv).fit(X, y), GridSearchCV(est, grid, cv=lists).fit(X, y))
+
+
 def test_groups_and_sample_weight():
     X, y = zipf_corpus(n_docs=150, n_words=400)
     groups = np.arange(150) % 7

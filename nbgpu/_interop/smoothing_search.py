@@ -92,6 +92,19 @@ def _scorers_taking_weights(scorers, search):
     return taking
 
 
+def _fold_rows(rows, n, i, what):
+    """Rows of the ``what`` fold of split ``i`` as int indices, checked: a custom `cv` is any iterable."""
+    rows = np.asarray(rows)
+    if rows.dtype == bool and rows.shape == (n,):
+        rows = np.flatnonzero(rows)
+    if rows.size == 0:
+        raise ValueError(f"`cv` split {i} has an empty {what} fold; every fold needs rows.")
+    if rows.ndim != 1 or rows.dtype.kind not in "iu" or rows.min() < -n or rows.max() >= n:
+        msg = f"`cv` split {i}: the {what} fold must be row indices (or a boolean mask) of the {n} rows; got {rows!r:.120}."
+        raise ValueError(msg)
+    return rows
+
+
 def _complements(train, test, n):
     """Whether the index arrays ``train`` and ``test`` split ``range(n)`` in two."""
     if train.shape[0] + test.shape[0] != n:
@@ -461,7 +474,9 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
 
         def splits(X_checked, y_host):
             cv = check_cv(self.cv, y_host, classifier=True)
-            out = [(np.asarray(tr), np.asarray(te)) for tr, te in cv.split(X_checked, y_host, groups)]
+            n = len(y_host)
+            out = [tuple(_fold_rows(rows, n, i, what) for rows, what in zip(split, ("train", "test")))
+                   for i, split in enumerate(cv.split(X_checked, y_host, groups))]
             if not out:
                 msg = "`cv` produced no split."
                 raise ValueError(msg)

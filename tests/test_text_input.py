@@ -135,6 +135,18 @@ def test_label_column_on_json_lines_is_an_error_pointing_to_label_key(tmp_path, 
     assert not (tmp_path / "m.nbgpu").exists()
 
 
+def test_label_column_on_svmlight_and_npz_is_an_error(tmp_path, capsys):
+    """It was silently ignored there (exit 0, labels from the file)."""
+    X, y = np.arange(40).reshape(20, 2) % 5, np.arange(20) % 2
+    svm, npz = tmp_path / "d.svm", tmp_path / "d.npz"
+    dump_svmlight_file(X, y, str(svm))
+    np.savez(npz, X=X, y=y)
+    for data, where in ((svm, "the first field of each line"), (npz, "the array `y`")):
+        status, _, err = _run(capsys, "train", data, "-o", tmp_path / "m.nbgpu", "-q", "--label-column", "1")
+        _one_line(err, status, 2, "--label-column is for CSV", where)
+        assert not (tmp_path / "m.nbgpu").exists()
+
+
 def test_keys_and_columns_do_not_apply_to_other_formats(tmp_path, capsys, docs):
     data = _csv(tmp_path / "d.csv", docs)
     status, _, err = _run(capsys, "train", data, "-o", tmp_path / "m.nbgpu", "-q", "--text-key", "body")

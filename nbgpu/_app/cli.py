@@ -127,7 +127,7 @@ def _reader_options(args, header=None):
         if value is not None and not (isinstance(value, str) and len(value) <= _MAX_NAME):
             raise ValueError(f"{where}: inconsistent model file (reader setting {name}={value!r:.80})")
     options = {"chunk_bytes": args.chunk_mb, "dtype": np.dtype(args.dtype).type, "zero_based": zero_based,
-               "label_column": args.label_column or stored.get("label_column")}
+               "label_column": args.label_column if args.label_column is not None else stored.get("label_column")}
     if getattr(args, "zero_based", "auto") != "auto":
         options["zero_based"] = args.zero_based == "yes"
     # Text: the keys and the column given again, else those the model was trained with.
@@ -148,6 +148,9 @@ def _check_format_options(args):
     if fmt == "jsonl" and args.label_column is not None:
         raise UsageError(f"--label-column is for CSV; {args.data} is JSON lines: --label-key names the key "
                          "of the label (default 'label')", prog)
+    if fmt in ("svmlight", "npz") and args.label_column is not None:
+        where = "the first field of each line" if fmt == "svmlight" else "the array `y`"
+        raise UsageError(f"--label-column is for CSV; {args.data} is {fmt}, whose labels are {where}", prog)
     for name in ("text_key", "label_key"):
         if fmt != "jsonl" and getattr(args, name) is not None:
             hint = "; --text-column names the text column of a CSV file" if fmt == "csv" else ""

@@ -135,6 +135,26 @@ def test_label_column_on_json_lines_is_an_error_pointing_to_label_key(tmp_path, 
     assert not (tmp_path / "m.nbgpu").exists()
 
 
+def test_csv_blocks_end_between_records_not_inside_a_quoted_field(tmp_path, capsys, docs):
+    """Documents over several lines, read in blocks far smaller than the file:
+    a block cut inside a quoted field failed ("1 fields where the first row has
+    3"); the model and the scores are those of one block."""
+    multi = [(text.replace(" ", "\n", 2), label) for text, label in docs]
+    data = _csv(tmp_path / "d.csv", multi)
+    assert data.stat().st_size > 10 * 1024  # over ten blocks of 0.001 MiB
+    for name, chunk_mb in (("one.nbgpu", "64"), ("small.nbgpu", "0.001")):
+        _ok(capsys, "train", data, "-o", tmp_path / name, "-q", "--model", "multinomial", "--text-column", "body",
+            "--chunk-mb", chunk_mb)
+    one = _ok(capsys, "predict", tmp_path / "one.nbgpu", data, "-q", "--proba")
+    assert _ok(capsys, "predict", tmp_path / "small.nbgpu", data, "-q", "--proba", "--chunk-mb", "0.001") == one
+    assert len(one.splitlines()) == len(docs) + 1
+    from nbgpu._app.readers import csv_record_end
+
+    assert csv_record_end(b'a,"b\nc",d\ne,"f\n') == len(b'a,"b\nc",d\n')
+    assert csv_record_end(b'a,"say ""hi""\nthere",x\n') == len(b'a,"say ""hi""\nthere",x\n')
+    assert csv_record_end(b'a,"open\n') == 0
+
+
 def test_label_column_on_svmlight_and_npz_is_an_error(tmp_path, capsys):
     """It was silently ignored there (exit 0, labels from the file)."""
     X, y = np.arange(40).reshape(20, 2) % 5, np.arange(20) % 2

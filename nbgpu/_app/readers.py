@@ -127,10 +127,28 @@ def lines_where(path, lines):
     return f"{path} line {first}" if last == first else f"{path} lines {first}-{last}"
 
 
-def read_blocks(path, chunk_bytes, *, min_lines=1):
-    """:class:`Block` s of about ``chunk_bytes`` that end at a line end (a longer line is one block; the
-    first holds at least ``min_lines``), read sequentially: files, FIFOs, /dev/stdin. Gzip is decompressed
-    as it is read; ``nbytes`` is then the compressed bytes read, what progress counts against the file."""
+def _line_end(data):
+    """Index just past the last line end of ``data`` (0: none)."""
+    return data.rfind(b"\n") + 1
+
+
+def csv_record_end(data):
+    """Index just past the last line end of ``data`` outside a quoted field (0: none), ``data`` starting
+    at a record: a quoted CSV field may hold line ends, and its quotes (doubled inside) come in pairs."""
+    end = _line_end(data)
+    quotes = data.count(b'"', 0, end)
+    while end and quotes % 2:  # inside a quoted field: the line end before
+        before = data.rfind(b"\n", 0, end - 1) + 1
+        quotes -= data.count(b'"', before, end)
+        end = before
+    return end
+
+
+def read_blocks(path, chunk_bytes, *, min_lines=1, record_end=_line_end):
+    """:class:`Block` s of about ``chunk_bytes`` that end at a line end (``record_end`` finds the last
+    one a block may end at; a longer line is one block; the first holds at least ``min_lines``), read
+    sequentially: files, FIFOs, /dev/stdin. Gzip is decompressed as it is read; ``nbytes`` is then the
+    compressed bytes read, what progress counts against the file."""
     first, pending, want, counted, end = 1, b"", min_lines, 0, False
     compressed = is_gzip(path)
     with open(path, "rb") as raw:
@@ -144,7 +162,7 @@ def read_blocks(path, chunk_bytes, *, min_lines=1):
             except (gzip.BadGzipFile, zlib.error) as exc:
                 raise ValueError(f"{path}: not valid gzip data ({exc})") from None
             end, data = not data, pending + data
-            cut = len(data) if end else data.rfind(b"\n") + 1
+            cut = len(data) if end else record_end(data)
             if not end and (cut == 0 or data.count(b"\n", 0, cut) < want):
                 pending = data  # no complete line yet, or the first block is too short
                 continue
@@ -193,13 +211,14 @@ class _Reader:
     which :meth:`layout` only checks against a model (svmlight lays its chunks out)."""
 
     min_lines = 1  # the first block holds at least this many lines
+    _record_end = staticmethod(_line_end)  # where a block may end
     _transform = None  # text: the vectorizer's transform
 
     def __init__(self, path, *, chunk_bytes=CHUNK_BYTES, dtype=np.float64, **_):
         self.path, self.chunk_bytes, self.dtype = path, int(chunk_bytes), dtype
 
     def blocks(self):
-        return read_blocks(self.path, self.chunk_bytes, min_lines=self.min_lines)
+        return read_blocks(self.path, self.chunk_bytes, min_lines=self.min_lines, record_end=self._record_end)
 
     def _hashed(self, block, texts):
         """The texts of ``block`` hashed; an error names the block's lines."""
@@ -364,6 +383,7 @@ class CsvReader(_Reader):
 
     format = "csv"
     min_lines = 2  # a header needs the row after it
+    _record_end = staticmethod(csv_record_end)
 
     def __init__(self, path, *, label_column=None, n_features=None, text_column=None, vectorizer=None, **options):
         super().__init__(path, **options)

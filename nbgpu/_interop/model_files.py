@@ -188,8 +188,9 @@ def _file_arrays(archive, listed, where):
         # member's, as if read one by one.
         keys = (body["indices"], body["values"])
         with contextlib.ExitStack() as stack:
-            opened = {key: _outcome(lambda k: stack.enter_context(archive.open(k)))(key) for key in keys}
-            (indices, error), (values, second) = parallel_map(_outcome(lambda key: read(key, _raised(*opened[key]))), keys)
+            opened = [_outcome(lambda k: stack.enter_context(archive.open(k)))(key) for key in keys]  # one each
+            read_opened = _outcome(lambda pair: read(pair[0], _raised(*pair[1])))
+            (indices, error), (values, second) = parallel_map(read_opened, zip(keys, opened))
         if error or second:  # exceptions are true
             raise error or second
         shape = tuple(body["shape"])

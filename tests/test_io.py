@@ -100,6 +100,8 @@ def test_svmlight_one_based_layout_and_errors(svm_file, tmp_path):
         ("1 0:1\n0 4000000000:1\n", r"bad.svm line 2: not a valid svmlight/libsvm line \(a feature index is larger than 2147483647\)"),
         ("1 0:1\n0 -3:1\n", r"bad.svm line 2: not a valid svmlight/libsvm line \(Invalid index -3"),
         ("1 0:1\nnan 1:1\n", r"bad.svm lines 1-2: a label is NaN or infinite"),
+        # a lone \r (in a comment) ends no line: the bad line is still line 5 (was "line 3", a piece of the comment)
+        ("1 1:1\n0 1:1 #a\rb\n1 1:3\n0 1:2\nbad line\n", r"bad.svm line 5: .*could not convert string to float: b'bad'"),
     ],
 )
 def test_svmlight_errors_name_the_line(tmp_path, text, message):

@@ -27,6 +27,7 @@ import nbgpu
 from . import bench as _bench
 from .._array.devices import copy_bandwidths, device_memory_bytes, gpu_array_like, host_to_like
 from .._array.devices import pinned_copy, timed_runs
+from .._interop.atomic_files import atomic_output
 
 
 def multinomial_targets(copy_bw, *, size="gpu", repeats=3, sklearn_repeats=1):
@@ -124,7 +125,7 @@ def main(argv=None) -> int:
     if not args.skip_streaming:
         results["streaming"] = streaming_target(like, h2d_bw)
         print(json.dumps(results["streaming"], indent=1), flush=True)
-    with open(args.json, "w") as f:
+    with atomic_output(args.json) as f:  # whole or not at all, as bench's
         json.dump(results, f, indent=1)
     print(f"GPU target results: {args.json}")
     return 0

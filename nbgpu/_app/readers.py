@@ -262,7 +262,7 @@ class SvmlightReader(_Reader):
 
     def _error(self, block, exc):
         """The first bad line of ``block``, and why."""
-        for offset, line in enumerate(block.data.splitlines(keepends=True)):
+        for offset, line in enumerate(block.data.split(b"\n")):  # the lines Block counts (not a lone \r)
             try:
                 self._load_svmlight(io.BytesIO(line), zero_based=True, n_features=1)
             except OverflowError:  # scikit-learn reads feature indices as C ints

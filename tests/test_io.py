@@ -320,3 +320,23 @@ def test_progress_bar_only_on_a_terminal(monkeypatch):
     assert not isinstance(progress("reading", quiet=True), tqdm)
     monkeypatch.setattr(sys, "stderr", io.StringIO())  # a pipe or a file: no bar
     assert not isinstance(progress("reading"), tqdm)
+
+
+def test_a_line_beyond_the_record_limit_is_refused_not_read_whole(tmp_path, monkeypatch):
+    """A file with no line end (or a CSV quote never closed) is refused past
+    RECORD_BLOCKS blocks (and MIN_RECORD_LIMIT), on a pipe too, where it was
+    read whole into memory; a long line within the limit is one block."""
+    from nbgpu._app import readers
+
+    monkeypatch.setattr(readers, "MIN_RECORD_LIMIT", 0)
+    path = tmp_path / "long.jsonl"
+    path.write_bytes(b"a" * 6000 + b"\n" + b"b" * 100 + b"\n")
+    blocks = list(readers.read_blocks(path, 1024))
+    assert b"".join(b.data for b in blocks) == path.read_bytes() and all(b.data.endswith(b"\n") for b in blocks)
+    path.write_bytes(b"a" * 6000 + b"\n" + b"b" * 20_000 + b"\n")
+    with pytest.raises(ValueError, match=r"long.jsonl line 2: no line ends within 0.0078125 MiB .*8 blocks"):
+        list(readers.read_blocks(path, 1024))
+    quote = tmp_path / "q.csv"
+    quote.write_bytes(b'a,label\n"open,x\n' + b"more,y\n" * 3000)
+    with pytest.raises(ValueError, match="q.csv line 2: no line ends within .*a CSV quote never closed"):
+        list(readers.read_blocks(quote, 1024, record_end=readers.csv_record_end))

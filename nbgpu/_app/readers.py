@@ -34,6 +34,9 @@ _SUFFIXES = {
     ".npz": "npz", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl",
 }
 CHUNK_BYTES = 64 * 2**20
+# A line (a CSV record) longer than this many blocks, and than MIN_RECORD_LIMIT, is refused rather than
+# read whole into memory: a file with no line ends, or a CSV quote never closed, on a pipe too.
+RECORD_BLOCKS, MIN_RECORD_LIMIT = 8, 256 * 2**20
 # Text vectorizer defaults for naive Bayes: raw counts, no sign flipping.
 TEXT_DEFAULTS = {"n_features": 2**20, "alternate_sign": False, "norm": None}
 
@@ -146,17 +149,19 @@ def csv_record_end(data):
 
 def read_blocks(path, chunk_bytes, *, min_lines=1, record_end=_line_end):
     """:class:`Block` s of about ``chunk_bytes`` that end at a line end (``record_end`` finds the last
-    one a block may end at; a longer line is one block; the first holds at least ``min_lines``), read
+    one a block may end at; a longer line is in a longer block, up to a limit; the first holds at least
+    ``min_lines``), read
     sequentially: files, FIFOs, /dev/stdin. Gzip is decompressed as it is read; ``nbytes`` is then the
     compressed bytes read, what progress counts against the file."""
     first, pending, want, counted, end = 1, b"", min_lines, 0, False
+    limit = max(RECORD_BLOCKS * chunk_bytes, MIN_RECORD_LIMIT)
     compressed = is_gzip(path)
     with open(path, "rb") as raw:
         f = gzip.GzipFile(fileobj=raw, mode="rb") if compressed else raw
         told = compressed and raw.seekable()  # not a pipe: the compressed bytes read so far are known
         while not end:
             try:
-                data = f.read(chunk_bytes)
+                data = f.read(max(chunk_bytes, len(pending)))  # doubling: a long line is scanned a few times
             except EOFError:
                 raise ValueError(f"{path}: the gzip data end early (a truncated file?)") from None
             except (gzip.BadGzipFile, zlib.error) as exc:
@@ -164,6 +169,10 @@ def read_blocks(path, chunk_bytes, *, min_lines=1, record_end=_line_end):
             end, data = not data, pending + data
             cut = len(data) if end else record_end(data)
             if not end and (cut == 0 or data.count(b"\n", 0, cut) < want):
+                if len(data) > limit:
+                    msg = (f"{path} line {first}: no line ends within {limit / 2**20:g} MiB (not a file of lines, or "
+                           f"a CSV quote never closed?); --chunk-mb raises this limit to {RECORD_BLOCKS} blocks")
+                    raise ValueError(msg)
                 pending = data  # no complete line yet, or the first block is too short
                 continue
             block, pending, want = data[:cut], data[cut:], 1

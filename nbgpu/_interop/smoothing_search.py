@@ -351,7 +351,8 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
             w = None if sample_weight is None else take_rows(sample_weight, index)
             return base._fit_batch(take_rows(checked, index), take_rows(y, index), labels, w, reset=True, commit=False)
 
-        partition = np.array_equal(np.sort(np.concatenate([test for _, test in splits])), np.arange(n_samples))
+        tests = np.concatenate([test for _, test in splits])  # sorted only when their count can partition
+        partition = tests.shape[0] == n_samples and np.array_equal(np.sort(tests), np.arange(n_samples))
         partition = partition and all(_complements(train, test, n_samples) for train, test in splits)  # O(n) each
         t0 = time.perf_counter()
         total = None

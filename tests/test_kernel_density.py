@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -98,6 +100,48 @@ def test_partial_fit_and_merge_equal_fit():
         np.testing.assert_allclose(other.predict_joint_log_proba(Xt), full.predict_joint_log_proba(Xt), rtol=1e-12)
 
 
+@pytest.mark.parametrize("kernel", ["tophat", "epanechnikov", "linear", "cosine"])
+def test_no_class_has_density_posteriors_are_the_floored_limit(kernel):
+    """Wine, standardised, h = 0.2: many test rows have density 0 under every class
+    (NaN posteriors before). The posterior is that of scikit-learn's densities
+    floored at a tiny ε (here e^-700), a defined limit; the joint stays exact."""
+    X, y = dataset("wine", "GaussianNB")
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    train = np.arange(X.shape[0]) % 4 != 0
+    model = nbgpu.KernelDensityNB(bandwidth=0.2, kernel=kernel).fit(X[train], y[train])
+    Xt = X[~train]
+    exact = reference_jll(model, X[train], y[train], Xt)
+    nowhere = np.all(np.isinf(exact), axis=1)
+    assert 5 <= nowhere.sum() < Xt.shape[0]  # both kinds of row
+    np.testing.assert_allclose(model.predict_joint_log_proba(Xt), exact, rtol=1e-9)
+    floored = np.tile(np.log(model.class_prior_), (Xt.shape[0], 1))
+    for c, label in enumerate(model.classes_):
+        for j in range(X.shape[1]):
+            kd = KernelDensity(bandwidth=0.2, kernel=kernel).fit(X[train][y[train] == label, j : j + 1])
+            floored[:, c] += np.maximum(kd.score_samples(Xt[:, j : j + 1]), -700.0)
+    expected = np.exp(floored - floored.max(axis=1, keepdims=True))
+    expected /= expected.sum(axis=1, keepdims=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        proba = model.predict_proba(Xt)
+        np.testing.assert_allclose(proba, expected, rtol=1e-9, atol=1e-200)  # ε's remnants
+        np.testing.assert_array_equal(model.predict(Xt), model.classes_[np.argmax(expected, axis=1)])
+        np.testing.assert_allclose(np.exp(model.predict_log_proba(Xt)), proba, rtol=1e-12)
+    # Where a class has density everywhere, nothing changed: the exact posterior.
+    somewhere = ~nowhere
+    exact_post = np.exp(exact[somewhere] - np.logaddexp.reduce(exact[somewhere], axis=1, keepdims=True))
+    np.testing.assert_allclose(proba[somewhere], exact_post, rtol=1e-9, atol=1e-300)
+
+
+def test_a_class_of_prior_zero_stays_excluded():
+    X = np.array([[0.0], [0.1], [5.0], [5.1]])
+    y = np.array([0, 0, 1, 1])
+    model = nbgpu.KernelDensityNB(bandwidth=0.5, kernel="tophat", priors=[0.0, 1.0]).fit(X, y)
+    # Class 0 has density at 0.05 but prior 0; class 1 none: class 1 (posterior 1), not 0 / 0.
+    np.testing.assert_array_equal(model.predict_proba([[0.05], [10.0]]), [[0.0, 1.0], [0.0, 1.0]])
+    assert np.all(np.isneginf(model.predict_joint_log_proba([[0.05]])))
+
+
 def test_missing_values_are_left_out():
     X, y, Xt = some_data(seed=4)
     X[::5, 0] = np.nan
@@ -119,13 +163,16 @@ def test_model_file_round_trip(tmp_path):
     loaded.partial_fit(Xt, np.zeros(Xt.shape[0], dtype=int))  # goes on learning
 
 
-def test_on_every_backend(backend, dtype):
+@pytest.mark.parametrize("kernel", ["gaussian", "epanechnikov"])
+def test_on_every_backend(backend, dtype, kernel):
     X, y, Xt = some_data(seed=6)
-    model = nbgpu.KernelDensityNB(bandwidth="scott").fit(backend.asarray(X, dtype), backend.asarray(y))
-    jll = model.predict_joint_log_proba(backend.asarray(Xt, dtype))
-    assert_namespace(jll, backend)
-    ref = nbgpu.KernelDensityNB(bandwidth="scott").fit(X, y).predict_joint_log_proba(Xt)
-    np.testing.assert_allclose(to_numpy(jll), ref, rtol=1e-4 if dtype == "float32" else 1e-10)
+    Xt[0] = 50.0  # no class has density there with a compact kernel
+    model = nbgpu.KernelDensityNB(bandwidth="scott", kernel=kernel).fit(backend.asarray(X, dtype), backend.asarray(y))
+    ref = nbgpu.KernelDensityNB(bandwidth="scott", kernel=kernel).fit(X, y)
+    for method in ("predict_joint_log_proba", "predict_proba"):
+        out = getattr(model, method)(backend.asarray(Xt, dtype))
+        assert_namespace(out, backend)
+        np.testing.assert_allclose(to_numpy(out), getattr(ref, method)(Xt), rtol=1e-4 if dtype == "float32" else 1e-10, atol=1e-7)
 
 
 def test_smoothing_search_over_the_bandwidth():

@@ -16,6 +16,7 @@ from .._estimator.params import Interval, Options
 from .._array.class_sums import class_totals
 from .._array.numerics import log_or_neg_inf, logsumexp_last, nonzero
 from .._estimator.base import _BaseNB
+from .._estimator.base_measure import _BaseMeasureMixin
 from .._estimator.docs import shared_parameters_doc
 
 # log K(u) of the 1-D kernels, normalised to integrate to 1 (scikit-learn's
@@ -54,7 +55,7 @@ def _weighted_spread(values, w, observed, *, xp):
 
 
 @shared_parameters_doc("prior_smoothing", "loss_matrix", "missing")
-class KernelDensityNB(_BaseNB):
+class KernelDensityNB(_BaseMeasureMixin, _BaseNB):
     """Naive Bayes with a kernel density estimate per class and feature.
 
     Each class ``c`` models feature ``j`` by the weighted kernel density of
@@ -89,7 +90,11 @@ class KernelDensityNB(_BaseNB):
     kernel : {"gaussian", "tophat", "epanechnikov", "exponential", "linear", "cosine"}, default="gaussian"
         The kernel ``K``, as in :class:`sklearn.neighbors.KernelDensity`.
         With a compact kernel a value farther than ``h`` from every training
-        value of a class has density 0 there (log-likelihood −inf).
+        value of a class has density 0 there (log-likelihood −inf). Where every
+        class has density 0 at some feature of a sample, the posterior is
+        the limit of densities floored at ε as ε → 0 (R naivebayes'
+        ``threshold``): the classes with the fewest such features, weighed by
+        their other features; ``predict_joint_log_proba`` stays −inf there.
     priors : array-like of shape (n_classes,), default=None
         Prior probabilities of the classes; not adjusted to the data.
     {shared_parameters}
@@ -236,14 +241,18 @@ class KernelDensityNB(_BaseNB):
         m = self._points_.shape[1]
         return 8 * (4 * n_classes * m + n_features + n_classes)
 
-    def _joint_log_likelihood(self, X, *, xp, device, dtype):
+    def _excluded_and_joint(self, X, *, xp, device, dtype):
+        """``(z, s)`` (n × k): per class the number of features of density 0 at a
+        row, and the log prior plus the log densities of its other features."""
         points, log_w, log_norm, log_prior, bandwidth, has_values = self._fitted_arrays(
             ("_points_", "_log_weights_", "_log_norm_", "_log_prior_", "bandwidth_", "_has_values_"),
             xp=xp, device=device, dtype=dtype,
         )
         has_values = has_values > 0
         n, d = X.shape
-        jll = xp.zeros((n, points.shape[0]), dtype=dtype, device=device) + log_prior
+        s = xp.zeros((n, points.shape[0]), dtype=dtype, device=device) + log_prior
+        # A class of prior 0 is never chosen, whatever its densities.
+        z = xp.where(xp.isinf(s), xp.full_like(s, math.inf), xp.zeros_like(s))
         for j in range(d):
             x = X[:, j]
             u = (xp.reshape(x, (-1, 1, 1)) - points[None, :, :, j]) / bandwidth[None, :, j, None]
@@ -251,5 +260,22 @@ class KernelDensityNB(_BaseNB):
             term = xp.where(has_values[None, :, j], term - log_norm[None, :, j], xp.zeros_like(term))
             if self._ignore_missing:
                 term = xp.where(xp.isnan(xp.reshape(x, (-1, 1))), xp.zeros_like(term), term)
-            jll = jll + term
-        return jll
+            excluded = term == -math.inf
+            z = z + xp.astype(excluded, dtype)
+            s = s + xp.where(excluded, xp.zeros_like(term), term)
+        return z, s
+
+    def _joint_log_likelihood(self, X, *, xp, device, dtype):
+        # Posteriors by the least excluded classes: the limit, as ε → 0, of
+        # densities floored at ε (R naivebayes' ``threshold``). Where some class
+        # has density > 0 at every feature that is the exact posterior; where
+        # none has, it is defined, not 0 / 0.
+        z, s = self._excluded_and_joint(X, xp=xp, device=device, dtype=dtype)
+        fewest = xp.min(z, axis=1, keepdims=True)
+        return xp.where(z == fewest, s, xp.full_like(s, -math.inf))
+
+    def _log_base_measure(self, X, *, xp, device, dtype):
+        # log P(x, c) = scores + log h(x), h(x) = 0 where every class is excluded, 1 elsewhere.
+        z, _ = self._excluded_and_joint(X, xp=xp, device=device, dtype=dtype)
+        fewest = xp.min(z, axis=1, keepdims=True)
+        return xp.where(fewest == 0, xp.zeros_like(fewest), xp.full_like(fewest, -math.inf))

@@ -1,5 +1,6 @@
 """The ``nbgpu`` command, driven as a user would: ``python -m nbgpu`` in a subprocess."""
 
+import io
 import json
 import os
 import subprocess
@@ -282,6 +283,21 @@ def test_failure_midway_leaves_no_partial_output(small, tmp_path):
           cwd=tmp_path, match="not a valid svmlight")
     assert (tmp_path / "pred.txt").read_text() == "previous\n"
     assert sorted(os.listdir(tmp_path)) == ["late.svm", "pred.txt"]
+
+
+@pytest.mark.parametrize("proba", [False, True])
+def test_predictions_are_one_record_per_row_whatever_the_labels(tmp_path, capsys, proba):
+    """A label holding a line break was written bare: 30 rows gave 40 lines."""
+    import csv
+
+    X = np.random.default_rng(0).integers(0, 3, size=(30, 4))
+    y = np.array(["a\nb", "c,d", 'e"f', "g\r\nh", ""])[np.arange(30) % 5]
+    model = nbgpu.MultinomialNB().fit(X, y)
+    nbgpu.save(model, tmp_path / "q.nbgpu")
+    np.savetxt(tmp_path / "q.csv", X, delimiter=",", fmt="%d")
+    assert main(["predict", str(tmp_path / "q.nbgpu"), str(tmp_path / "q.csv"), *(["--proba"] if proba else [])]) == 0
+    rows = list(csv.reader(io.StringIO(capsys.readouterr().out, newline="")))
+    assert [r[0] for r in rows[int(proba):]] == model.predict(X).tolist()
 
 
 def test_predict_proba_is_valid_csv_for_any_label(tmp_path, capsys):

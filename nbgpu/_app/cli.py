@@ -320,15 +320,18 @@ def cmd_predict(args):
     output = args.output or STDOUT
     _check_format_options(args)
     _, classes, scored = _model_and_chunks(args, output, labels=False)
+    # Each class's CSV field, once: a label holding a comma, quote or line break is
+    # quoted, so the output stays one line per row (a one-column CSV without --proba).
+    fields = np.array([_csv_row([c])[:-1] for c in label_text(classes)], dtype=object)
     with atomic_output(output, "w") as out:
         if args.proba:
             out.write(_csv_row(["prediction", *(f"proba_{c}" for c in label_text(classes))]))
         for _, proba, decided in scored:
-            predicted = label_text(classes[decided])
+            predicted = fields[decided]
             if args.proba:
                 buf = io.StringIO()
                 np.savetxt(buf, proba, fmt="%.6g", delimiter=",")
-                out.writelines(f"{_csv_row([p])[:-1]},{row}\n" for p, row in zip(predicted, buf.getvalue().splitlines()))
+                out.writelines(f"{p},{row}\n" for p, row in zip(predicted, buf.getvalue().splitlines()))
             else:
                 out.write("\n".join(predicted) + "\n")
     return 0

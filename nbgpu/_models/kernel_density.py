@@ -276,6 +276,8 @@ class KernelDensityNB(_BaseMeasureMixin, _BaseNB):
 
     def _log_base_measure(self, X, *, xp, device, dtype):
         # log P(x, c) = scores + log h(x), h(x) = 0 where every class is excluded, 1 elsewhere.
+        if self.kernel in ("gaussian", "exponential"):  # positive everywhere: h = 1, no second pass
+            return xp.zeros((X.shape[0], 1), dtype=dtype, device=device)
         z, _ = self._excluded_and_joint(X, xp=xp, device=device, dtype=dtype)
         fewest = xp.min(z, axis=1, keepdims=True)
         return xp.where(fewest == 0, xp.zeros_like(fewest), xp.full_like(fewest, -math.inf))

@@ -11,7 +11,7 @@ from .._estimator.params import Interval
 
 from .._array.blocks import host_fit_block_bytes, map_row_blocks
 from .._array.class_sums import class_sums, class_totals
-from .._array.namespace import is_sparse
+from .._array.namespace import accumulation_dtype, is_sparse, to_numpy
 from .._array.numerics import chan_merge, nonzero, product_operand, scoring_weights
 from .._array.sparse import sparse_matmul, sparse_values, sparse_with_values
 from .._estimator.base import _BaseNB
@@ -27,6 +27,19 @@ def _pooled(count, mean, m2, *, xp):
     mu = xp.sum(count * mean, axis=0) / nonzero(n, xp=xp)
     delta = mean - mu
     return n, mu, xp.sum(m2, axis=0) + xp.sum(count * delta * delta, axis=0)
+
+
+# The largest rounding error (in nats) of a score the expanded form may have in float32.
+_SCORE_TOLERANCE = 1e-4
+
+
+def _cancelled(offset, precision, *, xp):
+    """max over classes of Σⱼ P(μ − s)²: the size of the terms that cancel near a class's mean."""
+    return xp.max(xp.sum(offset * offset * precision, axis=1))
+
+
+def _float32_inexact(cancelled):
+    return float(np.finfo(np.float32).eps) * cancelled > _SCORE_TOLERANCE
 
 
 @shared_parameters_doc("prior_smoothing", "loss_matrix", "missing")
@@ -78,10 +91,13 @@ class GaussianNB(_BaseNB):
 
     Notes
     -----
-    The joint log-likelihood ``-½ Σⱼ (xⱼ - μⱼ)² / σⱼ²`` is expanded into one
-    matrix product on inputs centred by the overall training mean, so no
-    ``n × k × d`` tensor is built and float32 keeps its accuracy when a
-    feature's mean is far larger than its spread.
+    The joint log-likelihood ``-½ Σⱼ (xⱼ - μⱼ)² / σⱼ²`` is expanded into
+    matrix products, so no ``n × k × d`` tensor is built. The inputs are
+    centred where that keeps float32 accurate (a feature's mean far larger
+    than its spread); where the expanded terms would still cancel beyond
+    float32's precision (classes of tiny spread far from the others, such as
+    a pixel constant in one class), float32 input is scored in float64 and
+    the scores returned in float32.
 
     Examples
     --------
@@ -185,15 +201,27 @@ class GaussianNB(_BaseNB):
         floor = xp.finfo(dtype).eps * (1.0 + mean_all * mean_all)
         var = xp.where(var > 0, var, xp.broadcast_to(floor, var.shape))
         prior, log_prior = self._class_prior(rows, xp=xp, fixed=self.priors, name="priors")
-        # Scoring expands the quadratic form around a shift s: the overall mean
-        # rounded to the score dtype (exactly what scoring subtracts), so float32
-        # does not cancel x² against the linear term where a mean is large against
-        # its spread. Where none is (|mean| <= std everywhere, e.g. standardised
-        # data) s = 0, within a factor two of that error, and scoring skips a pass
-        # over X. terms[c, j] is feature j's contribution at s (dropped if missing).
+        # Scoring expands the quadratic form around a shift s, so its terms are
+        # of size P(μ − s)² (P = 1/σ²) and cancel near a class's mean: rounding
+        # leaves an error of about eps · max_c Σⱼ P(μ − s)² (``_cancelled``).
+        # s is the precision-weighted mean of the class means (classes of small
+        # spread weigh most), rounded to the score dtype (exactly what scoring
+        # subtracts); zero (one pass over X fewer) unless it halves the error.
+        # Sparse input is expanded around zero (centring would densify it).
         precision = 1.0 / var
-        centred = bool(xp.any(mean_all * mean_all > m2_all / nonzero(n_all, xp=xp)))
-        shift = xp.astype(xp.astype(mean_all, dtype), mean_all.dtype) if centred else xp.zeros_like(mean_all)
+        weight = xp.where(count > 0, precision, xp.zeros_like(precision))
+        weighted = xp.sum(weight * mean, axis=0) / nonzero(xp.sum(weight, axis=0), xp=xp)
+        weighted = xp.astype(xp.astype(weighted, dtype), mean.dtype)
+        at_zero, at_shift = to_numpy(xp.stack([_cancelled(mean - s, precision, xp=xp) for s in (0.0, weighted)])).tolist()
+        centred = at_shift < at_zero / 2
+        shift = weighted if centred else xp.zeros_like(weighted)
+        # Where that error would exceed _SCORE_TOLERANCE in float32, float32 input is
+        # scored in float64 (the parameters kept in float64 for it): a class of tiny
+        # spread far from the shift (a pixel constant in one class) otherwise loses its
+        # own points to rounding.
+        cancelled = (min(at_zero, at_shift), at_zero)  # dense, sparse
+        wide = _float32_inexact(max(cancelled))
+        score_dtype = accumulation_dtype(xp, mean.device) if wide else dtype
         offset = mean - shift
         terms = -0.5 * xp.log(2.0 * math.pi * var) - 0.5 * offset * offset * precision
         const = log_prior + xp.sum(terms, axis=1)
@@ -203,12 +231,13 @@ class GaussianNB(_BaseNB):
             "class_count_": rows,
             "class_prior_": xp.astype(prior, dtype),
             "epsilon_": float(epsilon),
-            "_shift_": xp.astype(shift, dtype),
+            "_shift_": xp.astype(shift, score_dtype),
             "_centred_": centred,
-            "_quad_": scoring_weights(-0.5 * precision, dtype, xp=xp),
-            "_lin_": scoring_weights(offset * precision, dtype, xp=xp),
-            "_const_": xp.astype(const, dtype),
-            "_terms_": xp.astype(terms.T, dtype),
+            "_cancelled_": cancelled,
+            "_quad_": scoring_weights(-0.5 * precision, score_dtype, xp=xp),
+            "_lin_": scoring_weights(offset * precision, score_dtype, xp=xp),
+            "_const_": xp.astype(const, score_dtype),
+            "_terms_": xp.astype(terms.T, score_dtype),
         }
 
     @classmethod
@@ -232,6 +261,11 @@ class GaussianNB(_BaseNB):
         return 8 * (per_feature * (n_features if stored is None else stored) + n_classes)
 
     def _joint_log_likelihood(self, X, *, xp, device, dtype):
+        cancelled = self._cancelled_[1 if is_sparse(X) else 0]
+        if dtype == xp.float32 and _float32_inexact(cancelled):
+            work = accumulation_dtype(xp, device)
+            X = sparse_with_values(X, xp.astype(sparse_values(X), work)) if is_sparse(X) else xp.astype(X, work)
+            return xp.astype(self._joint_log_likelihood(X, xp=xp, device=device, dtype=work), dtype)
         shift, quad, lin, const, terms = self._fitted_arrays(
             ("_shift_", "_quad_", "_lin_", "_const_", "_terms_"), xp=xp, device=device, dtype=dtype
         )

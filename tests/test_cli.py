@@ -300,6 +300,22 @@ def test_predictions_are_one_record_per_row_whatever_the_labels(tmp_path, capsys
     assert [r[0] for r in rows[int(proba):]] == model.predict(X).tolist()
 
 
+def test_labels_are_integers_only_as_python_writes_them(tmp_path, capsys):
+    """'1_0', '+10', '010' and '١٠' were all read as the class 10 and merged with '10'."""
+    data = tmp_path / "L.csv"
+    data.write_text("f1,label\n1,1_0\n2,10\n3,+10\n4,010\n5,2\n6,\u0661\u0660\n", encoding="utf-8")
+    assert main(["train", str(data), "-o", str(tmp_path / "m.nbgpu"), "--model", "multinomial", "-q"]) == 0
+    assert nbgpu.load(tmp_path / "m.nbgpu").classes_.tolist() == sorted(["1_0", "10", "+10", "010", "2", "\u0661\u0660"])
+    data.write_text("f1,label\n1,10\n2,2\n3,-3\n")
+    assert main(["train", str(data), "-o", str(tmp_path / "i.nbgpu"), "--model", "multinomial", "-q"]) == 0
+    assert nbgpu.load(tmp_path / "i.nbgpu").classes_.tolist() == [-3, 2, 10]
+    # Evaluating integer classes: '010' is not the class 10 either.
+    (tmp_path / "t.csv").write_text("f1,label\n1,010\n2,10\n")
+    assert main(["evaluate", str(tmp_path / "i.nbgpu"), str(tmp_path / "t.csv"), "--json", "-q"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["rows"] == 2 and report["unseen_classes"] == {"010": 1}, report
+
+
 def test_predict_proba_is_valid_csv_for_any_label(tmp_path, capsys):
     import csv
 

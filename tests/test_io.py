@@ -336,6 +336,12 @@ def test_a_line_beyond_the_record_limit_is_refused_not_read_whole(tmp_path, monk
     path.write_bytes(b"a" * 6000 + b"\n" + b"b" * 20_000 + b"\n")
     with pytest.raises(ValueError, match=r"long.jsonl line 2: no line ends within 0.0078125 MiB .*8 blocks"):
         list(readers.read_blocks(path, 1024))
+    # Just past the limit (8 KiB): refused too, not let through by a read that doubled past it.
+    path.write_bytes(b"a" * 6000 + b"\n" + b"b" * 8192 + b"\n")
+    with pytest.raises(ValueError, match=r"long.jsonl line 2: no line ends within"):
+        list(readers.read_blocks(path, 1024))
+    path.write_bytes(b"a" * 6000 + b"\n" + b"b" * 8191 + b"\n")  # the line end is the limit's last byte
+    assert b"".join(b.data for b in readers.read_blocks(path, 1024)) == path.read_bytes()
     quote = tmp_path / "q.csv"
     quote.write_bytes(b'a,label\n"open,x\n' + b"more,y\n" * 3000)
     with pytest.raises(ValueError, match="q.csv line 2: no line ends within .*a CSV quote never closed"):

@@ -388,3 +388,31 @@ def test_help_names_the_new_options(capsys):
 
 def test_paths_given_as_path_objects_work():
     assert detect_format(Path("x.jsonl.gz")) == "jsonl"
+
+
+def test_a_long_field_widens_no_other_cell(tmp_path, capsys):
+    """CSV rows were one fixed-width string table: a 1 MB document made all
+    2,001 × 3 cells 1 MB wide (24 GB) and the command failed."""
+    rows = [(" ".join(["word"] * 200_000), "a")] + [(f"short text {i}", "ab"[i % 2]) for i in range(2000)]
+    _ok(capsys, "train", _csv(tmp_path / "d.csv", rows), "-o", tmp_path / "m.nbgpu", "-q", "--model",
+        "multinomial", "--text-column", "body")
+    assert nbgpu.load(tmp_path / "m.nbgpu").class_count_.sum() == 2001
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "csv"])
+def test_labels_too_long_for_a_label_array_or_not_unicode_are_refused(tmp_path, capsys, kind):
+    """One label of 100,000 characters made every label of its chunk as wide (800 MB
+    here, gigabytes for longer ones); a lone surrogate label was trained on, and the
+    model then failed in predict and evaluate ('utf-8' codec can't encode)."""
+    write = _jsonl if kind == "jsonl" else _csv
+    docs = [("red apple", "x" * 100_000)] + [(f"green pear {i}", "ab"[i % 2]) for i in range(2000)]
+    status, _, err = _run(capsys, "train", write(tmp_path / f"d.{kind}", docs), "-o", tmp_path / "m.nbgpu", "-q",
+                          *(["--text-column", "body"] if kind == "csv" else []))
+    line = 1 if kind == "jsonl" else 2  # after the CSV header
+    _one_line(err, status, 1, f"d.{kind} line {line}: a label of 100,000 characters", "shorten it")
+    if kind == "jsonl":
+        data = tmp_path / "s.jsonl"
+        data.write_text('{"text": "cc dd", "label": "bb"}\n{"text": "xx yy", "label": "\\ud800"}\n')
+        status, _, err = _run(capsys, "train", data, "-o", tmp_path / "m.nbgpu", "-q")
+        _one_line(err, status, 1, "s.jsonl line 2: the label holds a lone surrogate")
+    assert not (tmp_path / "m.nbgpu").exists()

@@ -47,11 +47,19 @@ def typed_labels(values):
     if a.dtype.kind == "f":
         return a.astype(np.int64) if np.all(np.isfinite(a)) and np.all(a == np.round(a)) else a
     if a.dtype.kind in "US":
-        try:
-            return a.astype(np.int64)
-        except (ValueError, OverflowError):
-            return a.astype(str)
+        ints = _whole_numbers(a)
+        return a.astype(str) if ints is None else ints
     return a
+
+
+def _whole_numbers(a):
+    """Text labels ``a`` as int64 if each is an integer as Python writes one: "10", never "010",
+    "+10", "1_0" or "١٠" (labels that would all become the class 10); else None."""
+    try:
+        ints = a.astype(np.int64)
+    except (ValueError, OverflowError):
+        return None
+    return ints if np.array_equal(ints.astype(str), a.astype(str)) else None
 
 
 def known_labels(y, classes):
@@ -78,6 +86,8 @@ def _converted(y, classes):
             return np.where(whole, np.where(whole, y, 0).astype(np.int64).astype(str), y.astype(str))
         # str, not classes.dtype: a fixed-width string dtype would truncate longer labels.
         return y.astype(str)
+    if y.dtype.kind in "US" and classes.dtype.kind in "iu":
+        return _whole_numbers(y)
     try:
         converted = y.astype(classes.dtype.type)
     except (ValueError, TypeError, OverflowError):
@@ -122,6 +132,36 @@ class Chunk(NamedTuple):
     nbytes: int
 
 
+def label_array(path, labels, lines, nbytes):
+    """``labels`` (str, the one of row i read from line ``lines[i]``) as a numpy string array. A
+    fixed-width array is as wide as its longest label: one so long that the array would take far more
+    than the ``nbytes`` read is refused, as is a lone surrogate (JSON's "\\ud800": not Unicode text)."""
+    if not labels:
+        return np.array(labels, dtype=str)
+    longest = max(range(len(labels)), key=lambda i: len(labels[i]))
+    need = 4 * len(labels) * len(labels[longest])
+    if need > 4 * nbytes + 2**24:
+        msg = (f"{path} line {lines[longest]}: a label of {len(labels[longest]):,} characters; as one of "
+               f"{len(labels):,} fixed-width labels it would take {need / 2**20:,.0f} MiB (labels are class "
+               "names: shorten it)")
+        raise ValueError(msg)
+    try:
+        "".join(labels).encode("utf-8")
+    except UnicodeEncodeError:
+        bad = next(i for i, label in enumerate(labels) if not label.isascii() and _has_surrogate(label))
+        raise ValueError(f"{path} line {lines[bad]}: the label holds a lone surrogate (U+D800 to U+DFFF), "
+                         "which is not Unicode text") from None
+    return np.array(labels, dtype=str)
+
+
+def _has_surrogate(text):
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def lines_where(path, lines):
     """``path lines A-B`` (``path`` alone where lines mean nothing, e.g. .npz)."""
     if lines is None:
@@ -161,7 +201,8 @@ def read_blocks(path, chunk_bytes, *, min_lines=1, record_end=_line_end):
         told = compressed and raw.seekable()  # not a pipe: the compressed bytes read so far are known
         while not end:
             try:
-                data = f.read(max(chunk_bytes, len(pending)))  # doubling: a long line is scanned a few times
+                # Doubling (a long line is scanned a few times), never past the limit.
+                data = f.read(min(max(chunk_bytes, len(pending)), limit - len(pending)))
             except EOFError:
                 raise ValueError(f"{path}: the gzip data end early (a truncated file?)") from None
             except (gzip.BadGzipFile, zlib.error) as exc:
@@ -169,7 +210,7 @@ def read_blocks(path, chunk_bytes, *, min_lines=1, record_end=_line_end):
             end, data = not data, pending + data
             cut = len(data) if end else record_end(data)
             if not end and (cut == 0 or data.count(b"\n", 0, cut) < want):
-                if len(data) > limit:
+                if len(data) >= limit:
                     msg = (f"{path} line {first}: no line ends within {limit / 2**20:g} MiB (not a file of lines, or "
                            f"a CSV quote never closed?); --chunk-mb raises this limit to {RECORD_BLOCKS} blocks")
                     raise ValueError(msg)
@@ -490,10 +531,13 @@ class CsvReader(_Reader):
         if labels and label is None:
             why = "only the text column" if self.text_column is not None else f"it has exactly {self.n_features} columns"
             raise ValueError(f"{self.path} has no label column ({why})")
-        table = np.array(rows, dtype=str).reshape(len(rows), width)
+        # Object, not fixed-width, strings: a long field (a document, a label) widens no other cell,
+        # and numbers convert from it several times faster.
+        table = np.empty((len(rows), width), dtype=object)
+        table[...] = rows
         if self.text_column is None:
             features = table if label is None else np.delete(table, label, axis=1)
-            features = np.where(features == "", "nan", features)  # an empty field is a missing value
+            features[features == ""] = "nan"  # an empty field is a missing value
             try:
                 X = features.astype(self.dtype)
             except ValueError:
@@ -502,10 +546,11 @@ class CsvReader(_Reader):
                 msg = (f"{self.path} line {numbers[bad]}: feature values must be numbers; got {str(value)[:80]!r} "
                        "(a column of text? --text-column NAME|INDEX hashes it as text)")
                 raise ValueError(msg) from None
-        y = None if label is None else table[:, label]
-        if labels and np.any(y == ""):  # labels: a label column, else raised above
-            msg = f"{self.path} line {numbers[int(np.argmax(y == ''))]}: the label is empty"
+        y = None if label is None else table[:, label].tolist()
+        if labels and "" in y:  # labels: a label column, else raised above
+            msg = f"{self.path} line {numbers[y.index('')]}: the label is empty"
             raise ValueError(msg)
+        y = None if y is None else label_array(self.path, y, numbers, len(block.data))
         if self.text_column is not None:
             X = self._hashed(block, table[:, self._column_index(self.text_column, "text")].tolist())
         return Chunk(X, y, block.lines, block.nbytes)
@@ -527,7 +572,7 @@ class JsonlReader(_Reader):
     settings = property(lambda self: {"format": self.format, "text_key": self.text_key, "label_key": self.label_key})
 
     def parse(self, block, *, labels=True):
-        texts, found = [], []
+        texts, found, numbers = [], [], []
         text_key, label_key = self.text_key, self.label_key
         for offset, line in enumerate(_decoded(self.path, block).split("\n")):
             if not line.strip():
@@ -567,7 +612,9 @@ class JsonlReader(_Reader):
                 raise ValueError(f"{at}: {_shown(label_key)} is NaN or infinite")
             texts.append(record[text_key])
             found.append(label)
-        y = None if not found or any(v is None for v in found) else np.array([_label_text(v) for v in found])
+            numbers.append(block.first + offset)
+        y = None if not found or any(v is None for v in found) else [_label_text(v) for v in found]
+        y = None if y is None else label_array(self.path, y, numbers, len(block.data))
         return Chunk(self._hashed(block, texts), y, block.lines, block.nbytes)
 
 

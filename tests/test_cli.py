@@ -233,6 +233,9 @@ def _bad_cases(d):
         (("train", d / "train.svm", "-o", "o.nbgpu", "--format", "npz"), "not a readable .npz"),
         (("train", d / "train.svm", "-o", "o.nbgpu", "--var-smoothing", "1e-3"), "--var-smoothing does not apply", 2),
         (("train", d / "train.svm", "-o", "o.nbgpu", "--alpha", "-1"), "alpha", 2),
+        # Bounds checked before reading (a whole file was trained, then the save refused ngram_range).
+        (("train", d / "train.svm", "-o", "o.nbgpu", "--ngram-range", "1,11"), "1 <= MIN <= MAX <= 10", 2),
+        (("train", d / "train.svm", "-o", "o.nbgpu", "--chunk-mb", "1e30"), "at most 65536", 2),
         (("train", d / "train.svm", "-o", "o.nbgpu", "--classes", "0,1"), "label(s) ['2']"),
         (("train", d / "train.svm", "-o", "nodir/o.nbgpu"), "does not exist"),
         (("predict", "fake.nbgpu", d / "train.svm"), "not an nbgpu model file"),

@@ -235,7 +235,7 @@ def test_a_signal_while_modules_load_ends_cleanly(data, signum, status, line):
     ("options", "match"),
     [
         (["--model", "categorical", "--min-categories", "0"], "argument --min-categories: expected a positive integer, got '0'"),
-        (["--ngram-range", "3,1"], "argument --ngram-range: expected 1 <= MIN <= MAX, got '3,1'"),
+        (["--ngram-range", "3,1"], "argument --ngram-range: expected 1 <= MIN <= MAX <= 10, got '3,1'"),
         (["--chunk-mb", "nan"], "argument --chunk-mb: expected a finite number, got 'nan'"),
         (["--chunk-mb", "inf"], "argument --chunk-mb: expected a finite number, got 'inf'"),
         (["--chunk-mb", "1e-9"], "argument --chunk-mb: 1e-9 MiB is less than one byte"),

@@ -13,6 +13,8 @@ import functools
 import math
 import os
 
+from .._interop.vectorizer_settings import MAX_NGRAM
+
 USAGE_STATUS = 2
 # Feature indices and hashed features are C ints in scikit-learn's loaders.
 MAX_FEATURES = 2**31 - 1
@@ -71,11 +73,15 @@ def positive_int(text, *, most=None):
 feature_count = functools.partial(positive_int, most=MAX_FEATURES)
 
 
+# A chunk is read into memory whole: beyond any machine's memory, within what a read can ask for.
+MAX_CHUNK_MB = 2**16
+
+
 def chunk_bytes(text):
     """``--chunk-mb``: MiB as bytes, at least one (a chunk is then one line)."""
     value = _finite(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number of MiB, got {text!r}")
+    if not 0 < value <= MAX_CHUNK_MB:
+        raise argparse.ArgumentTypeError(f"expected a positive number of MiB, at most {MAX_CHUNK_MB}, got {text!r}")
     size = int(value * 2**20)
     if size < 1:
         raise argparse.ArgumentTypeError(f"{text} MiB is less than one byte")
@@ -87,8 +93,8 @@ def ngram_range(text):
         low, high = (int(v) for v in text.split(","))
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected MIN,MAX (e.g. 1,2), got {text!r}") from None
-    if not 1 <= low <= high:
-        raise argparse.ArgumentTypeError(f"expected 1 <= MIN <= MAX, got {text!r}")
+    if not 1 <= low <= high <= MAX_NGRAM:  # what a model file may hold
+        raise argparse.ArgumentTypeError(f"expected 1 <= MIN <= MAX <= {MAX_NGRAM}, got {text!r}")
     return [low, high]
 
 

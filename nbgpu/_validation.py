@@ -363,6 +363,9 @@ def check_classes(classes):
     if len(classes.shape) != 1 or classes.shape[0] < 1:
         msg = f"`classes` must be a non-empty 1-D array of labels; got shape {tuple(classes.shape)}."
         raise ValueError(msg)
+    xp = get_namespace(classes)
+    if xp.isdtype(classes.dtype, "real floating") and not bool(xp.all(xp.isfinite(classes))):
+        raise ValueError("`classes` contains NaN or infinity; labels are finite numbers or strings.")
     uniq = unique_labels(classes, "classes")
     if uniq.shape[0] != classes.shape[0]:
         msg = f"`classes` must not repeat a label; got {classes.shape[0]} entries but {uniq.shape[0]} distinct labels."

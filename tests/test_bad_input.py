@@ -195,6 +195,15 @@ def test_partial_fit_first_call_needs_classes(name):
 
 
 @pytest.mark.parametrize("name", MODELS)
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_classes_must_be_finite(name, bad, backend):
+    """NaN and infinity were accepted as classes (a column of 0 in predict_proba)."""
+    X, y = random_data(name, n=40, d=4, k=2, seed=58)
+    with pytest.raises(ValueError, match=r"`classes` contains NaN or infinity"):
+        ours(name).partial_fit(X, y, classes=backend.asarray([0.0, 1.0, bad]))
+
+
+@pytest.mark.parametrize("name", MODELS)
 def test_labels_not_in_classes(name):
     """scikit-learn's discrete models silently drop such rows; we refuse them."""
     X, y = random_data(name, n=40, d=4, k=3, seed=56)

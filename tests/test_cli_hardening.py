@@ -331,6 +331,19 @@ def test_csv_without_a_label_column_says_which_it_took(tmp_path, run):
     assert "taken as the label" not in err
 
 
+def test_a_header_of_numbered_columns_is_a_header(tmp_path, run):
+    """pandas writes integer column names as 0,1,...: that header was trained on as a
+    row (a class 'label'), with a note that no column is named 'label'."""
+    (tmp_path / "d.csv").write_text("0,1,label\n1,2,a\n3,4,b\n5,6,a\n7,8,b\n")
+    status, _, err = run("train", tmp_path / "d.csv", "-o", tmp_path / "m.nbgpu", "--model", "gaussian")
+    assert status == 0 and "taken as the label" not in err
+    model = nbgpu.load(tmp_path / "m.nbgpu")
+    assert model.classes_.tolist() == ["a", "b"] and model.class_count_.sum() == 4
+    (tmp_path / "e.csv").write_text("0,1,y\n1,2,a\n3,4,b\n5,6,a\n7,8,b\n")
+    status, _, err = run("train", tmp_path / "e.csv", "-o", tmp_path / "n.nbgpu", "--model", "gaussian", "--label-column", "y")
+    assert status == 0 and nbgpu.load(tmp_path / "n.nbgpu").class_count_.sum() == 4
+
+
 # --------------------------------------------------------------------------- #
 # Model files that are not
 # --------------------------------------------------------------------------- #

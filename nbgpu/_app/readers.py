@@ -428,8 +428,9 @@ class CsvReader(_Reader):
     The label column is ``--label-column`` (a name or an index), else the column named ``label``, else
     the last one (:attr:`label_note` says so). With ``text_column`` (a name or an index) the features
     are that column's text hashed by the HashingVectorizer of ``vectorizer`` (a dict of its parameters),
-    the other columns but the label are left out and the label column is optional; the first row is
-    then a header if it names the text or label column (or by the numbers, as without)."""
+    the other columns but the label are left out and the label column is optional. The first row is a
+    header where its fields are not numbers and the next row's are, or where it names the text or label
+    column ('label' by default)."""
 
     format = "csv"
     min_lines = 2  # a header needs the row after it
@@ -456,9 +457,11 @@ class CsvReader(_Reader):
             self.has_header = any(_is_number(b) and not a for a, b in zip(numeric, rows[1]))
         else:
             self.has_header = not any(numeric)
-        if self.text_column is not None:  # text fields are not numbers: the column names tell (not indices)
-            named = [c for c in (self.text_column, self.label_column) if c is not None and not _is_number(c, int)]
-            self.has_header = self.has_header or any(c in first for c in named)
+        # Names tell where numbers cannot (text fields, or columns named 0, 1, ... as pandas writes
+        # them): the first row is a header if it holds the text or label column's name (not an index).
+        label = "label" if self.label_column is None else self.label_column
+        named = [c for c in (self.text_column, label) if c is not None and not _is_number(c, int)]
+        self.has_header = self.has_header or any(c in first for c in named)
         self.names = list(first) if self.has_header else [str(i) for i in range(len(first))]
 
     def _column_index(self, column, what):

@@ -13,8 +13,6 @@ import functools
 import math
 import os
 
-from .._interop.vectorizer_settings import MAX_NGRAM
-
 USAGE_STATUS = 2
 # Feature indices and hashed features are C ints in scikit-learn's loaders.
 MAX_FEATURES = 2**31 - 1
@@ -89,6 +87,8 @@ def chunk_bytes(text):
 
 
 def ngram_range(text):
+    from .._interop.vectorizer_settings import MAX_NGRAM  # (imports scipy: not for --help)
+
     try:
         low, high = (int(v) for v in text.split(","))
     except ValueError:

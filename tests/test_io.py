@@ -230,6 +230,8 @@ def test_jsonl_vectorised_per_chunk_like_one_call(tmp_path):
         ("b.jsonl", '{"text": "ok", "label": 1}\n{"label": 2}\n', 'b.jsonl line 2: expected an object with a string "text"'),
         ("b.jsonl", '{"text": "ok", "label": 1}\n{"text": "x"}\n', 'b.jsonl line 2: no "label"'),
         ("b.jsonl", '{"text": "ok", "label": [1]}\n', 'b.jsonl line 1: "label" must be a non-empty string or a number'),
+        # (was: 'no "label"; the object's keys are ["text", "label"]')
+        ("b.jsonl", '{"text": "ok", "label": null}\n', 'b.jsonl line 1: "label" is null; expected a non-empty string'),
         ("b.jsonl", '{"text": "ok", "label": NaN}\n', 'b.jsonl line 1: "label" is NaN or infinite'),
         ("b.jsonl", '{"text": "ok", "label": 1}\n\n{"text": "\xe9", "label": 1}\n', r"b.jsonl line 3: not valid UTF-8 text"),
     ],

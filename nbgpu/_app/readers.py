@@ -605,6 +605,8 @@ class JsonlReader(_Reader):
                            f"{_keys_text(record)} (--text-key and --label-key name the keys to read)")
                 raise ValueError(msg)
             label = record.get(label_key)
+            if label is None and labels and label_key in record:
+                raise ValueError(f"{at}: {_shown(label_key)} is null; expected a non-empty string or a number")
             if label is None and labels:
                 msg = (f"{at}: no {_shown(label_key)}; the object's keys are {_keys_text(record)} "
                        "(--label-key names the key of the label)")

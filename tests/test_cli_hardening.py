@@ -390,7 +390,7 @@ def test_model_metadata_that_is_not_an_object(data, run):
         ("big.svm", b"1 0:1\n0 4000000000:1\n", "big.svm line 2: not a valid svmlight/libsvm line (a feature index is larger than 2147483647)"),
         ("latin.csv", "a,b,label\n1,2,x\n1,2,\xe9\n".encode("latin-1"), "latin.csv line 3: not valid UTF-8 text (byte 0xe9)"),
         ("latin.jsonl", '{"text": "caf\xe9", "label": 1}\n'.encode("latin-1"), "latin.jsonl line 1: not valid UTF-8 text"),
-        ("nolabel.jsonl", b'{"text": "a", "label": 1}\n{"text": "b", "label": null}\n', 'nolabel.jsonl line 2: no "label"'),
+        ("nolabel.jsonl", b'{"text": "a", "label": 1}\n{"text": "b", "label": null}\n', 'nolabel.jsonl line 2: "label" is null'),
         ("oob.npz", None, "oob.npz: its sparse matrix arrays are inconsistent"),
         ("objects.npz", None, "objects.npz holds object arrays"),
     ],

@@ -1,5 +1,6 @@
 """File readers: blocks that end at line ends, formats, labels, and their error messages."""
 
+import io
 import json
 import os
 import threading
@@ -348,3 +349,25 @@ def test_a_line_beyond_the_record_limit_is_refused_not_read_whole(tmp_path, monk
     quote.write_bytes(b'a,label\n"open,x\n' + b"more,y\n" * 3000)
     with pytest.raises(ValueError, match="q.csv line 2: no line ends within .*a CSV quote never closed"):
         list(readers.read_blocks(quote, 1024, record_end=readers.csv_record_end))
+
+
+def test_csv_blocks_end_where_the_csv_reader_ends_a_record(tmp_path):
+    """Blocks ended at a line end after an even number of quotes: a literal quote
+    (5" in an unquoted field, one after a closed field) shifted every later cut into
+    a quoted field, and records (so the model) changed with --chunk-mb. Random CSV
+    text cut into blocks of every size reads as csv.reader reads it whole."""
+    import csv
+    import random
+
+    from nbgpu._app import readers
+
+    rng = random.Random(0)
+    pieces = ["a", "bb", " ", '5" screen', '"', '""', ",", "\n", '"x\ny"', '"q""r"', '"s"t', 'u"v', '"w,z"', "\r\n"]
+    path = tmp_path / "r.csv"
+    for _ in range(400):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 60))) + "\n"
+        path.write_text(text, newline="")
+        whole = list(csv.reader(io.StringIO(text)))
+        for chunk in (1, 5, 16):
+            blocks = readers.read_blocks(path, chunk, record_end=readers.csv_record_end)
+            assert [row for b in blocks for row in csv.reader(io.StringIO(b.data.decode()))] == whole, (text, chunk)

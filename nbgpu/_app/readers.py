@@ -177,14 +177,49 @@ def _line_end(data):
 
 def csv_record_end(data):
     """Index just past the last line end of ``data`` outside a quoted field (0: none), ``data`` starting
-    at a record: a quoted CSV field may hold line ends, and its quotes (doubled inside) come in pairs."""
+    at a record, as Python's csv reader reads it: a quote opens a field only at the field's start (after
+    a comma or a line end); inside, a doubled quote is a quote and a single one closes the field."""
     end = _line_end(data)
-    quotes = data.count(b'"', 0, end)
-    while end and quotes % 2:  # inside a quoted field: the line end before
-        before = data.rfind(b"\n", 0, end - 1) + 1
-        quotes -= data.count(b'"', before, end)
-        end = before
-    return end
+    if data.find(b'"', 0, end) < 0:
+        return end
+    opens, closes = _quoted_fields(data, end)
+    while end:  # the line end just before `end`: inside the last field opened before it?
+        i = int(np.searchsorted(opens, end - 1)) - 1
+        if i < 0 or (i < len(closes) and closes[i] < end - 1):
+            return end
+        end = data.rfind(b"\n", 0, opens[i]) + 1
+    return 0
+
+
+def _quoted_fields(data, end):
+    """Positions of the quotes opening and closing the quoted fields of ``data[:end]`` (one close fewer
+    where the last is open at ``end``)."""
+    b = np.frombuffer(data, dtype=np.uint8, count=end)
+    quotes = np.flatnonzero(b == ord('"'))
+    opens, closes = quotes[0::2], quotes[1::2]
+    # Pairs of quotes are the fields (a doubled quote is a close and an open) where every open is at a
+    # field's start (or right after a close) and every close before a delimiter, a line end or a quote.
+    before = b[np.maximum(opens - 1, 0)]
+    after = np.frombuffer(data, dtype=np.uint8)[np.minimum(closes + 1, len(data) - 1)]
+    comma, newline, quote, cr = b',\n"\r'
+    opened = (opens == 0) | (before == comma) | (before == newline) | (before == quote)
+    closed = (closes + 1 == len(data)) | (after == comma) | (after == newline) | (after == quote) | (after == cr)
+    if np.all(opened) and np.all(closed):
+        return opens, closes
+    # Else some quote is literal (one in an unquoted field, as 5" in 'a 5" screen'): quote by quote.
+    opens, closes, inside, skip = [], [], False, False
+    for position in quotes.tolist():
+        if skip:
+            skip = False
+        elif inside and position + 1 < end and data[position + 1] == ord('"'):
+            skip = True  # a doubled quote
+        elif inside:
+            closes.append(position)
+            inside = False
+        elif position == 0 or data[position - 1] in b",\n":
+            opens.append(position)
+            inside = True
+    return np.array(opens, dtype=np.int64), np.array(closes, dtype=np.int64)
 
 
 def read_blocks(path, chunk_bytes, *, min_lines=1, record_end=_line_end):

@@ -371,3 +371,19 @@ def test_csv_blocks_end_where_the_csv_reader_ends_a_record(tmp_path):
         for chunk in (1, 5, 16):
             blocks = readers.read_blocks(path, chunk, record_end=readers.csv_record_end)
             assert [row for b in blocks for row in csv.reader(io.StringIO(b.data.decode()))] == whole, (text, chunk)
+
+
+def test_npz_reads_only_its_data_each_checked_against_memory(tmp_path, monkeypatch):
+    """Every member was read (a small file could expand to gigabytes of arrays it does
+    not use; here an object array it cannot read), and a MemoryError was reported as
+    'not a readable .npz archive'."""
+    from nbgpu._app import readers
+
+    path = tmp_path / "d.npz"
+    X, y = np.arange(12.0).reshape(6, 2), np.arange(6) % 2
+    np.savez(path, X=X, y=y, notes=np.array([{"a": 1}], dtype=object))
+    chunks = list(_read(open_reader(path)))
+    np.testing.assert_array_equal(np.concatenate([c.X for c in chunks]), X)
+    monkeypatch.setattr(readers, "machine_memory", lambda: 64)
+    with pytest.raises(ValueError, match=r"d.npz: array 'X' holds 0.0 GiB, more than this machine's 0 GiB"):
+        list(_read(open_reader(path)))

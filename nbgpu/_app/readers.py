@@ -162,6 +162,14 @@ def _has_surrogate(text):
     return False
 
 
+def machine_memory():
+    """Bytes of physical memory, or None where the system does not say."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
 def lines_where(path, lines):
     """``path lines A-B`` (``path`` alone where lines mean nothing, e.g. .npz)."""
     if lines is None:
@@ -402,7 +410,19 @@ class NpzReader(_Reader):
         """The archive read whole, in :class:`Chunk` s of about ``chunk_bytes`` of rows."""
         try:
             with np.load(self.path, allow_pickle=False) as archive:
-                arrays = {k: archive[k] for k in archive.files}
+                # Only the arrays read, each checked against this machine's memory before it is
+                # read (the zip's size of it: a small file of zeros may expand to gigabytes).
+                names = [k for k in ("data", "indices", "indptr", "shape", "format", "X", "y") if k in archive.files]
+                for k in names:
+                    size, memory = archive.zip.getinfo(f"{k}.npy").file_size, machine_memory()
+                    if memory is not None and size > memory:
+                        msg = (f"{self.path}: array {k!r} holds {size / 2**30:,.1f} GiB, more than this "
+                               f"machine's {memory / 2**30:,.0f} GiB of memory")
+                        raise MemoryError(msg)
+                arrays = {k: archive[k] for k in names}
+        except MemoryError as exc:
+            raise ValueError(str(exc) if str(exc).startswith(str(self.path)) else
+                             f"{self.path}: its arrays do not fit in this process's memory") from None
         except ValueError as exc:
             # numpy's messages suggest allow_pickle=True: never the advice for a file of unknown origin.
             if "object arrays" in str(exc).lower():

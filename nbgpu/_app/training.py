@@ -21,7 +21,6 @@ read twice (a FIFO, standard input) then needs ``--n-features`` and ``--zero-bas
 from __future__ import annotations
 
 import contextlib
-import os
 from typing import NamedTuple
 
 import numpy as np
@@ -30,6 +29,7 @@ from .readers import (
     align_labels,
     is_regular_file,
     lines_where,
+    machine_memory,
     min_index,
     parsed_chunks,
     typed_labels,
@@ -100,9 +100,8 @@ class _Seen:
 def _check_size(estimator, n_classes, n_features, where):
     """Refuse a model larger than this machine's memory (statistics, parameters, weights: about 32 bytes
     per class and feature, or per class and pair of features for a full covariance)."""
-    try:
-        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
+    memory = machine_memory()
+    if memory is None:
         return
     per_class = n_features * n_features if type(estimator).__name__ == "NormalBayesClassifier" else n_features
     need = 8 * 4 * n_classes * per_class

@@ -387,3 +387,18 @@ def test_npz_reads_only_its_data_each_checked_against_memory(tmp_path, monkeypat
     monkeypatch.setattr(readers, "machine_memory", lambda: 64)
     with pytest.raises(ValueError, match=r"d.npz: array 'X' holds 0.0 GiB, more than this machine's 0 GiB"):
         list(_read(open_reader(path)))
+
+
+def test_a_byte_order_mark_at_the_start_is_not_text(tmp_path):
+    """A UTF-8 BOM (Windows tools write one) made JSON lines 'not valid JSON' and
+    renamed a CSV's first column ('\\ufefflabel': the label column was missed)."""
+    csv_path, jsonl = tmp_path / "b.csv", tmp_path / "b.jsonl"
+    csv_path.write_bytes(b"\xef\xbb\xbflabel,f1\na,1\nb,2\n")
+    chunks = list(_read(open_reader(csv_path)))
+    assert chunks[0].y.tolist() == ["a", "b"]
+    vec = HashingVectorizer(n_features=64, alternate_sign=False, norm=None).get_params()
+    jsonl.write_bytes(b'\xef\xbb\xbf{"text": "a b", "label": "x"}\n{"text": "c d", "label": "y"}\n')
+    assert [c.y.tolist() for c in _read(open_reader(jsonl, vectorizer=vec))] == [["x", "y"]]
+    jsonl.write_bytes(b'\xef\xbb\xbf{"text": "a b", "label": "x"}\n{"text": "c \xff", "label": "y"}\n')
+    with pytest.raises(ValueError, match=r"b.jsonl line 2: not valid UTF-8 text \(byte 0xff\)"):
+        list(_read(open_reader(jsonl, vectorizer=vec)))

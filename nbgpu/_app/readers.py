@@ -283,10 +283,11 @@ def is_gzip(path):
 
 def _decoded(path, block):
     try:
-        return block.data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = block.first + block.data.count(b"\n", 0, exc.start)
-        msg = f"{path} line {line}: not valid UTF-8 text (byte {block.data[exc.start]:#04x})"
+        # A byte order mark at the start of the file (Windows tools write one) is not text.
+        return block.data.decode("utf-8-sig" if block.first == 1 else "utf-8")
+    except UnicodeDecodeError as exc:  # exc.object: the bytes decoded (after a mark)
+        line = block.first + exc.object.count(b"\n", 0, exc.start)
+        msg = f"{path} line {line}: not valid UTF-8 text (byte {exc.object[exc.start]:#04x})"
         raise ValueError(msg) from None
 
 

@@ -414,3 +414,26 @@ def test_fitted_parts_merged_on_their_own_keep_the_score_dtype():
     merged = a.named_estimators_["gauss"].merge(b.named_estimators_["gauss"])
     assert merged.theta_.dtype == np.float32
     np.testing.assert_allclose(merged.theta_, GaussianNB().fit(X32[:, GAUSS], y).theta_, rtol=1e-6)
+
+
+def test_compact_kernel_parts_give_the_posterior_of_one_model_over_all_columns():
+    """Each KernelDensityNB part kept its own least-excluded classes, so the sum was −inf
+    for every class (NaN posteriors) where one part excluded one class and another the
+    other, or the ColumnwiseNB's prior excluded the part's choice. Split into parts, the
+    model equals one KernelDensityNB over all columns: posteriors, joint and predictions."""
+    rng = np.random.default_rng(5)
+    X = np.concatenate([rng.normal(size=(30, 3)), rng.normal(size=(30, 3)) + 3.0])
+    y = np.repeat([0, 1], 30)
+    Xt = np.concatenate([X[:5], [[0.0, 3.0, 0.0], [3.0, 0.0, 20.0], [50.0, 50.0, 50.0]]])
+    for priors in (None, [1.0, 0.0]):
+        whole = nbgpu.KernelDensityNB(kernel="epanechnikov", bandwidth=0.5, priors=priors).fit(X, y)
+
+        def part():
+            return nbgpu.KernelDensityNB(kernel="epanechnikov", bandwidth=0.5)
+
+        split = nbgpu.ColumnwiseNB([("a", part(), [0]), ("b", part(), [1, 2])], priors=priors).fit(X, y)
+        proba = split.predict_proba(Xt)
+        assert np.all(np.isfinite(proba))
+        np.testing.assert_allclose(proba, whole.predict_proba(Xt), rtol=1e-9, atol=1e-300)
+        np.testing.assert_allclose(split.predict_joint_log_proba(Xt), whole.predict_joint_log_proba(Xt), rtol=1e-9)
+        np.testing.assert_array_equal(split.predict(Xt), whole.predict(Xt))

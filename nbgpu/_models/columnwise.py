@@ -10,6 +10,7 @@ for the length of the fit; a fitted model's plan is its fitted parts.
 from __future__ import annotations
 
 import contextlib
+import math
 import numbers
 from typing import NamedTuple
 
@@ -32,7 +33,7 @@ from .._array.namespace import (
 from .._array.numerics import log_or_neg_inf
 from .._array.sparse import sparse_columns
 from .._estimator.base import _BaseNB
-from .._estimator.base_measure import _BaseMeasureMixin
+from .._estimator.base_measure import _BaseMeasureMixin, least_excluded
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.feature_names import feature_names_of
 from .._estimator.statistics_checks import check_keys
@@ -476,23 +477,46 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, ClassifierMixin, _BaseComposition
             for part, cols in zip(plan.parts, plan.columns)
         )
 
-    def _joint_log_likelihood(self, X, *, xp, device, dtype):
-        (total,) = self._fitted_arrays(("class_log_prior_",), xp=xp, device=device, dtype=dtype)
+    @property
+    def _excludes(self):
+        return any(getattr(part, "_excludes", False) for part in self._plan().parts)
+
+    def _excluded_and_joint(self, X, *, xp, device, dtype, scores=True):
+        """``(z, total)``: the parts' counts of features of density 0 (None where no part has
+        such), and the sum of their joint log-likelihoods with this model's prior for theirs
+        (where ``scores``)."""
+        (prior,) = self._fitted_arrays(("class_log_prior_",), xp=xp, device=device, dtype=dtype)
+        total, z = prior, None
         for part, Xp in self._part_inputs(X, xp):
-            jll = part._joint_log_likelihood(Xp, xp=xp, device=device, dtype=dtype)
+            excludes = getattr(part, "_excludes", False)
+            if not (scores or excludes):
+                continue
             own = part_log_prior(part, xp=xp, device=device, dtype=dtype)
             # A class both priors exclude gets -inf from ``total``; skip it here.
             finite = xp.isfinite(own)
             own = xp.where(finite, own, xp.zeros_like(own))
-            total = total + xp.where(finite, jll - own, xp.zeros_like(jll))
-        return total
+            if excludes:
+                zp, jll = part._excluded_and_joint(Xp, xp=xp, device=device, dtype=dtype, scores=scores)
+                zp = xp.where(finite, zp, xp.zeros_like(zp))
+                z = zp if z is None else z + zp
+            else:
+                jll = part._joint_log_likelihood(Xp, xp=xp, device=device, dtype=dtype)
+            if scores:
+                total = total + xp.where(finite, jll - own, xp.zeros_like(jll))
+        if z is not None:  # a class this model's prior excludes is never among the fewest
+            z = z + xp.where(xp.isinf(prior), xp.full_like(prior, math.inf), xp.zeros_like(prior))
+        return z, total
 
-    def _log_base_measure(self, X, *, xp, device, dtype):
+    def _joint_log_likelihood(self, X, *, xp, device, dtype):
+        z, total = self._excluded_and_joint(X, xp=xp, device=device, dtype=dtype)
+        return total if z is None else least_excluded(z, total, xp=xp)
+
+    def _class_free_log(self, X, *, xp, device, dtype):
         """The parts' class-independent terms (e.g. PoissonNB's ``−Σ log x!``)."""
         total = xp.zeros((X.shape[0], 1), dtype=dtype, device=device)
         for part, Xp in self._part_inputs(X, xp):
             if isinstance(part, _BaseMeasureMixin):
-                total = total + part._log_base_measure(Xp, xp=xp, device=device, dtype=dtype)
+                total = total + part._class_free_log(Xp, xp=xp, device=device, dtype=dtype)
         return total
 
     # ---- moving and tags --------------------------------------------- #

@@ -16,7 +16,7 @@ from .._estimator.params import Interval, Options
 from .._array.class_sums import class_totals
 from .._array.numerics import log_or_neg_inf, logsumexp_last, nonzero
 from .._estimator.base import _BaseNB
-from .._estimator.base_measure import _BaseMeasureMixin
+from .._estimator.base_measure import _BaseMeasureMixin, least_excluded
 from .._estimator.docs import shared_parameters_doc
 
 # log K(u) of the 1-D kernels, normalised to integrate to 1 (scikit-learn's
@@ -241,7 +241,11 @@ class KernelDensityNB(_BaseMeasureMixin, _BaseNB):
         m = self._points_.shape[1]
         return 8 * (4 * n_classes * m + n_features + n_classes)
 
-    def _excluded_and_joint(self, X, *, xp, device, dtype):
+    @property
+    def _excludes(self):
+        return self.kernel not in ("gaussian", "exponential")  # the compact kernels
+
+    def _excluded_and_joint(self, X, *, xp, device, dtype, scores=True):
         """``(z, s)`` (n × k): per class the number of features of density 0 at a
         row, and the log prior plus the log densities of its other features."""
         points, log_w, log_norm, log_prior, bandwidth, has_values = self._fitted_arrays(
@@ -266,18 +270,4 @@ class KernelDensityNB(_BaseMeasureMixin, _BaseNB):
         return z, s
 
     def _joint_log_likelihood(self, X, *, xp, device, dtype):
-        # Posteriors by the least excluded classes: the limit, as ε → 0, of
-        # densities floored at ε (R naivebayes' ``threshold``). Where some class
-        # has density > 0 at every feature that is the exact posterior; where
-        # none has, it is defined, not 0 / 0.
-        z, s = self._excluded_and_joint(X, xp=xp, device=device, dtype=dtype)
-        fewest = xp.min(z, axis=1, keepdims=True)
-        return xp.where(z == fewest, s, xp.full_like(s, -math.inf))
-
-    def _log_base_measure(self, X, *, xp, device, dtype):
-        # log P(x, c) = scores + log h(x), h(x) = 0 where every class is excluded, 1 elsewhere.
-        if self.kernel in ("gaussian", "exponential"):  # positive everywhere: h = 1, no second pass
-            return xp.zeros((X.shape[0], 1), dtype=dtype, device=device)
-        z, _ = self._excluded_and_joint(X, xp=xp, device=device, dtype=dtype)
-        fewest = xp.min(z, axis=1, keepdims=True)
-        return xp.where(fewest == 0, xp.zeros_like(fewest), xp.full_like(fewest, -math.inf))
+        return least_excluded(*self._excluded_and_joint(X, xp=xp, device=device, dtype=dtype), xp=xp)

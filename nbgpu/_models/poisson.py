@@ -193,7 +193,7 @@ class PoissonNB(_BaseMeasureMixin, _CountNB):
         # + the filled copy of X and the missing-value indicator
         return 8 * (n_classes + (2 * n_features if self._ignore_missing else 0))
 
-    def _log_base_measure(self, X, *, xp, device, dtype):
+    def _class_free_log(self, X, *, xp, device, dtype):
         """``−Σⱼ log xⱼ!`` (as ``log Γ(x + 1)``) of every row; sparse ``X`` stays sparse."""
         if self._ignore_missing:
             X, _ = split_missing(X, xp=xp)  # log 0! = 0: a missing entry adds nothing

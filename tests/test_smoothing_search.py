@@ -161,9 +161,14 @@ def test_several_metrics_and_refit_choices():
     assert ours.score(X, y) == ref.score(X, y)
 
     no_refit = nbgpu.SmoothingSearchCV(est, grid, scoring=["accuracy", "f1_macro"], refit=False).fit(X, y)
-    assert not hasattr(no_refit, "best_estimator_")
+    assert not hasattr(no_refit, "best_estimator_") and not hasattr(no_refit, "best_params_")
     with pytest.raises(AttributeError, match="refit=False"):
         no_refit.predict(X)
+    # One metric, refit=False: the best is known but not refitted (best_params_ and best_score_ were missing).
+    ours = nbgpu.SmoothingSearchCV(est, grid, refit=False).fit(X, y)
+    ref = GridSearchCV(est, grid, refit=False).fit(X, y)
+    assert (ours.best_index_, ours.best_params_, ours.best_score_) == (ref.best_index_, ref.best_params_, ref.best_score_)
+    assert not hasattr(ours, "best_estimator_") and not hasattr(ref, "best_estimator_")
 
     pick = lambda results: int(np.argmax(results["mean_test_score"] * 0 + np.arange(len(results["params"]))))
     chosen = nbgpu.SmoothingSearchCV(est, grid, refit=pick).fit(X, y)

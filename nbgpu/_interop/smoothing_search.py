@@ -555,15 +555,17 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
         for name, value in inputs.items():  # a Pipeline's are its best_estimator_'s (below)
             if value is not None:
                 setattr(self, name, value)
-        if self.refit is False:
+        if self.refit is False and multimetric:
             return self
         if callable(self.refit):
             self.best_index_ = int(self.refit(self.cv_results_))
-        else:
+        else:  # refit=False with one metric: the best is known, not refitted (as GridSearchCV)
             metric = self.refit if multimetric else "score"
             self.best_index_ = int(np.argmin(self.cv_results_[f"rank_test_{metric}"]))
             self.best_score_ = float(self.cv_results_[f"mean_test_{metric}"][self.best_index_])
         self.best_params_ = candidates[self.best_index_]
+        if self.refit is False:
+            return self
         t0 = time.perf_counter()
         self.best_estimator_ = refit(self.best_params_)  # (a model's grid points are its own parameters)
         self.refit_time_ = time.perf_counter() - t0

@@ -32,9 +32,10 @@ def one_em_step(name, X, y, R_fn):
     """The statistics of the M-step written out: labeled rows once, every
     unlabeled row repeated per class with weight R[i, c] (the definition the
     soft kernel must equal)."""
+    make = name if callable(name) else getattr(nbgpu, name)
     lab = y != -1
     classes = np.unique(y[lab])
-    start = getattr(nbgpu, name)().fit(X[lab], y[lab])
+    start = make().fit(X[lab], y[lab])
     R = R_fn(start, X[~lab])
     k = classes.shape[0]
     Xu = X[~lab]
@@ -42,7 +43,7 @@ def one_em_step(name, X, y, R_fn):
     Xall = sp.vstack([X[lab], Xrep]) if sp.issparse(X) else np.concatenate([X[lab], Xrep])
     yall = np.concatenate([y[lab], np.repeat(classes, Xu.shape[0])])
     wall = np.concatenate([np.ones(lab.sum()), R.T.reshape(-1)])
-    return getattr(nbgpu, name)().fit(Xall, yall, sample_weight=wall)
+    return make().fit(Xall, yall, sample_weight=wall)
 
 
 @pytest.mark.parametrize("name", ["MultinomialNB", "ComplementNB", "BernoulliNB", "GaussianNB", "CategoricalNB"])
@@ -61,6 +62,24 @@ def test_one_iteration_is_the_weighted_fit(name):
     ref = one_em_step(name, X, y, lambda m, Xu: m.predict_proba(Xu))
     Xtest = X[:20]
     np.testing.assert_allclose(model.predict_log_proba(Xtest), ref.predict_log_proba(Xtest), rtol=1e-8, atol=1e-8)
+
+
+def test_one_iteration_of_a_columnwise_model_is_its_weighted_fit():
+    """SemiSupervisedNB(ColumnwiseNB(...)) failed with "'NoneType' object is not iterable":
+    the unfitted ColumnwiseNB it accumulates with had no columns."""
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 3, 120)
+    X = np.column_stack([rng.normal(size=120) + y, rng.poisson(1 + 2 * y)]).astype(float)
+    y[np.arange(120) % 3 != 0] = -1
+
+    def make():
+        return nbgpu.ColumnwiseNB([("g", nbgpu.GaussianNB(), [0]), ("p", nbgpu.PoissonNB(), [1])])
+
+    model = nbgpu.SemiSupervisedNB(make(), max_iter=1, tol=0.0)
+    with pytest.warns(ConvergenceWarning):
+        model.fit(X, y)
+    ref = one_em_step(make, X, y, lambda m, Xu: m.predict_proba(Xu))
+    np.testing.assert_allclose(model.predict_log_proba(X[:20]), ref.predict_log_proba(X[:20]), rtol=1e-8, atol=1e-8)
 
 
 def test_unlabeled_weight_and_sample_weight():

@@ -365,9 +365,15 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, ClassifierMixin, _BaseComposition
         # An unfitted template (a Dask merge task) merges with the parts of its parameters.
         return self._make_plan(None, None, reset=True)
 
+    def _plan_for(self, X):
+        """The plan, its columns resolved against ``X`` where it has none (an unfitted template
+        given rows: SemiSupervisedNB's EM accumulates with its estimator's)."""
+        plan = self._plan()
+        return plan if plan.columns is not None else self._make_plan(X.shape[1], None, reset=True)
+
     def _part_inputs(self, X, xp):
         """(part, its columns' view of X as the part sees it) for every part."""
-        plan = self._plan()
+        plan = self._plan_for(X)
         for part, cols in zip(plan.parts, plan.columns):
             yield part, part._model_input(select_columns(X, cols, xp=xp), xp)
 
@@ -387,7 +393,7 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, ClassifierMixin, _BaseComposition
 
     def _check_values(self, X):
         ignore = self._ignore_missing
-        plan = self._plan()
+        plan = self._plan_for(X)
         for name, part, cols in zip(plan.names, plan.parts, plan.columns):
             Xp = select_columns(X, cols, xp=get_namespace(X))
             if ignore and not part._ignore_missing:

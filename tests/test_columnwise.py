@@ -437,3 +437,16 @@ def test_compact_kernel_parts_give_the_posterior_of_one_model_over_all_columns()
         np.testing.assert_allclose(proba, whole.predict_proba(Xt), rtol=1e-9, atol=1e-300)
         np.testing.assert_allclose(split.predict_joint_log_proba(Xt), whole.predict_joint_log_proba(Xt), rtol=1e-9)
         np.testing.assert_array_equal(split.predict(Xt), whole.predict(Xt))
+
+
+def test_a_part_keeping_raw_points_with_missing_values():
+    """KernelDensityNB(missing="ignore") keeps its training points, NaN included: as a part,
+    their NaN was taken for an overflow of sums ("statistics ... overflow float64")."""
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(40, 2))
+    X[::7, 0] = np.nan
+    y = np.arange(40) % 2
+    kde = nbgpu.KernelDensityNB(missing="ignore")
+    split = nbgpu.ColumnwiseNB([("k", kde, [0]), ("g", nbgpu.GaussianNB(), [1])]).fit(X, y)
+    alone = kde.fit(X[:, :1], y).predict_joint_log_proba(X[:, :1]) + nbgpu.GaussianNB().fit(X[:, 1:], y).predict_joint_log_proba(X[:, 1:])
+    np.testing.assert_allclose(split.predict_joint_log_proba(X), alone - np.log(split.class_prior_), rtol=1e-10)

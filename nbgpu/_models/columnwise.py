@@ -484,6 +484,11 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, ClassifierMixin, _BaseComposition
         )
 
     @property
+    def _raw_statistics(self):
+        """The parts' raw data (KernelDensityNB's points: NaN where missing), not sums."""
+        return tuple({key for part in self._plan().parts for key in getattr(part, "_raw_statistics", ())})
+
+    @property
     def _excludes(self):
         return any(getattr(part, "_excludes", False) for part in self._plan().parts)
 

@@ -450,3 +450,20 @@ def test_a_part_keeping_raw_points_with_missing_values():
     split = nbgpu.ColumnwiseNB([("k", kde, [0]), ("g", nbgpu.GaussianNB(), [1])]).fit(X, y)
     alone = kde.fit(X[:, :1], y).predict_joint_log_proba(X[:, :1]) + nbgpu.GaussianNB().fit(X[:, 1:], y).predict_joint_log_proba(X[:, 1:])
     np.testing.assert_allclose(split.predict_joint_log_proba(X), alone - np.log(split.class_prior_), rtol=1e-10)
+
+
+def test_a_saved_model_keeps_its_parts_parameters_after_set_params(tmp_path):
+    """set_params(p__alpha=...) changes the template in `estimators`, not the fitted
+    part: predictions stayed, but the model file took the template's alpha, so the
+    loaded model predicted differently."""
+    rng = np.random.default_rng(0)
+    X = np.c_[rng.normal(size=40), rng.poisson(2, (40, 2))]
+    y = rng.integers(0, 2, 40)
+    model = nbgpu.ColumnwiseNB([("g", nbgpu.GaussianNB(), [0]), ("p", nbgpu.PoissonNB(), [1, 2])]).fit(X, y)
+    before = model.predict_proba(X)
+    model.set_params(p__alpha=100.0, g__var_smoothing=0.5)
+    np.testing.assert_array_equal(model.predict_proba(X), before)
+    nbgpu.save(model, tmp_path / "m.nbgpu")
+    loaded = nbgpu.load(tmp_path / "m.nbgpu")
+    np.testing.assert_allclose(loaded.predict_proba(X), before, rtol=1e-12)
+    assert loaded.estimators[1][1].alpha == 1.0 and model.estimators[1][1].alpha == 100.0

@@ -365,6 +365,18 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, ClassifierMixin, _BaseComposition
         # An unfitted template (a Dask merge task) merges with the parts of its parameters.
         return self._make_plan(None, None, reset=True)
 
+    def _as_fitted(self):
+        # A part's parameters are its fitted copy's: set_params(p__alpha=...) changes the
+        # template in `estimators`, not the part the statistics were gathered with.
+        model = super()._as_fitted()
+        if "estimators_" not in self.__dict__:
+            return model
+        if model is self:
+            model = object.__new__(type(self))
+            model.__dict__.update(self.__dict__)
+        model.estimators = [(name, part, cols) for (name, _, cols), part in zip(model.estimators, self.estimators_)]
+        return model
+
     def _plan_for(self, X):
         """The plan, its columns resolved against ``X`` where it has none (an unfitted template
         given rows: SemiSupervisedNB's EM accumulates with its estimator's)."""

@@ -458,3 +458,10 @@ def test_stop_word_consistency_warning_as_sklearn():
         HashingVectorizer(**params).transform(DOCS)
     with pytest.warns(UserWarning, match="stop_words may be inconsistent"):
         Reference(**params).transform(DOCS)
+
+
+def test_no_features_is_an_error_not_a_crash():
+    """n_features=0 reached scikit-learn's hashing, which divides by it: the process died
+    ("Floating point exception"). transform now refuses it as fit does."""
+    with pytest.raises(ValueError, match=r"'n_features' parameter .* Got 0 instead"):
+        HashingVectorizer(n_features=0, norm=None).transform(["hello world"])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 from sklearn import get_config
 from sklearn.base import BaseEstimator, TransformerMixin
@@ -183,6 +185,9 @@ class HashingVectorizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=N
         """
         if isinstance(X, str):
             msg = "Iterable over raw text documents expected, string object received."
+            raise ValueError(msg)
+        if isinstance(self.n_features, numbers.Integral) and self.n_features < 1:  # scikit-learn's transform divides by it
+            msg = f"The 'n_features' parameter of HashingVectorizer must be an int in the range [1, 2147483647]. Got {self.n_features} instead."
             raise ValueError(msg)
         plan = fast_plan(self.get_params())  # None: scikit-learn does the work
         if plan is None:

@@ -467,3 +467,25 @@ def test_a_saved_model_keeps_its_parts_parameters_after_set_params(tmp_path):
     loaded = nbgpu.load(tmp_path / "m.nbgpu")
     np.testing.assert_allclose(loaded.predict_proba(X), before, rtol=1e-12)
     assert loaded.estimators[1][1].alpha == 1.0 and model.estimators[1][1].alpha == 100.0
+
+
+@pytest.mark.parametrize(("part", "match"), [
+    (("p", nbgpu.PoissonNB(), [1]), "columns of part 'p'"),
+    (("p", nbgpu.PoissonNB(), [2, 1]), "columns of part 'p'"),
+    (("p", nbgpu.MultinomialNB(), [1, 2]), "is a MultinomialNB in `estimators` but was fitted as a PoissonNB"),
+])
+def test_partial_fit_refuses_parts_changed_since_the_fit(part, match):
+    """set_params(estimators=...) with other columns or another model for a part, then
+    partial_fit: the fit went on with the old columns and statistics, and the model file
+    then failed or predicted differently."""
+    rng = np.random.default_rng(0)
+    X = np.c_[rng.normal(size=40), rng.poisson(2, (40, 2))]
+    y = rng.integers(0, 2, 40)
+    model = nbgpu.ColumnwiseNB([("g", nbgpu.GaussianNB(), [0]), ("p", nbgpu.PoissonNB(), [1, 2])]).fit(X, y)
+    before = model.predict_proba(X)
+    model.set_params(estimators=[("g", nbgpu.GaussianNB(), [0]), part])
+    with pytest.raises(ValueError, match=match):
+        model.partial_fit(X[:3], y[:3])
+    np.testing.assert_array_equal(model.predict_proba(X), before)
+    model.set_params(estimators=[("g", nbgpu.GaussianNB(), [0]), ("p", nbgpu.PoissonNB(alpha=2.0), [1, 2])])
+    model.partial_fit(X[:3], y[:3])  # other hyper-parameters: the fit goes on with them

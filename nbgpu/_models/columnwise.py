@@ -345,6 +345,15 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, ClassifierMixin, _BaseComposition
                 )
                 raise ValueError(msg)
             columns = self._columns_
+            n, fitted_names = self.n_features_in_, getattr(self, "feature_names_in_", None)
+            for (name, est, cols), fitted_cols, part in zip(specs, columns, self.estimators_):
+                if type(est) is not type(part):
+                    msg = (f"Part {name!r} is a {type(est).__name__} in `estimators` but was fitted as a "
+                           f"{type(part).__name__}; call fit to start over.")
+                    raise ValueError(msg)
+                if not np.array_equal(resolve_columns(cols, n, fitted_names, part=name), fitted_cols):
+                    msg = f"The columns of part {name!r} in `estimators` differ from those it was fitted on; call fit to start over."
+                    raise ValueError(msg)
         elif n_features is not None:
             columns = [resolve_columns(cols, n_features, feature_names, part=name) for name, _, cols in specs]
         parts = []

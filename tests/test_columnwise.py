@@ -298,6 +298,7 @@ def test_failed_fit_leaves_model_unchanged():
     "estimators, error, match",
     [
         ([], ValueError, "`estimators` must be a non-empty list"),
+        (GaussianNB(), ValueError, r"`estimators` must be a non-empty list .*got GaussianNB\(\)"),  # was TypeError: not iterable
         ([("g", GaussianNB())], ValueError, r"`estimators` must be a non-empty list of \(name, estimator, columns\)"),
         ([("g", sk.GaussianNB(), GAUSS)], TypeError, "Part 'g' of `estimators` must be an nbgpu"),
         ([("c", ComplementNB(), COUNTS)], TypeError, "got ComplementNB"),

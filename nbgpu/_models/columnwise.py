@@ -312,7 +312,7 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, ClassifierMixin, _BaseComposition
         """The parts (fresh clones of the parameters) and their columns; ``reset=False`` keeps the
         fitted columns. A nested ColumnwiseNB gets its own plan, among its parent's columns."""
         specs = self.estimators
-        if not specs or not all(isinstance(s, tuple) and len(s) == 3 for s in specs):
+        if not isinstance(specs, (list, tuple)) or not specs or not all(isinstance(s, tuple) and len(s) == 3 for s in specs):
             msg = (
                 "`estimators` must be a non-empty list of (name, estimator, columns) "
                 f"tuples; got {specs!r:.200}."

@@ -205,3 +205,14 @@ def test_unlabeled_rows_no_class_explains_are_refused():
     model.fit(X, y, sample_weight=w)
     assert np.all(np.isfinite(model.log_likelihood_))
     assert np.all(np.isfinite(model.predict_proba(X[:-1])))
+
+
+def test_saving_points_to_the_fitted_model(tmp_path):
+    """nbgpu.save(SemiSupervisedNB) said only "must be an nbgpu estimator": its model file is
+    its fitted model's, which the message now names."""
+    X, y = np.array([[1, 0], [0, 1], [1, 1], [0, 2]]), np.array([0, 1, -1, -1])
+    model = nbgpu.SemiSupervisedNB().fit(X, y)
+    with pytest.raises(TypeError, match=r"got SemiSupervisedNB \(save its fitted model: nbgpu.save\(model.estimator_, path\)\)"):
+        nbgpu.save(model, tmp_path / "m.nbgpu")
+    nbgpu.save(model.estimator_, tmp_path / "m.nbgpu")
+    np.testing.assert_array_equal(nbgpu.load(tmp_path / "m.nbgpu").predict_proba(X), model.predict_proba(X))

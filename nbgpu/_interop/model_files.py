@@ -266,7 +266,7 @@ def save(model, path, *, vectorizer=None, metadata=None):
     if not isinstance(model, _BaseNB):
         inner = getattr(model, "estimator_", None)  # a meta-estimator (SemiSupervisedNB): its fitted model is saved
         hint = " (save its fitted model: nbgpu.save(model.estimator_, path))" if isinstance(inner, _BaseNB) else ""
-        msg = f"`model` must be an nbgpu naive Bayes model; got {type(model).__name__}{hint}."
+        msg = f"`model` must be an nbgpu estimator; got {type(model).__name__}{hint}."
         raise TypeError(msg)
     if metadata is not None and not isinstance(metadata, dict):
         msg = f"`metadata` must be a dict (a JSON object); got {type(metadata).__name__}."

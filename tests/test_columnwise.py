@@ -490,3 +490,21 @@ def test_partial_fit_refuses_parts_changed_since_the_fit(part, match):
     np.testing.assert_array_equal(model.predict_proba(X), before)
     model.set_params(estimators=[("g", nbgpu.GaussianNB(), [0]), ("p", nbgpu.PoissonNB(alpha=2.0), [1, 2])])
     model.partial_fit(X[:3], y[:3])  # other hyper-parameters: the fit goes on with them
+
+
+def test_a_class_without_rows_that_the_prior_keeps():
+    """prior_smoothing (or priors) on the ColumnwiseNB with a class no row has was refused with
+    advice the user had followed ("leave the parts' priors at their defaults"): the part's own
+    prior excluded it. As the single models do, the class is scored."""
+    rng = np.random.default_rng(0)
+    X = np.c_[rng.normal(size=40), rng.poisson(2, (40, 2))]
+    y = rng.integers(0, 2, 40)
+    parts = [("g", nbgpu.GaussianNB(), [0]), ("p", nbgpu.PoissonNB(), [1, 2])]
+    model = nbgpu.ColumnwiseNB(parts, prior_smoothing=1.0).partial_fit(X, y, classes=[0, 1, 2])
+    g = nbgpu.GaussianNB(prior_smoothing=1.0).partial_fit(X[:, :1], y, classes=[0, 1, 2])
+    p = nbgpu.PoissonNB(prior_smoothing=1.0).partial_fit(X[:, 1:], y, classes=[0, 1, 2])
+    expected = g.predict_joint_log_proba(X[:, :1]) + p.predict_joint_log_proba(X[:, 1:]) - np.log(g.class_prior_)
+    np.testing.assert_allclose(model.predict_joint_log_proba(X), expected, rtol=1e-10)
+    fixed = nbgpu.ColumnwiseNB(parts, priors=[0.2, 0.3, 0.5]).partial_fit(X, y, classes=[0, 1, 2])
+    np.testing.assert_allclose(fixed.class_prior_, [0.2, 0.3, 0.5])
+    assert np.all(np.isfinite(fixed.predict_proba(X)))

@@ -106,6 +106,12 @@ def column_names(feature_names, index):
     return None if feature_names is None else feature_names[to_numpy(index)]
 
 
+def _empirical_prior(part):
+    """Whether ``part`` estimates its prior from its class counts (no fixed prior)."""
+    params = part.get_params(deep=False)
+    return params.get("priors") is None and params.get("class_prior") is None and params.get("fit_prior", True)
+
+
 def part_log_prior(est, *, xp, device, dtype):
     """The log class prior a fitted part adds to its joint log-likelihood."""
     if hasattr(est, "class_log_prior_"):
@@ -477,6 +483,14 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, ClassifierMixin, _BaseComposition
             )
             own = to_numpy(part_log_prior(est, xp=xp, device=count.device, dtype=count.dtype))
             lost = np.isneginf(own) & ~np.isneginf(to_numpy(log_prior))
+            if np.any(lost) and part.get_params().get("prior_smoothing") == 0 and _empirical_prior(part):
+                # A class without rows, which this model's prior keeps: the part's own prior is
+                # only divided out, so a smoothed one separates its likelihood as well.
+                est = clone(part).set_params(prior_smoothing=1.0)._become_fitted(
+                    stats["parts"][name], classes, n_features=int(cols.shape[0]), feature_names=names, score_dtype=score_dtype
+                )
+                own = to_numpy(part_log_prior(est, xp=xp, device=count.device, dtype=count.dtype))
+                lost = np.isneginf(own) & ~np.isneginf(to_numpy(log_prior))
             if np.any(lost):
                 msg = (
                     f"Part {name!r} of `estimators` gives class index(es) "

@@ -319,6 +319,18 @@ def test_labels_are_integers_only_as_python_writes_them(tmp_path, capsys):
     assert report["rows"] == 2 and report["unseen_classes"] == {"010": 1}, report
 
 
+def test_classes_written_as_numbers_match_numeric_labels(tmp_path, capsys):
+    """--classes 1.0,2.0 with svmlight's labels 1.0 and 2.0 was refused: "label(s) ['1', '2']
+    the model does not know (its classes: ['1.0', '2.0'])"."""
+    data = tmp_path / "c.svm"
+    data.write_text("1.0 1:1 2:3\n2.0 1:2 3:1\n1.0 2:2\n")
+    assert main(["train", str(data), "-o", str(tmp_path / "m.nbgpu"), "--classes", "1.0,2.0", "-q"]) == 0
+    model = nbgpu.load(tmp_path / "m.nbgpu")
+    assert model.classes_.tolist() == ["1.0", "2.0"] and model.class_count_.tolist() == [2, 1]
+    assert main(["train", str(data), "-o", str(tmp_path / "n.nbgpu"), "--classes", "1.0,3.0", "-q"]) == 1
+    assert "label(s) ['2']" in capsys.readouterr().err
+
+
 def test_predict_proba_is_valid_csv_for_any_label(tmp_path, capsys):
     import csv
 

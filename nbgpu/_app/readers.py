@@ -52,6 +52,15 @@ def typed_labels(values):
     return a
 
 
+def _numbers_named(classes):
+    """The sorted numbers that string ``classes`` name, if each names a distinct number; else None."""
+    try:
+        numbers = np.sort(classes.astype(np.float64))
+    except ValueError:
+        return None
+    return numbers if np.all(np.isfinite(numbers)) and np.all(numbers[1:] > numbers[:-1]) else None
+
+
 def _whole_numbers(a):
     """Text labels ``a`` as int64 if each is an integer as Python writes one: "10", never "010",
     "+10", "1_0" or "١٠" (labels that would all become the class 10); else None."""
@@ -81,6 +90,10 @@ def _converted(y, classes):
     if y.dtype.kind == classes.dtype.kind:
         return y
     if classes.dtype.kind in "US":
+        numbers = _numbers_named(classes) if y.dtype.kind in "iuf" else None
+        if numbers is not None:  # --classes 1.0,2.0 with svmlight's labels 1 and 2: the class "1.0"
+            index = np.minimum(np.searchsorted(numbers, y), len(numbers) - 1)
+            return np.where(numbers[index] == y, classes[np.argsort(classes.astype(np.float64))][index], y.astype(str))
         if y.dtype.kind == "f":  # 3.0 is the label "3", as JSON lines labels are read
             whole = np.isfinite(y) & (y == np.round(y))
             return np.where(whole, np.where(whole, y, 0).astype(np.int64).astype(str), y.astype(str))

@@ -217,3 +217,16 @@ def test_zero_prior_class_is_never_predicted(name):
     if name != "ComplementNB":  # ComplementNB ignores the prior (scikit-learn's rule)
         np.testing.assert_array_equal(proba[:, 0], 0.0)
         assert 0 not in to_numpy(model.predict(X))
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_complement_norm_with_one_feature_is_a_tie_not_nan(sparse):
+    """With one feature every complement probability is 1: the normalised weights were
+    0 / 0 (NaN posteriors, as scikit-learn's). They are 0: every class ties."""
+    import scipy.sparse as sp
+
+    X = np.array([[1], [2], [0], [3]])
+    X = sp.csr_matrix(X) if sparse else X
+    model = ours("ComplementNB", norm=True).fit(X, [0, 1, 0, 1])
+    np.testing.assert_array_equal(model.feature_log_prob_, [[0.0], [0.0]])
+    assert_normalised(model.predict_proba(X), 2)

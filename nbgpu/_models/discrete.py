@@ -397,6 +397,9 @@ class ComplementNB(_LinearCountNB):
         elif self.norm:  # Σ_j log θ~_cj: a pass over the logs (nothing kept)
             make = lambda cols: self._complement_logs(feature_count, alpha, context, cols, xp=xp)  # noqa: E731
             context["norm"] = row_sums_by_columns(make, feature_count.shape, xp=xp)
+        if self.norm:  # all θ~_cj = 1 (one feature): weights 0 / 0, taken as 0 (scikit-learn's are NaN)
+            norm = context["norm"]
+            context["norm"] = xp.where(norm == 0, xp.ones_like(norm), norm)
         return context
 
     @staticmethod

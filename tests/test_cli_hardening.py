@@ -465,6 +465,11 @@ def test_a_model_larger_than_memory_is_refused_before_it_is_built(tmp_path, run)
     status, _, err = run("train", tmp_path / "stray.svm", "-o", tmp_path / "m.nbgpu", "--zero-based", "yes", "--model", "multinomial")
     line = one_line(err, status, 1, f"a MultinomialNB of {classes} classes and 2147483647 features needs about")
     assert "--n-features bounds it" in line and str(tmp_path / "stray.svm") in line
+    # Hashed text: the width is --hash-features' (the advice was svmlight's)
+    (tmp_path / "t.jsonl").write_text("".join(f'{{"text": "w{c}", "label": {c}}}\n' for c in range(classes)))
+    status, _, err = run("train", tmp_path / "t.jsonl", "-o", tmp_path / "t.nbgpu", "--hash-features", "2147483647", "--alpha", "1")
+    line = one_line(err, status, 1, "2147483647 features needs about")
+    assert line.endswith("(--hash-features sets the number of hashed text features)"), line
 
 
 def test_device_gpu_without_a_gpu_is_one_line(data, run, monkeypatch):

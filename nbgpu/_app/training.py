@@ -97,7 +97,7 @@ class _Seen:
             )
 
 
-def _check_size(estimator, n_classes, n_features, where):
+def _check_size(estimator, n_classes, n_features, where, *, hashed=False):
     """Refuse a model larger than this machine's memory (statistics, parameters, weights: about 32 bytes
     per class and feature, or per class and pair of features for a full covariance)."""
     memory = machine_memory()
@@ -109,7 +109,8 @@ def _check_size(estimator, n_classes, n_features, where):
         msg = (
             f"a {type(estimator).__name__} of {n_classes} classes and {n_features} features needs about "
             f"{need / 2**30:.0f} GiB, more than this machine's {memory / 2**30:.0f} GiB "
-            f"(is a feature index in {where} wrong? --n-features bounds it)"
+            + ("(--hash-features sets the number of hashed text features)" if hashed
+               else f"(is a feature index in {where} wrong? --n-features bounds it)")
         )
         raise ValueError(msg)
 
@@ -186,7 +187,7 @@ class _OnePass:
         fits = fits and np.all(np.isin(chunk_classes, model.classes_))
         if not fits:  # a model of its own, merged
             n_classes = len(chunk_classes) if model is None else len(np.union1d(chunk_classes, model.classes_))
-            _check_size(self.estimator, n_classes, X.shape[1], self.reader.path)
+            _check_size(self.estimator, n_classes, X.shape[1], self.reader.path, hashed=self.reader._transform is not None)
         try:
             part = model.partial_fit(X, y) if fits else self.base._unfitted().partial_fit(X, y, classes=chunk_classes)
         except ValueError as exc:

@@ -398,6 +398,9 @@ def test_foreign_files(tmp_path):
     for path in (text, other, single, plain_zip):
         with pytest.raises(ValueError, match="not an nbgpu model file"):
             nbgpu.load(path)
+    # The zip is readable: said once, with the reason (it was wrapped in "not a readable zip archive: ...").
+    with pytest.raises(ValueError, match=r"^\S+z.zip is not an nbgpu model file \(a member that is not a .npy array: 'readme.txt'\)$"):
+        nbgpu.load(plain_zip)
     with pytest.raises(ValueError, match="no such file"):
         nbgpu.load(tmp_path / "missing")
 

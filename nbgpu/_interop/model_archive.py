@@ -121,6 +121,9 @@ class Archive:
             self._length = os.fstat(self._file.fileno()).st_size
             self._zip = zipfile.ZipFile(self._file)
             self.members = self._check_directory(self._zip.infolist())  # name (without .npy) -> ZipInfo
+        except ModelFileError:  # the directory's own refusal (a ValueError: not zipfile's)
+            self.close()
+            raise
         except _ZIP_ERRORS as exc:
             self.close()
             msg = f"{self.where} is not an nbgpu model file (not a readable zip archive: {exc})"

@@ -114,6 +114,20 @@ def test_predict_is_lazy_and_blockwise(client):
     assert model.score(Xd, y, sample_weight=w) == pytest.approx(ref.score(X, y, sample_weight=w))
 
 
+def test_predict_and_score_with_an_empty_block():
+    """A block of no rows (common after a boolean filter) made every predict method and
+    score fail ("X is empty"), though fit skips such blocks."""
+    X, y = _data("MultinomialNB", n=60)
+    ref = nbgpu.MultinomialNB().fit(X, y)
+    Xe = da.from_array(X, chunks=((30, 0, 30), X.shape[1]))
+    ye = da.from_array(y, chunks=((30, 0, 30),))
+    with __import__("dask").config.set(scheduler="threads"):
+        model = nbgpu.MultinomialNB().fit(Xe, ye)
+        for method in ("predict", "predict_proba", "predict_joint_log_proba"):
+            np.testing.assert_allclose(getattr(model, method)(Xe).compute(), getattr(ref, method)(X), rtol=1e-12)
+        assert model.score(Xe, ye) == pytest.approx(ref.score(X, y))
+
+
 def test_partial_fit_with_classes_and_weights(client):
     X, y = _data("GaussianNB", n=300)
     w = np.random.default_rng(1).uniform(0.5, 2.0, size=X.shape[0])

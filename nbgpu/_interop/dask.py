@@ -49,8 +49,9 @@ def _fit_block(template, X, y, weight, classes):
     return clone(template)._fit_batch(X, y, classes, weight, reset=True, commit=False)
 
 
-def _call_method(X, model, name):
-    return getattr(model, name)(X)
+def _call_method(X, model, name, empty):
+    # A block of no rows (after a filter) has the empty result, which the model refuses to compute.
+    return empty if X.shape[0] == 0 else getattr(model, name)(X)
 
 
 def dask_fit(estimator, X, y, sample_weight, classes, *, reset):
@@ -109,7 +110,7 @@ def dask_map(estimator, X, name):
         k = estimator.classes_.shape[0]
         meta = xp.empty((0, k), dtype=getattr(np, score_dtype_name(X.dtype, xp=np)))
         kwargs = {"chunks": (X.chunks[0], (k,))}
-    return X.map_blocks(_call_method, _shared(estimator), name, meta=meta, **kwargs)
+    return X.map_blocks(_call_method, _shared(estimator), name, empty=meta, meta=meta, **kwargs)
 
 
 def dask_score(estimator, X, y, sample_weight):

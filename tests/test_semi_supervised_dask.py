@@ -142,6 +142,12 @@ def test_string_labels():
         assert ours.classes_.tolist() == ["eggs", "ham", "spam"]
         _assert_same_fit(ours, ref, X)
         assert ours.predict(_dask(X, 60)).compute().tolist() == ref.predict(X).tolist()
+    # The int -1 among string labels (scikit-learn's convention), in memory with a Dask X:
+    # refused as a "Mix of label input types" where the in-memory fit takes it.
+    mixed = labels.astype(object)
+    mixed[y == -1] = -1
+    ours, _ = _fit(nbgpu.SemiSupervisedNB(max_iter=50, tol=1e-6), _dask(X, 60), mixed)
+    _assert_same_fit(ours, ref, X)
 
 
 def test_float32_blocks_give_float32_parameters():

@@ -197,7 +197,7 @@ class _InMemoryData:
         y, sample_weight = computed(y, sample_weight)
         self.feature_names = feature_names_of(X)
         self._est = est
-        self._rows = rows = _split_rows(est, X, _string_unlabeled(y), sample_weight)
+        self._rows = rows = _split_rows(est, X, y, sample_weight)
         self.classes = _labeled_classes(rows.y_l)  # raises without a labeled row: X_l is an array
         self.labeled = _labeled_statistics(est, rows, self.classes)
         self.n_features, self.total_weight = rows.X_l.shape[1], rows.total_weight
@@ -317,6 +317,7 @@ class SemiSupervisedNB(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierMi
         """
         est = self._check_params()
         adapter = adapter_for(X)
+        y = y if adapter_for(y) is not None else _string_unlabeled(y)  # in memory, for a Dask X too
         data = _InMemoryData(est, X, y, sample_weight) if adapter is None else adapter.em_data(est, X, y, sample_weight)
         if data.labeled is None:
             msg = "`sample_weight` is zero on every labeled row; EM needs labeled weight to start from."

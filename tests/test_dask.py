@@ -128,6 +128,20 @@ def test_predict_and_score_with_an_empty_block():
         assert model.score(Xe, ye) == pytest.approx(ref.score(X, y))
 
 
+def test_classes_as_a_dask_array():
+    """classes=<Dask array> failed: "got 3 entries but nan distinct labels" on a first
+    partial_fit, an AttributeError ('__dlpack__') on a later one."""
+    X, y = _data("MultinomialNB", n=60)
+    classes = da.from_array(np.unique(y), chunks=2)
+    ref = nbgpu.MultinomialNB().partial_fit(X, y, classes=np.unique(y))
+    with __import__("dask").config.set(scheduler="threads"):
+        on_dask = nbgpu.MultinomialNB().partial_fit(_blocks(X, rows=20), da.from_array(y, chunks=20), classes=classes)
+        in_memory = nbgpu.MultinomialNB().partial_fit(X, y, classes=classes).partial_fit(X, y, classes=classes)
+    np.testing.assert_array_equal(on_dask.classes_, ref.classes_)
+    np.testing.assert_allclose(on_dask.feature_count_, ref.feature_count_)
+    np.testing.assert_allclose(in_memory.feature_count_, 2 * ref.feature_count_)
+
+
 def test_partial_fit_with_classes_and_weights(client):
     X, y = _data("GaussianNB", n=300)
     w = np.random.default_rng(1).uniform(0.5, 2.0, size=X.shape[0])

@@ -267,6 +267,7 @@ class _BaseNB(_ScoringMixin, abc.ABC):
         if first and classes is None:
             msg = "classes must be passed on the first call to partial_fit."
             raise ValueError(msg)
+        (classes,) = computed(classes)  # a handful of labels: in memory even from a Dask array
         if (adapter := adapter_for(X)) is not None:
             return adapter.fit(self, X, y, sample_weight, classes, reset=first)
         y, sample_weight = computed(y, sample_weight)

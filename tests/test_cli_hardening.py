@@ -478,3 +478,27 @@ def test_device_gpu_without_a_gpu_is_one_line(data, run, monkeypatch):
     status, _, err = run("train", d / "d.svm", "-o", d / "g.nbgpu", "--device", "gpu")
     one_line(err, status, 1, "--device gpu: no usable GPU")
     assert not (d / "g.nbgpu").exists()
+
+
+def test_evaluate_reads_true_and_false_for_a_model_of_bool_classes(tmp_path, run):
+    """Every CSV label ("False" too) was the class True: text to bool is True unless empty."""
+    X = np.array([[0.0], [1.0], [10.0], [11.0]])
+    nbgpu.save(nbgpu.GaussianNB().fit(X, X[:, 0] > 5), tmp_path / "b.nbgpu")
+    (tmp_path / "b.csv").write_text("f,label\n0,False\n1,false\n10,True\n11,1\n")
+    status, out, _ = run("evaluate", tmp_path / "b.nbgpu", tmp_path / "b.csv", "--json", "-q")
+    report = json.loads(out)
+    assert status == 0 and report["accuracy"] == 1.0 and report["unseen_classes"] == {}
+    (tmp_path / "c.csv").write_text("f,label\n0,maybe\n")
+    status, out, _ = run("evaluate", tmp_path / "b.nbgpu", tmp_path / "c.csv", "--json", "-q")
+    assert json.loads(out)["unseen_classes"] == {"maybe": 1}
+
+
+def test_a_label_column_named_at_predict_is_one(tmp_path, run):
+    """--label-column was ignored where the file has as many columns as the model has
+    features: predict read the labels as a feature."""
+    (tmp_path / "tr.csv").write_text("a,b,label\n1,2,0\n2,1,0\n9,8,1\n8,9,1\n")
+    (tmp_path / "te.csv").write_text("a,label\n1,1\n9,0\n")
+    assert run("train", tmp_path / "tr.csv", "-o", tmp_path / "g.nbgpu", "--model", "gaussian", "-q")[0] == 0
+    for command in ("predict", "evaluate"):
+        status, _, err = run(command, tmp_path / "g.nbgpu", tmp_path / "te.csv", "--label-column", "label")
+        one_line(err, status, 1, "te.csv has 2 columns; the model expects 2 features and the label column")

@@ -101,6 +101,10 @@ def _converted(y, classes):
         return y.astype(str)
     if y.dtype.kind in "US" and classes.dtype.kind in "iu":
         return _whole_numbers(y)
+    if y.dtype.kind in "US" and classes.dtype.kind == "b":  # astype(bool) is True for any text but ""
+        text = np.char.lower(y.astype(str))
+        truth, falsity = np.isin(text, ("true", "1")), np.isin(text, ("false", "0"))
+        return truth if np.all(truth | falsity) else None
     try:
         converted = y.astype(classes.dtype.type)
     except (ValueError, TypeError, OverflowError):
@@ -549,11 +553,11 @@ class CsvReader(_Reader):
         """Index of the label column, or None when the file has only features (or only text)."""
         names, n_features, n_columns = self.names, self.n_features, len(self.names)
         text = None if self.text_column is None else self._column_index(self.text_column, "text")
-        if text is None and n_features is not None and n_columns == n_features:
+        if text is None and n_features is not None and n_columns == n_features and self.label_column is None:
             return None
         if text is None and n_features is not None and n_columns != n_features + 1:
             msg = (f"{self.path} has {n_columns} columns; the model expects {n_features} features "
-                   "(plus an optional label column)")
+                   + ("and the label column" if self.label_column is not None else "(plus an optional label column)"))
             raise ValueError(msg)
         if text is None and n_columns < 2:
             raise ValueError(f"{self.path} needs at least one feature column and a label column")

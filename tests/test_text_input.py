@@ -416,3 +416,15 @@ def test_labels_too_long_for_a_label_array_or_not_unicode_are_refused(tmp_path, 
         status, _, err = _run(capsys, "train", data, "-o", tmp_path / "m.nbgpu", "-q")
         _one_line(err, status, 1, "s.jsonl line 2: the label holds a lone surrogate")
     assert not (tmp_path / "m.nbgpu").exists()
+
+
+def test_csv_text_is_hashed_as_written(tmp_path, capsys):
+    """--text-column stripped the spaces at the ends of each text: with the char analyzer
+    the CSV's features, so its model and predictions, differed from the same JSON lines'."""
+    docs = [("  ab", "x"), ("ab ", "y"), ("\tab", "x"), ("ab", "y")]
+    options = ["-q", "--model", "multinomial", "--analyzer", "char", "--hash-features", "64"]
+    _ok(capsys, "train", _jsonl(tmp_path / "d.jsonl", docs), "-o", tmp_path / "j.nbgpu", *options)
+    _ok(capsys, "train", _csv(tmp_path / "d.csv", docs), "-o", tmp_path / "c.nbgpu", "--text-column", "body", *options)
+    np.testing.assert_array_equal(nbgpu.load(tmp_path / "c.nbgpu").feature_count_, nbgpu.load(tmp_path / "j.nbgpu").feature_count_)
+    assert _ok(capsys, "predict", tmp_path / "j.nbgpu", tmp_path / "d.csv", "--text-column", "body", "--proba") == _ok(
+        capsys, "predict", tmp_path / "j.nbgpu", tmp_path / "d.jsonl", "--proba")

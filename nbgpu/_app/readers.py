@@ -585,9 +585,10 @@ class CsvReader(_Reader):
         reader = csv.reader(io.StringIO(text))
         rows, numbers, before = [], [], 0  # the rows with a field, the line each starts on
         try:
+            text_mode = self.text_column is not None  # a text is hashed as written, spaces and all
             for row in reader:
-                if any(row := [v.strip() for v in row]):
-                    rows.append(row)
+                if any(stripped := [v.strip() for v in row]):
+                    rows.append(row if text_mode else stripped)
                     numbers.append(block.first + before)
                 before = reader.line_num  # lines read: a quoted field may span several
         except csv.Error as exc:  # e.g. a NUL byte (Python 3.10)
@@ -595,7 +596,7 @@ class CsvReader(_Reader):
         if self.names is None:
             if not rows:
                 return Chunk(np.empty((0, 0), dtype=self.dtype), None, block.lines, block.nbytes)
-            self._learn_header(rows)
+            self._learn_header([[v.strip() for v in row] for row in rows[:2]])
             if self.has_header:
                 rows, numbers = rows[1:], numbers[1:]
         width = len(self.names)
@@ -622,7 +623,7 @@ class CsvReader(_Reader):
                 msg = (f"{self.path} line {numbers[bad]}: feature values must be numbers; got {str(value)[:80]!r} "
                        "(a column of text? --text-column NAME|INDEX hashes it as text)")
                 raise ValueError(msg) from None
-        y = None if label is None else table[:, label].tolist()
+        y = None if label is None else [v.strip() for v in table[:, label].tolist()]
         if labels and "" in y:  # labels: a label column, else raised above
             msg = f"{self.path} line {numbers[y.index('')]}: the label is empty"
             raise ValueError(msg)

@@ -502,3 +502,20 @@ def test_a_label_column_named_at_predict_is_one(tmp_path, run):
     for command in ("predict", "evaluate"):
         status, _, err = run(command, tmp_path / "g.nbgpu", tmp_path / "te.csv", "--label-column", "label")
         one_line(err, status, 1, "te.csv has 2 columns; the model expects 2 features and the label column")
+
+
+def test_predict_and_evaluate_read_one_based_svmlight_when_told(tmp_path, run):
+    """A model trained on another format read every svmlight file as zero-based, and
+    predict/evaluate had no --zero-based: a one-based file was shifted by one feature."""
+    from sklearn.datasets import dump_svmlight_file
+
+    rng = np.random.default_rng(0)
+    X, y = rng.poisson(np.repeat([[1, 4, 0.5], [4, 1, 0.5]], 30, axis=0)), np.repeat([0, 1], 30)
+    np.savez(tmp_path / "d.npz", X=X, y=y)
+    assert run("train", tmp_path / "d.npz", "-o", tmp_path / "m.nbgpu", "--model", "multinomial", "-q")[0] == 0
+    dump_svmlight_file(X, y, str(tmp_path / "one.svm"), zero_based=False)
+    dump_svmlight_file(X, y, str(tmp_path / "zero.svm"), zero_based=True)
+    zero = run("predict", tmp_path / "m.nbgpu", tmp_path / "zero.svm")
+    one = run("predict", tmp_path / "m.nbgpu", tmp_path / "one.svm", "--zero-based", "no")
+    assert zero[0] == one[0] == 0 and zero[1] == one[1]
+    assert zero[1].split() == [str(v) for v in nbgpu.load(tmp_path / "m.nbgpu").predict(X)]

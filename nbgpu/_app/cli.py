@@ -574,6 +574,9 @@ def build_parser():
         p.add_argument("model_file", metavar="MODEL", help="model file written by 'nbgpu train' or nbgpu.save")
         p.add_argument("data", help="data file")
         p.add_argument("-o", "--output", help="write here (atomically) instead of stdout ('-': stdout)")
+        p.add_argument("--zero-based", choices=("auto", "yes", "no"), default="auto",
+                       help="svmlight: whether feature indices start at 0 (auto: as the model's training file, "
+                            "else yes)")
         p.set_defaults(func=func)
         if name == "predict":
             p.add_argument("--proba", action="store_true", help="CSV of the prediction and every class probability")

@@ -41,3 +41,20 @@ def test_the_log_loss_is_scikit_learns(dtype):
     codes = rng.integers(0, 4, 200)
     ref = log_loss(codes, proba, labels=np.arange(4), normalize=False)
     assert log_loss_sum(codes, proba) == pytest.approx(ref, rel=1e-6 if dtype == np.float32 else 1e-12)
+
+
+def test_the_text_table_keeps_one_aligned_row_per_class():
+    """A label holding a line break split its row (and the never-seen line); East Asian
+    wide characters pushed their row's numbers right."""
+    import unicodedata
+
+    from nbgpu._app.evaluation import report_text
+
+    names = ["two\nlines", "長い名前のクラス", "a"]
+    confusion = np.array([[2, 0, 0], [0, 2, 0], [0, 1, 0]])
+    text = report_text(evaluation_report(confusion, 0.5, np.asarray(names[:2]), unseen=names[2:]), "GaussianNB")
+    rows = text.split("\n\n")[1].splitlines()  # the table: a header, 3 classes, 2 averages
+    assert len(rows) == 1 + 3 + 2 and rows[1].lstrip().startswith("two\\nlines")
+    rows = [row.removesuffix("  (never seen by the model)") for row in rows]
+    columns = {sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in row) for row in rows}
+    assert len(columns) == 1, rows

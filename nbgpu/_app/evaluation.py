@@ -5,6 +5,8 @@ with matplotlib."""
 
 from __future__ import annotations
 
+import unicodedata
+
 import numpy as np
 
 
@@ -66,8 +68,22 @@ def log_loss_sum(codes, proba):
     return float(-np.sum(np.log(picked)))
 
 
+def _shown(label):
+    """A label as one line of text: control characters (a line break) escaped as Python writes them."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in label)
+
+
+def _columns(text):
+    """Terminal columns of ``text``: East Asian wide and full-width characters take two."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _right(text, width):
+    return " " * (width - _columns(text)) + text
+
+
 def report_text(report, model_name):
-    width = max(12, *(len(c) for c in report["classes"]))
+    width = max(12, *(_columns(_shown(c)) for c in report["classes"]))
     unseen = report.get("unseen_classes") or {}
     if report["log_loss"] is None:
         loss = "log-loss: none (the model knows none of the classes of these rows)"
@@ -77,12 +93,12 @@ def report_text(report, model_name):
             loss += f" (over the {report['log_loss_rows']} rows of classes the model knows)"
     lines = [f"model: {model_name}", f"rows: {report['rows']}", f"accuracy: {report['accuracy']:.4f}", loss]
     if unseen:
-        listed = ", ".join(f"{name} (support {support})" for name, support in unseen.items())
+        listed = ", ".join(f"{_shown(name)} (support {support})" for name, support in unseen.items())
         lines.append(f"classes the model never saw (their rows count as errors): {listed}")
     lines += ["", f"{'class':>{width}}  precision     recall         f1    support"]
     for name, m in [*report["per_class"].items(), *report["averages"].items()]:
         note = "  (never seen by the model)" if name in unseen else ""
-        lines.append(f"{name:>{width}}  {m['precision']:9.4f}  {m['recall']:9.4f}  {m['f1-score']:9.4f}  "
+        lines.append(f"{_right(_shown(name), width)}  {m['precision']:9.4f}  {m['recall']:9.4f}  {m['f1-score']:9.4f}  "
                      f"{int(m['support']):9d}{note}")
     return "\n".join(lines) + "\n"
 

@@ -142,6 +142,22 @@ def test_classes_as_a_dask_array():
     np.testing.assert_allclose(in_memory.feature_count_, 2 * ref.feature_count_)
 
 
+@pytest.mark.parametrize(("labels", "match"), [
+    ([None, "a"], r"`y` holds labels of the kinds \['NoneType', 'str'\]"),
+    (["a", 1], r"`y` holds labels of the kinds \['int', 'str'\]"),
+    ([0.0, np.nan], r"`y` contains NaN or infinity"),
+])
+def test_bad_dask_labels_are_named(labels, match):
+    """Labels that do not sort failed with a TypeError from inside da.unique; NaN was
+    blamed on `classes`, which the user had not given."""
+    X, _ = _data("MultinomialNB", n=60)
+    y = da.from_array(np.array(labels * 30, dtype=object if None in labels or "a" in labels else float), chunks=20)
+    with __import__("dask").config.set(scheduler="threads"):
+        for model in (nbgpu.MultinomialNB(), nbgpu.SemiSupervisedNB()):
+            with pytest.raises(ValueError, match=match):
+                model.fit(_blocks(X, rows=20), y)
+
+
 def test_partial_fit_with_classes_and_weights(client):
     X, y = _data("GaussianNB", n=300)
     w = np.random.default_rng(1).uniform(0.5, 2.0, size=X.shape[0])

@@ -37,6 +37,7 @@ from .dask_blocks import (
     _shared,
     _sizes_known,
     _split_every,
+    distinct_labels,
 )
 from .dask_em import _DaskData
 
@@ -61,7 +62,6 @@ def dask_fit(estimator, X, y, sample_weight, classes, *, reset):
     a failing block (bad values, unknown labels) raises and leaves it as it was.
     """
     import dask
-    import dask.array as da
 
     estimator._check_hyper_parameters()
     X = _rows_only(X)
@@ -71,7 +71,7 @@ def dask_fit(estimator, X, y, sample_weight, classes, *, reset):
             check_classes_unchanged(classes, estimator.classes_)
         classes = estimator.classes_
     elif classes is None and is_dask_array(y):
-        classes = check_classes(da.unique(y).compute())  # on the workers
+        classes = check_classes(distinct_labels(y))  # on the workers
     elif classes is None:
         classes = unique_labels(check_y(y, X.shape[0]))
     else:

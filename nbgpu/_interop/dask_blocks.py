@@ -126,3 +126,21 @@ def _shared(obj):
     if client is None or get_scheduler() != client.get:  # Dask's local schedulers
         return dask.delayed(obj, pure=True)
     return client.scatter(obj, broadcast=True, hash=False)
+
+
+def distinct_labels(y):
+    """The sorted distinct labels of the Dask array ``y``, computed on the workers and checked as an
+    in-memory ``y`` is (NaN, None, labels of two kinds): never a TypeError from the sort."""
+    import dask.array as da
+
+    from .._validation import check_label_types, check_y
+
+    try:
+        values = da.unique(y).compute()
+    except TypeError as exc:  # labels that do not sort against each other: say which kinds
+        kinds = y.map_blocks(lambda b: np.array(sorted({type(v).__name__ for v in b.tolist()}), dtype=object),
+                             chunks=(np.nan,), dtype=object).compute()
+        msg = f"`y` holds labels of the kinds {sorted(set(kinds.tolist()))}, which do not sort against each other ({exc})"
+        raise ValueError(msg) from None
+    check_label_types(values, "y")
+    return check_y(values, values.shape[0])

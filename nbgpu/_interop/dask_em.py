@@ -17,7 +17,16 @@ from sklearn.base import clone
 from .._array.namespace import is_dask_array, score_dtype_name
 from .._models.semi_supervised import _em_terms, _labeled_classes, _labeled_statistics, _split_rows
 from .._validation import check_y
-from .dask_blocks import _check_2d, _known_row_chunks, _merge_children, _merge_tree, _row_pieces, _shared, _split_every
+from .dask_blocks import (
+    _check_2d,
+    _known_row_chunks,
+    _merge_children,
+    _merge_tree,
+    _row_pieces,
+    _shared,
+    _split_every,
+    distinct_labels,
+)
 
 
 # The tasks run on the workers: module-level functions pickle by reference.
@@ -74,9 +83,7 @@ class _DaskData:
         self._ys = _row_pieces(y, X, "y")
         self._ws = _row_pieces(sample_weight, X, "sample_weight")
         if is_dask_array(y):
-            import dask.array as da
-
-            y = da.unique(y).compute()  # a pass over y only
+            y = distinct_labels(y)  # a pass over y only
         self.classes = _labeled_classes(y)
         self._template = clone(estimator)
         self._fan_in = _split_every(self.classes.shape[0], X.shape[1])

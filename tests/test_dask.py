@@ -158,6 +158,17 @@ def test_bad_dask_labels_are_named(labels, match):
                 model.fit(_blocks(X, rows=20), y)
 
 
+def test_what_reads_its_data_in_memory_refuses_dask_arrays():
+    """SmoothingSearchCV and chi2 failed inside (AttributeError 'device', a broadcast error)."""
+    X, y = _data("MultinomialNB", n=60)
+    Xd, yd = _blocks(X, rows=20), da.from_array(y, chunks=20)
+    search = nbgpu.SmoothingSearchCV(nbgpu.MultinomialNB(), {"alpha": [0.1, 1.0]}, cv=3)
+    with pytest.raises(TypeError, match=r"SmoothingSearchCV does not take Dask arrays \(`X` is one\)"):
+        search.fit(Xd, y)
+    with pytest.raises(TypeError, match=r"chi2 does not take Dask arrays \(`y` is one\)"):
+        nbgpu.chi2(X, yd)
+
+
 def test_partial_fit_with_classes_and_weights(client):
     X, y = _data("GaussianNB", n=300)
     w = np.random.default_rng(1).uniform(0.5, 2.0, size=X.shape[0])

@@ -27,3 +27,15 @@ def adapter_for(X):
 def computed(*values):
     """``values`` with collections among them computed (e.g. Dask labels of in-memory ``X``)."""
     return tuple(value if (adapter := adapter_for(value)) is None else adapter.compute(value) for value in values)
+
+
+def refuse_collections(where, **values):
+    """Raise TypeError if one of ``values`` (argument name -> value) is a Dask array: ``where``
+    reads its data in memory."""
+    from .._array.namespace import is_dask_array
+
+    for name, value in values.items():
+        if is_dask_array(value):
+            msg = (f"{where} does not take Dask arrays (`{name}` is one): compute them first "
+                   f"({name}.compute()), or fit a model on them, which takes Dask arrays.")
+            raise TypeError(msg)

@@ -14,6 +14,7 @@ from .._validation import (
     encode_labels,
     unique_labels,
 )
+from .adapters import refuse_collections
 
 
 def chi2_from_counts(weight, observed, *, xp):
@@ -81,6 +82,7 @@ def chi2(X, y, *, sample_weight=None):
     >>> np.round(scores, 3)
     array([4.5, 6.4, 0. ])
     """
+    refuse_collections("chi2", X=X, y=y, sample_weight=sample_weight)
     caller = type("chi2", (), {})()  # names chi2 in the messages of the shared input checks
     # The sums are linear in X: duplicate entries need not be summed first.
     X, xp, device = check_X(X, estimator=caller, sum_duplicates=False)

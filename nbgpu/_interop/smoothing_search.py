@@ -27,6 +27,7 @@ from .._array import sparse_counts
 from .._array.namespace import accumulation_dtype, first_array, get_namespace, is_array, score_dtype_name, to_numpy
 from .._array.numerics import nonzero
 from .._array.rows import take_rows
+from .._estimator.adapters import refuse_collections
 from .._estimator.delegation import _PredictsWithInnerModel
 from .._estimator.feature_names import feature_names_of
 from .._models import estimators as nb
@@ -459,6 +460,7 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
         -------
         self : object
         """
+        refuse_collections("SmoothingSearchCV", X=X, y=y, sample_weight=sample_weight)
         model, candidates, model_candidates = self._candidates()
         scorers, multimetric = self._scorers()
         if self.error_score != "raise" and not isinstance(self.error_score, numbers.Real):

@@ -128,6 +128,19 @@ def test_predict_and_score_with_an_empty_block():
         assert model.score(Xe, ye) == pytest.approx(ref.score(X, y))
 
 
+def test_weighted_score_after_a_boolean_filter():
+    """Rows kept by a boolean mask have blocks of unknown size: a weighted score failed
+    inside da.average ("Axis must be specified when shapes of a and weights differ")."""
+    X, y = _data("MultinomialNB", n=60)
+    w = np.random.default_rng(0).uniform(size=60)
+    keep = X[:, 0] > 0
+    model = nbgpu.MultinomialNB().fit(X, y)
+    Xd, yd, wd, kd = (da.from_array(a, chunks=20) if a.ndim == 1 else _blocks(a, rows=20) for a in (X, y, w, keep))
+    with __import__("dask").config.set(scheduler="threads"):
+        got = model.score(Xd[kd], yd[kd], sample_weight=wd[kd])
+    assert got == pytest.approx(model.score(X[keep], y[keep], sample_weight=w[keep]), rel=1e-12)
+
+
 def test_classes_as_a_dask_array():
     """classes=<Dask array> failed: "got 3 entries but nan distinct labels" on a first
     partial_fit, an AttributeError ('__dlpack__') on a later one."""

@@ -115,6 +115,7 @@ def dask_map(estimator, X, name):
 
 def dask_score(estimator, X, y, sample_weight):
     """Mean accuracy of ``predict(X)`` against ``y`` (weighted), computed by Dask."""
+    import dask
     import dask.array as da
 
     pred = dask_map(estimator, X, "predict")
@@ -126,7 +127,9 @@ def dask_score(estimator, X, y, sample_weight):
     if weight is None:
         return float(hit.mean().compute())
     weight = weight.map_blocks(to_numpy, dtype=weight.dtype, meta=np.empty((0,), dtype=weight.dtype))
-    return float(da.average(hit, weights=weight).compute())
+    # Σ w·hit / Σ w, not da.average: that compares the shapes, unknown (nan) after a boolean filter.
+    hits, total = dask.compute((hit * weight).sum(), weight.sum())
+    return float(hits / total)
 
 
 def _hits(pred, truth):

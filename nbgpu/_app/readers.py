@@ -53,12 +53,15 @@ def typed_labels(values):
 
 
 def _numbers_named(classes):
-    """The sorted numbers that string ``classes`` name, if each names a distinct number; else None."""
+    """``(numbers, names)``: the numbers string ``classes`` name, sorted, and the classes in their
+    order, if each names a distinct number; else None."""
     try:
-        numbers = np.sort(classes.astype(np.float64))
+        numbers = classes.astype(np.float64)
     except ValueError:
         return None
-    return numbers if np.all(np.isfinite(numbers)) and np.all(numbers[1:] > numbers[:-1]) else None
+    order = np.argsort(numbers)
+    numbers = numbers[order]
+    return (numbers, classes[order]) if np.all(np.isfinite(numbers)) and np.all(numbers[1:] > numbers[:-1]) else None
 
 
 def _whole_numbers(a):
@@ -90,10 +93,11 @@ def _converted(y, classes):
     if y.dtype.kind == classes.dtype.kind:
         return y
     if classes.dtype.kind in "US":
-        numbers = _numbers_named(classes) if y.dtype.kind in "iuf" else None
-        if numbers is not None:  # --classes 1.0,2.0 with svmlight's labels 1 and 2: the class "1.0"
+        named = _numbers_named(classes) if y.dtype.kind in "iuf" else None
+        if named is not None:  # --classes 1.0,2.0 with svmlight's labels 1 and 2: the class "1.0"
+            numbers, names = named
             index = np.minimum(np.searchsorted(numbers, y), len(numbers) - 1)
-            return np.where(numbers[index] == y, classes[np.argsort(classes.astype(np.float64))][index], y.astype(str))
+            return np.where(numbers[index] == y, names[index], y.astype(str))
         if y.dtype.kind == "f":  # 3.0 is the label "3", as JSON lines labels are read
             whole = np.isfinite(y) & (y == np.round(y))
             return np.where(whole, np.where(whole, y, 0).astype(np.int64).astype(str), y.astype(str))
@@ -431,8 +435,9 @@ class NpzReader(_Reader):
                 # Only the arrays read, each checked against this machine's memory before it is
                 # read (the zip's size of it: a small file of zeros may expand to gigabytes).
                 names = [k for k in ("data", "indices", "indptr", "shape", "format", "X", "y") if k in archive.files]
+                memory = machine_memory()
                 for k in names:
-                    size, memory = archive.zip.getinfo(f"{k}.npy").file_size, machine_memory()
+                    size = archive.zip.getinfo(f"{k}.npy").file_size
                     if memory is not None and size > memory:
                         msg = (f"{self.path}: array {k!r} holds {size / 2**30:,.1f} GiB, more than this "
                                f"machine's {memory / 2**30:,.0f} GiB of memory")

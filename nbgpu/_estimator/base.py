@@ -356,12 +356,19 @@ class _BaseNB(_ScoringMixin, abc.ABC):
 
     def _as_fitted(self):
         """``self``, or a copy with the hyper-parameters of the last fit if ``set_params`` changed one."""
-        if "_fit_params_" not in self.__dict__ or self._params_unchanged():
+        changed = self._fitted_params()
+        if not changed:
             return self
         model = object.__new__(type(self))
         model.__dict__.update(self.__dict__)
-        model.__dict__.update(self._fit_params_)
+        model.__dict__.update(changed)
         return model
+
+    def _fitted_params(self):
+        """The hyper-parameters of the last fit that ``set_params`` has changed since (name -> value)."""
+        if "_fit_params_" not in self.__dict__ or self._params_unchanged():
+            return {}
+        return self._fit_params_
 
     _get_param_names = classmethod(param_names)
 

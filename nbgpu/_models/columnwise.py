@@ -380,17 +380,14 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, ClassifierMixin, _BaseComposition
         # An unfitted template (a Dask merge task) merges with the parts of its parameters.
         return self._make_plan(None, None, reset=True)
 
-    def _as_fitted(self):
+    def _fitted_params(self):
         # A part's parameters are its fitted copy's: set_params(p__alpha=...) changes the
         # template in `estimators`, not the part the statistics were gathered with.
-        model = super()._as_fitted()
+        changed = super()._fitted_params()
         if "estimators_" not in self.__dict__:
-            return model
-        if model is self:
-            model = object.__new__(type(self))
-            model.__dict__.update(self.__dict__)
-        model.estimators = [(name, part, cols) for (name, _, cols), part in zip(model.estimators, self.estimators_)]
-        return model
+            return changed
+        specs = changed.get("estimators", self.estimators)
+        return {**changed, "estimators": [(name, part, cols) for (name, _, cols), part in zip(specs, self.estimators_)]}
 
     def _plan_for(self, X):
         """The plan, its columns resolved against ``X`` where it has none (an unfitted template
@@ -483,7 +480,7 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, ClassifierMixin, _BaseComposition
             )
             own = to_numpy(part_log_prior(est, xp=xp, device=count.device, dtype=count.dtype))
             lost = np.isneginf(own) & ~np.isneginf(to_numpy(log_prior))
-            if np.any(lost) and part.get_params().get("prior_smoothing") == 0 and _empirical_prior(part):
+            if np.any(lost) and _empirical_prior(part):  # (a smoothed empirical prior loses no class)
                 # A class without rows, which this model's prior keeps: the part's own prior is
                 # only divided out, so a smoothed one separates its likelihood as well.
                 est = clone(part).set_params(prior_smoothing=1.0)._become_fitted(

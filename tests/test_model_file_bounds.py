@@ -175,10 +175,18 @@ _MAX = np.finfo(np.float64).max
 
 def _forged(tmp_path, model, X, y, key, change, **header_changes):
     """A saved fit of ``model`` with statistics member ``key`` changed by ``change`` (and its checksum)."""
+    return _forged_all(tmp_path, model, X, y, {key: lambda read, a: change(a)}, **header_changes)
+
+
+def _forged_all(tmp_path, model, X, y, changes, **header_changes):
+    """A saved fit of ``model`` with every statistics member ``key`` of ``changes`` changed by ``changes[key]``
+    (a function of all members as read, and the member)."""
     members = _members(nbgpu.save(clone(model).fit(X, y), tmp_path / "m"))
     header = _header(members)
     header.update(header_changes)
-    edits.put(members, header, key, change(members[key].copy()))
+    read = dict(members)
+    for key, change in changes.items():
+        edits.put(members, header, key, change(read, members[key].copy()))
     return _write(tmp_path / "bad", members, header)
 
 
@@ -189,13 +197,31 @@ def _forged(tmp_path, model, X, y, key, change, **header_changes):
         (nbgpu.MultinomialNB(), "stats.class_count", edits.assign(slice(None), _MAX), r"'class_count' sums to infinity in float64"),
         (nbgpu.MultinomialNB(), "stats.class_count", lambda a: a.astype(np.longdouble), "'class_count' has dtype float(96|128); expected float32 or float64"),
         (nbgpu.PoissonNB(), "stats.class_count", edits.assign(slice(None), 5e-324), "parameter 'rate_' derived from the statistics holds NaN or \\+infinity"),
-        (nbgpu.GaussianNB(), "stats.per_class.0", edits.assign(0, 5e-324), "parameter 'var_' derived from the statistics holds NaN or \\+infinity"),
     ],
-    ids=["counts-at-max", "class-counts-at-max", "longdouble", "poisson-subnormal", "gaussian-subnormal"],
+    ids=["counts-at-max", "class-counts-at-max", "longdouble", "poisson-subnormal"],
 )
 def test_statistics_whose_parameters_are_not_numbers_are_refused(tmp_path, model, key, change, message):
     X, y = _data()
     _refused(_forged(tmp_path, model, X, y, key, change), f"inconsistent model file .*{message}")
+
+
+def test_gaussian_class_of_subnormal_weight_is_refused(tmp_path):
+    # Class 0 weighs 5e-324 in every statistic, the pooled moments remade to match
+    # (consistent statistics): its variances M2 / 5e-324 overflow.
+    def count(read, a):
+        a[0] = 5e-324
+        return a
+
+    def pooled(read):
+        n, mean, m2 = count(read, read["stats.per_class.0"].copy()), read["stats.per_class.1"], read["stats.per_class.2"]
+        mu = np.sum(n * mean, axis=0) / np.sum(n, axis=0)
+        return np.sum(n, axis=0), mu, np.sum(m2, axis=0) + np.sum(n * (mean - mu) ** 2, axis=0)
+
+    changes = {"stats.class_count": count, "stats.per_class.0": count,
+               **{f"stats.total.{i}": (lambda read, a, i=i: pooled(read)[i]) for i in range(3)}}
+    X, y = _data()
+    bad = _forged_all(tmp_path, nbgpu.GaussianNB(), X, y, changes)
+    _refused(bad, "inconsistent model file .*parameter 'var_' derived from the statistics holds NaN or \\+infinity")
 
 
 def test_sparse_counts_at_the_float64_maximum_are_refused(tmp_path):
@@ -218,8 +244,11 @@ def test_float16_statistics_are_refused(tmp_path):
 
 def test_parameters_that_are_not_numbers_name_the_part(tmp_path):
     X, y = _data()
-    model = nbgpu.ColumnwiseNB([("gauss", nbgpu.GaussianNB(), [0, 1]), ("counts", nbgpu.PoissonNB(), [2, 3])])
-    bad = _forged(tmp_path, model, X, y, "stats.parts.counts.class_count", edits.assign(slice(None), 5e-324))
+    model = nbgpu.ColumnwiseNB([("words", nbgpu.MultinomialNB(), [0, 1]), ("counts", nbgpu.PoissonNB(), [2, 3])])
+    # Every class weighs 5e-324 in the model and in each part (consistent statistics).
+    tiny = lambda read, a: np.full_like(a, 5e-324)  # noqa: E731
+    keys = ("stats.class_count", "stats.parts.words.class_count", "stats.parts.counts.class_count")
+    bad = _forged_all(tmp_path, model, X, y, dict.fromkeys(keys, tiny))
     _refused(bad, "part 'counts': parameter 'rate_' derived from the statistics")
 
 

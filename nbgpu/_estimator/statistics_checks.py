@@ -96,3 +96,84 @@ def check_class_count(a, n_classes, *, values, name="class_count"):
         msg = f"statistics entry {name!r} sums to {a.sum():g}; a fitted model has seen a positive total weight"
         raise ValueError(msg)
     return a
+
+
+# How far two sums of the same weights, taken in different orders (or one a
+# difference of sums: observed weights), may differ relative to their size:
+# far above the rounding of sums of any length that fits in memory, far
+# below any contradiction that changes a prediction.
+_RTOL = {np.dtype(np.float32): 1e-3, np.dtype(np.float64): 1e-6}
+
+
+def _rtol(*arrays):
+    return max(_RTOL.get(np.dtype(a.dtype).newbyteorder("="), _RTOL[np.dtype(np.float32)]) for a in arrays)
+
+
+def _first(bad):
+    """The index of the first True entry of ``bad`` (a tuple of ints)."""
+    return tuple(int(i) for i in np.unravel_index(int(np.argmax(bad)), bad.shape))
+
+
+def check_part_of(part, name, whole, whole_name, *, equal=False, what="weights of some of its rows"):
+    """``part`` (statistics entry ``name``, host numpy) lies in [0, ``whole``] (``whole_name``, broadcast against it),
+    or equals it with ``equal``, within a relative tolerance of ``whole``: sums of weights of some of a class's rows
+    cannot be negative nor exceed its whole weight. ``values=True`` checks only (the arrays are finite)."""
+    whole = np.broadcast_to(np.asarray(whole, dtype=np.float64), part.shape)
+    tol = _rtol(part) * np.abs(whole)
+    low = whole - tol if equal else -tol
+    bad = (part < low) | (part > whole + tol)
+    if bad.any():
+        at = _first(bad)
+        expected = f"{whole_name} ({whole[at]:g})" if equal else f"between 0 and {whole_name} ({whole[at]:g})"
+        msg = f"statistics entry {name!r} holds {part[at]:g} at {list(at)}; expected {expected}: they are {what}"
+        raise ValueError(msg)
+
+
+def check_sum_of(total, name, terms, terms_name):
+    """``total`` (statistics entry ``name``, broadcast) is the sum over the classes (axis 0) of ``terms``
+    (``terms_name``), within a relative tolerance of the sum of the terms' sizes (they are summed in other orders)."""
+    expected = np.sum(terms, axis=0)
+    total, expected = np.broadcast_arrays(total, expected)
+    with np.errstate(over="ignore", invalid="ignore"):  # products of finite statistics may overflow: not compared
+        bad = np.abs(total - expected) > _rtol(terms) * np.sum(np.abs(terms), axis=0)
+    bad &= np.isfinite(total) & np.isfinite(expected)
+    if bad.any():
+        at = _first(bad)
+        msg = (
+            f"statistics entry {name!r} is {total[at]:g} at {list(at)}; expected the sum of {terms_name!r} over the "
+            f"classes, {expected[at]:g}: it is their total"
+        )
+        raise ValueError(msg)
+
+
+def check_not_below(a, name, floor_scale, *, what):
+    """Entries of ``a`` (statistics entry ``name``) are >= 0 up to a relative tolerance of ``floor_scale`` (the size of
+    the sums they are computed from: rounding may leave a hair below 0, a negated entry is far below)."""
+    with np.errstate(over="ignore"):  # an infinite scale admits any value: the finite total was checked
+        tol = _rtol(a) * np.abs(np.broadcast_to(floor_scale, a.shape))
+    bad = a < -tol
+    if bad.any():
+        at = _first(bad)
+        msg = f"statistics entry {name!r} holds {a[at]:g} at {list(at)}; expected a value >= 0: it is {what}"
+        raise ValueError(msg)
+
+
+def check_smoothed_total(total, dtype, parameter, value, *, what):
+    """Raise unless ``total`` (a float: a sum a model divides by, smoothed by hyper-parameter ``parameter`` of
+    ``value``) is finite in ``dtype``: one that overflows makes every log-probability -inf, every prediction NaN."""
+    with np.errstate(over="ignore"):
+        finite = bool(np.isfinite(np.asarray(total, dtype=np.float64).astype(dtype)))
+    if not finite:
+        msg = (
+            f"`{parameter}={value}` makes {what} overflow {np.dtype(dtype).name} (every log-probability would be "
+            f"-inf, every prediction NaN); choose a smaller `{parameter}`"
+        )
+        raise ValueError(msg)
+
+
+def check_prior_smoothing(model, class_count):
+    """The smoothed class prior's total ``N + Kλ`` (``_BaseNB._class_prior``) is finite."""
+    smoothing = float(getattr(model, "prior_smoothing", 0.0) or 0.0)
+    if smoothing > 0 and getattr(model, "fit_prior", True):  # else unused (a fixed prior takes no smoothing)
+        total = float(np.sum(class_count, dtype=np.float64)) + class_count.shape[0] * smoothing
+        check_smoothed_total(total, class_count.dtype, "prior_smoothing", f"{smoothing:g}", what="the class prior's total")

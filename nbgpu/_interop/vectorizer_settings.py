@@ -7,7 +7,9 @@ data, and a token pattern is a regular expression that can take
 exponential time. So :func:`check_settings` accepts only what nbgpu writes
 and can vouch for (text content, scikit-learn's token patterns, word or
 character n-grams of bounded length, common text encodings, the model's
-number of features), both when a file is written and when it is read.
+number of features), both when a file is written and when it is read;
+:func:`check_for_model` refuses settings whose output the model refuses
+(``alternate_sign=True``'s negative values for a model of counts).
 :func:`vectorizer_settings` and :func:`vectorizer_from_settings` are the
 one place that maps a vectorizer to settings and back.
 """
@@ -53,9 +55,10 @@ def _classes():
     return (HashingVectorizer, SklearnHashingVectorizer)
 
 
-def vectorizer_settings(vectorizer, n_features):
-    """The JSON settings of ``vectorizer`` (None for None), checked as :func:`check_settings` does; ``vectorizer`` is a
-    HashingVectorizer or a dict of its parameters, the others at their defaults (the command line's: no object made)."""
+def vectorizer_settings(vectorizer, n_features, *, model=None):
+    """The JSON settings of ``vectorizer`` (None for None), checked as :func:`check_settings` does (and against
+    ``model`` by :func:`check_for_model`, if given); ``vectorizer`` is a HashingVectorizer or a dict of its
+    parameters, the others at their defaults (the command line's: no object made)."""
     if vectorizer is None:
         return None
     if isinstance(vectorizer, dict):
@@ -78,18 +81,22 @@ def vectorizer_settings(vectorizer, n_features):
         settings[name] = value
     try:
         check_settings(settings, n_features)
+        if model is not None:
+            check_for_model(settings, model)
     except ValueError as exc:
         msg = f"`vectorizer` cannot be saved with the model: {exc}"
         raise ValueError(msg) from exc
     return settings
 
 
-def vectorizer_from_settings(settings, n_features, *, core=False):
+def vectorizer_from_settings(settings, n_features, *, core=False, model=None):
     """The vectorizer that ``settings`` (from a model file) describe, None for None; ``core=True``: its checked
-    keyword arguments instead, which loads no scikit-learn."""
+    keyword arguments instead, which loads no scikit-learn. With ``model``, checked by :func:`check_for_model` too."""
     if settings is None:
         return None
     kwargs = check_settings(settings, n_features)
+    if model is not None:
+        check_for_model(settings, model)
     return kwargs if core else _classes()[0](**kwargs)
 
 
@@ -120,6 +127,36 @@ def check_settings(settings, n_features):
         raise ValueError(f"vectorizer setting n_features={settings['n_features']!r} differs from the model's {n_features} features")
     stop = list(stop) if words else stop  # a copy: the settings stay as they are
     return {**settings, "ngram_range": tuple(ngram), "dtype": np.dtype(settings["dtype"]).type, "stop_words": stop}
+
+
+def check_for_model(settings, model):
+    """Raise a ValueError naming ``alternate_sign`` if the vectorizer of ``settings`` (checked) makes negative values
+    and ``model`` (an nbgpu estimator, fitted or not) refuses them: every prediction on its output would fail."""
+    if not settings["alternate_sign"]:
+        return
+    refusing = _refusing_negative(model)
+    if refusing is not None:
+        msg = (
+            f"vectorizer setting alternate_sign=True makes negative feature values, which {refusing} refuses "
+            "(it takes values >= 0), so every prediction would fail; use a vectorizer with alternate_sign=False"
+        )
+        raise ValueError(msg)
+
+
+def _refusing_negative(model, where=""):
+    """``model``'s name (``model`` or a ColumnwiseNB's part, which sees some of the vectorizer's columns) if it
+    refuses negative input, else None. Asked of the check ``predict`` runs, ``_check_values``, on one negative
+    value: the core classes the command line uses have no scikit-learn tags (``positive_only`` says the same)."""
+    parts = getattr(model, "estimators", None)  # a ColumnwiseNB's (name, estimator, columns)
+    if isinstance(parts, (list, tuple)):
+        named = [part for part in parts if isinstance(part, (tuple, list)) and len(part) == 3]  # malformed: fit says so
+        found = (_refusing_negative(est, f"{where}part {name!r} ") for name, est, _ in named)
+        return next((name for name in found if name is not None), None)
+    try:
+        model._check_values(np.full((1, 1), -1.0))
+    except ValueError:
+        return f"{where}{type(model).__name__}"
+    return None
 
 
 def _is_text_encoding(name):

@@ -27,8 +27,15 @@ from .._array.sparse import (
 )
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.missing import split_missing
-from .._estimator.statistics_checks import check_array, check_keys
-from .._validation import check_categories
+from .._estimator.statistics_checks import (
+    check_array,
+    check_keys,
+    check_not_below,
+    check_part_of,
+    check_prior_smoothing,
+    check_smoothed_total,
+)
+from .._validation import check_alpha, check_categories
 from .discrete import _DiscreteNB
 
 
@@ -264,8 +271,8 @@ class CategoricalNB(_DiscreteNB):
         super()._check_statistics(stats, n_classes, n_features, feature_names=feature_names, values=values)
         check_keys(stats, ["class_count", "counts", "n_categories"])
         n_cat = check_array(stats["n_categories"], "n_categories", [(n_features,)], values=values, kinds="iu")
-        # No sign check: with missing values, category 0's count is a
-        # difference of sums, which rounding may leave a hair below 0.
+        # Signs within a tolerance: with missing values, category 0's count is
+        # a difference of sums, which rounding may leave a hair below 0.
         counts = check_array(stats["counts"], "counts", [(n_classes, None)], values=values)
         if values and (n_cat.min() < 1 or int(n_cat.sum()) != counts.shape[1]):
             msg = (
@@ -279,6 +286,22 @@ class CategoricalNB(_DiscreteNB):
                 f"{n_features} features need at least as many"
             )
             raise ValueError(msg)
+        if values:
+            self._check_counts(stats["class_count"], counts, n_cat)
+
+    def _check_counts(self, class_count, counts, n_cat):
+        """Signs and totals: a feature's categories share its class's weight (all of it but its missing values'),
+        and the smoothed totals Σ_k (N_cjk + α_j) the log-probabilities divide by are finite."""
+        check_prior_smoothing(self, class_count)
+        check_not_below(counts, "counts", class_count[:, None], what="a sum of weights of a class's rows")
+        per_feature = np.add.reduceat(counts, _offsets(n_cat)[:-1], axis=1)  # in their dtype: its tolerance
+        check_part_of(per_feature, "counts (summed over the categories of each feature)", class_count[:, None],
+                      "class_count", what="the class weights less those of missing values")
+        alpha = check_alpha(self.alpha, n_cat.shape[0], force_alpha=self.force_alpha, warn=False)
+        with np.errstate(over="ignore"):  # an overflow is what is refused
+            total = float(np.max(per_feature)) + float(np.max(alpha * n_cat))
+        check_smoothed_total(total, counts.dtype, "alpha", f"{np.max(alpha):g}",
+                             what="the smoothed category totals Σ_k (N_cjk + α)")
 
     def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
         # A missing value is counted as category 0, then taken off again.

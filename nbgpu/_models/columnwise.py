@@ -36,7 +36,7 @@ from .._estimator.base import _BaseNB
 from .._estimator.base_measure import _BaseMeasureMixin, least_excluded
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.feature_names import feature_names_of
-from .._estimator.statistics_checks import check_keys
+from .._estimator.statistics_checks import check_keys, check_part_of, check_prior_smoothing
 from .._validation import check_finite
 
 
@@ -428,12 +428,17 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, ClassifierMixin, _BaseComposition
         with self._fitting(n_features, feature_names, reset=True):
             super()._check_statistics(stats, n_classes, n_features, feature_names=feature_names, values=values)
             check_keys(stats, ["class_count", "parts"])
+            if values:
+                check_prior_smoothing(self, stats["class_count"])
             plan = self._plan()
             check_keys(stats["parts"], plan.names, name="statistics entry 'parts'")
             for name, part, cols in zip(plan.names, plan.parts, plan.columns):
                 names = column_names(feature_names, cols)
                 try:
                     part._check_statistics(stats["parts"][name], n_classes, int(cols.shape[0]), feature_names=names, values=values)
+                    if values:  # every part is fitted on the same rows
+                        check_part_of(stats["parts"][name]["class_count"], "class_count", stats["class_count"],
+                                      "the whole model's class_count", equal=True, what="the weights of the same rows")
                 except ValueError as exc:
                     raise ValueError(f"part {name!r}: {exc}") from exc
 

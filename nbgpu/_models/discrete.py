@@ -25,7 +25,13 @@ from .._array.sparse import compact_columns, sparse_binarize, sparse_matmul
 from .._estimator.base import _BaseNB
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.feature_selection import chi2_from_counts
-from .._estimator.statistics_checks import check_array, check_keys
+from .._estimator.statistics_checks import (
+    check_array,
+    check_keys,
+    check_part_of,
+    check_prior_smoothing,
+    check_smoothed_total,
+)
 from .._validation import check_alpha, check_non_negative, check_statistics_finite, plainly_non_negative
 
 # The fitted attributes scikit-learn's count models read.
@@ -90,6 +96,8 @@ class _CountNB(_DiscreteNB):
         # Sums of non-negative features with non-negative weights.
         check_array(stats["feature_count"], "feature_count", [(n_classes, n_features)], values=values,
                     non_negative=True, sparse=bool(self._sparse_statistics))
+        if values:
+            check_prior_smoothing(self, stats["class_count"])
 
     def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
         if self._sparse_statistics and sparse_counts.gathers_sparse(X, n_classes):
@@ -233,6 +241,15 @@ class _LinearCountNB(_CountNB):
 
     def _check_values(self, X):
         check_non_negative(X, estimator=self)
+
+    def _check_statistics(self, stats, n_classes, n_features, *, feature_names=None, values=True):
+        super()._check_statistics(stats, n_classes, n_features, feature_names=feature_names, values=values)
+        if values:  # Σ_j (N_cj + α_j), and the complement's Σ N + Σ_j α_j, bounded by this
+            fc = stats["feature_count"]
+            alpha = check_alpha(self.alpha, n_features, force_alpha=self.force_alpha, warn=False)
+            total = float(np.sum(fc.csc.data if sparse_counts.is_sparse_counts(fc) else fc, dtype=np.float64))
+            total += float(np.sum(alpha)) if alpha.ndim else float(alpha) * n_features
+            check_smoothed_total(total, fc.dtype, "alpha", f"{np.max(alpha):g}", what="the smoothed feature totals")
 
     def _check_block_values(self, X, *, finite=True):
         # One read of the values shows finite and >= 0, else the usual checks decide and report.
@@ -506,6 +523,18 @@ class BernoulliNB(_CountNB):
     @property
     def _acts_on_elements(self):
         return self.binarize is not None
+
+    def _check_statistics(self, stats, n_classes, n_features, *, feature_names=None, values=True):
+        super()._check_statistics(stats, n_classes, n_features, feature_names=feature_names, values=values)
+        if not values:
+            return
+        cc = stats["class_count"]
+        alpha = check_alpha(self.alpha, n_features, force_alpha=self.force_alpha, warn=False)
+        check_smoothed_total(float(np.max(cc)) + 2 * float(np.max(alpha)), cc.dtype, "alpha", f"{np.max(alpha):g}",
+                             what="the smoothed class totals N_c + 2α")
+        if self.binarize is not None:  # sums of binarized rows: no feature is on in more of a class than all of it
+            check_part_of(stats["feature_count"], "feature_count", cc[:, None], "class_count",
+                          what="weights of the rows of a class in which a feature is on")
 
     def _model_input(self, X, xp):
         if self.binarize is None:

@@ -17,7 +17,15 @@ from .._array.sparse import sparse_matmul, sparse_values, sparse_with_values
 from .._estimator.base import _BaseNB
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.missing import drop_missing, observed_weights, split_missing, zero_missing
-from .._estimator.statistics_checks import check_array, check_keys, check_tuple
+from .._estimator.statistics_checks import (
+    check_array,
+    check_keys,
+    check_not_below,
+    check_part_of,
+    check_prior_smoothing,
+    check_sum_of,
+    check_tuple,
+)
 
 
 def _pooled(count, mean, m2, *, xp):
@@ -141,14 +149,32 @@ class GaussianNB(_BaseNB):
         check_keys(stats, ["class_count", "per_class", "total"])
         k, d = n_classes, n_features
         # (weight, mean, M2) per class and of all rows; a weight per feature
-        # where values were missing. No sign checks: observed weights are
-        # differences of sums, which rounding may leave a hair below 0.
+        # where values were missing. Signs within a tolerance: observed weights
+        # are differences of sums, which rounding may leave a hair below 0.
         shapes = {"per_class": ([(k, 1), (k, d)], (k, d)), "total": ([(1,), (d,)], (d,))}
         for key, (n_shapes, moment) in shapes.items():
             weight, mean, m2 = check_tuple(stats[key], 3, key)
             check_array(weight, f"{key}.0", n_shapes, values=values)
             check_array(mean, f"{key}.1", [moment], values=values)
             check_array(m2, f"{key}.2", [moment], values=values)
+        if values:
+            with np.errstate(over="ignore", invalid="ignore"):  # products of finite values may overflow: no contradiction
+                self._check_moments(stats)
+
+    def _check_moments(self, stats):
+        """Signs and totals: the class weights bound the observed ones ((k, 1): nothing missing, equal), the pooled
+        moments are those of the classes together, sums of squared deviations are >= 0."""
+        cc = stats["class_count"]
+        check_prior_smoothing(self, cc)
+        (count, mean, m2), (n_all, mean_all, m2_all) = stats["per_class"], stats["total"]
+        check_part_of(count, "per_class.0", cc[:, None], "class_count", equal=count.shape[1] == 1,
+                      what="the class weights less those of missing values")
+        # The pooled weights and means are those of the classes together.
+        check_sum_of(n_all, "total.0", count, "per_class.0")
+        check_sum_of(n_all * mean_all, "total.0 × total.1", count * mean, "per_class.0 × per_class.1")
+        # Sums of weighted squares: rounding of a weight a hair below 0 leaves at most a hair of n μ² below 0.
+        check_not_below(m2, "per_class.2", np.abs(cc[:, None]) * mean * mean, what="a sum of squared deviations")
+        check_not_below(m2_all, "total.2", np.sum(np.abs(cc)) * mean_all * mean_all, what="a sum of squared deviations")
 
     def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
         if is_sparse(X):

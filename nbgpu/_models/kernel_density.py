@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from numbers import Real
 
+import numpy as np
+
 from .._estimator.params import Interval, Options
 
 from .._array.class_sums import class_totals
@@ -18,6 +20,7 @@ from .._array.numerics import log_or_neg_inf, logsumexp_last, nonzero
 from .._estimator.base import _BaseNB
 from .._estimator.base_measure import _BaseMeasureMixin, least_excluded
 from .._estimator.docs import shared_parameters_doc
+from .._estimator.statistics_checks import check_array, check_keys, check_part_of, check_prior_smoothing
 
 # log K(u) of the 1-D kernels, normalised to integrate to 1 (scikit-learn's
 # KernelDensity kernels in one dimension); the compact ones are zero for |u| >= 1.
@@ -152,6 +155,25 @@ class KernelDensityNB(_BaseMeasureMixin, _BaseNB):
     # ---- statistics ---------------------------------------------------- #
     def _check_params_for_fit(self, n_classes, n_features):
         self._check_fixed_prior(self.priors, n_classes, name="priors")
+
+    def _check_statistics(self, stats, n_classes, n_features, *, feature_names=None, values=True):
+        super()._check_statistics(stats, n_classes, n_features, feature_names=feature_names, values=values)
+        check_keys(stats, ["class_count", "points", "codes", "weights"])
+        points = check_array(stats["points"], "points", [(None, n_features)], values=False)  # NaN: missing
+        n = points.shape[0]
+        codes = check_array(stats["codes"], "codes", [(n,)], values=values, kinds="i")
+        weights = check_array(stats["weights"], "weights", [(n,)], values=values, non_negative=True)
+        if not values:
+            return
+        if np.isinf(points).any():
+            raise ValueError("statistics entry 'points' holds infinity; expected training values (NaN: missing)")
+        if n and (codes.min() < 0 or codes.max() >= n_classes):
+            msg = f"statistics entry 'codes' holds {codes.min()} to {codes.max()}; expected class indices 0 to {n_classes - 1}"
+            raise ValueError(msg)
+        # Each class weighs what its points weigh.
+        check_part_of(stats["class_count"], "class_count", np.bincount(codes, weights, minlength=n_classes),
+                      "the sum of 'weights' of the class's points", equal=True, what="the weights of the class's rows")
+        check_prior_smoothing(self, stats["class_count"])
 
     def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
         points = xp.astype(X, dtype, copy=True)

@@ -19,7 +19,7 @@ from .._array.namespace import to_numpy
 from .._array.numerics import chan_merge, contiguous, nonzero
 from .._estimator.base import _BaseNB
 from .._estimator.docs import shared_parameters_doc
-from .._estimator.statistics_checks import check_array, check_keys
+from .._estimator.statistics_checks import check_array, check_keys, check_not_below, check_prior_smoothing
 
 STATS = ("class_count", "mean", "scatter")
 
@@ -110,6 +110,7 @@ class NormalBayesClassifier(_BaseNB):
     """
 
     _lazy_parameters = False  # finalize may refuse the data
+    _derived_per_statistic = 2  # covariance_ and precisions_cholesky_, each of the scatter's size
     _class_axis_statistics = STATS
     _dense_only_message = (
         "{name} needs dense `X` (it estimates a full covariance matrix, which is dense); got a sparse "
@@ -136,7 +137,15 @@ class NormalBayesClassifier(_BaseNB):
         super()._check_statistics(stats, n_classes, n_features, feature_names=feature_names, values=values)
         check_keys(stats, STATS)
         check_array(stats["mean"], "mean", [(n_classes, n_features)], values=values)
-        check_array(stats["scatter"], "scatter", [(n_classes, n_features, n_features)], values=values)
+        scatter = check_array(stats["scatter"], "scatter", [(n_classes, n_features, n_features)], values=values)
+        if values:
+            check_prior_smoothing(self, stats["class_count"])
+            # Sums of squared deviations on the diagonal: >= 0 but for rounding (see GaussianNB).
+            mean = stats["mean"]
+            with np.errstate(over="ignore"):
+                scale = np.abs(stats["class_count"][:, None]) * mean * mean
+            check_not_below(np.diagonal(scatter, axis1=1, axis2=2), "scatter (diagonal)", scale,
+                            what="a sum of squared deviations")
 
     def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
         n, d = X.shape

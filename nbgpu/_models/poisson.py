@@ -13,7 +13,7 @@ from .._array.sparse import sparse_matmul, sparse_values, sparse_with_values
 from .._estimator.base_measure import _BaseMeasureMixin
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.missing import drop_missing, observed_weights, split_missing
-from .._estimator.statistics_checks import check_array
+from .._estimator.statistics_checks import check_array, check_part_of
 from .._validation import check_non_negative
 from .discrete import _CountNB
 
@@ -138,7 +138,10 @@ class PoissonNB(_BaseMeasureMixin, _CountNB):
         super()._check_statistics(stats, n_classes, n_features, feature_names=feature_names, values=values)
         if "observed_count" in stats:  # class weights less missing entries: no sign (rounding)
             shapes = [(n_classes, 1), (n_classes, n_features)]
-            check_array(stats["observed_count"], "observed_count", shapes, values=values)
+            observed = check_array(stats["observed_count"], "observed_count", shapes, values=values)
+            if values:  # (k, 1): nothing was ever missing, every entry observed
+                check_part_of(observed, "observed_count", stats["class_count"][:, None], "class_count",
+                              equal=observed.shape[1] == 1, what="the class weights less those of missing entries")
 
     def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
         if not self._ignore_missing:

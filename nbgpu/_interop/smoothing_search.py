@@ -7,7 +7,6 @@ finalized from them (see :class:`SmoothingSearchCV`).
 
 from __future__ import annotations
 
-import functools
 import inspect
 import numbers
 import time
@@ -23,9 +22,7 @@ from sklearn.model_selection import ParameterGrid, check_cv
 from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import _num_samples
 
-from .._array import sparse_counts
 from .._array.namespace import accumulation_dtype, first_array, get_namespace, is_array, score_dtype_name, to_numpy
-from .._array.numerics import nonzero
 from .._array.rows import take_rows
 from .._estimator.adapters import refuse_collections
 from .._estimator.delegation import _PredictsWithInnerModel
@@ -48,32 +45,22 @@ FINALIZE_PARAMETERS = {
 }
 
 
-def _count_difference(total, part, *, xp):
-    """Statistics of the rows of ``total`` not in ``part``: sums subtract exactly."""
-    return {key: sparse_counts.subtracted(total[key], part[key]) for key in total}
-
-
-def _gaussian_difference(total, part, *, xp):
-    """Statistics of the rows A of ``total`` not in ``part`` (B): each (weight, mean, M2)
-    by Chan's merge ``n = n_a + n_b``, ``μ = μ_a + (μ_b − μ_a) n_b / n``,
-    ``M2 = M2_a + M2_b + (μ_b − μ_a)² n_a n_b / n`` solved for A."""
-    out = {"class_count": total["class_count"] - part["class_count"]}
-    for key in ("per_class", "total"):
-        (n, mu, m2), (n_b, mu_b, m2_b) = total[key], part[key]
-        n_a = n - n_b
-        mu_a = xp.where(n_a > 0, (n * mu - n_b * mu_b) / nonzero(n_a, xp=xp), xp.zeros_like(mu))
-        delta = mu_b - mu_a
-        gain = n_a * n_b / nonzero(n, xp=xp)
-        m2_a = xp.where(n_a > 0, m2 - m2_b - delta * delta * gain, xp.zeros_like(m2))
-        out[key] = n_a, mu_a, xp.maximum(m2_a, xp.zeros_like(m2_a))  # not clip: a masked assignment on cupy
-    return out
-
-
-# Models whose merge has an exact inverse; the others merge the other folds.
-_DIFFERENCE = {
-    **dict.fromkeys((nb.MultinomialNB, nb.ComplementNB, nb.BernoulliNB, nb.PoissonNB), _count_difference),
-    nb.GaussianNB: _gaussian_difference,
-}
+def _merges_leaving_one_out(parts, merge):
+    """``(training, total)``: for each i, the merge of every part but ``parts[i]`` (in their
+    order), and the merge of all of them. From the merges of every prefix and suffix: 3k − 5
+    merges of k parts, where merging the others anew for each part (and all for the total)
+    takes k² − k − 1."""
+    k = len(parts)  # >= 2: a fold holding every row leaves an empty training fold
+    suffixes = [None] * (k + 1)  # suffixes[i]: the merge of parts[i:]; each dropped once used
+    suffixes[k - 1] = parts[k - 1]
+    for i in range(k - 2, 0, -1):
+        suffixes[i] = merge(parts[i], suffixes[i + 1])
+    training, prefix = [], None  # prefix: the merge of parts[:i]
+    for i in range(k):
+        rest, suffixes[i + 1] = suffixes[i + 1], None
+        training.append(prefix if rest is None else rest if prefix is None else merge(prefix, rest))
+        prefix = parts[i] if prefix is None else merge(prefix, parts[i])
+    return training, prefix
 
 
 def _scorers_taking_weights(scorers, search):
@@ -162,12 +149,12 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
     with the same ``cv``, for the parameters of an nbgpu model that act only when its statistics
     become parameters (smoothing, priors, ComplementNB's ``norm``, GaussianNB's
     ``var_smoothing``, a KernelDensityNB's bandwidth, ...). Instead of one fit per grid point and
-    fold, the statistics ``S_f`` of every test fold ``f`` are accumulated once; a training fold's
-    statistics are ``S − S_f`` with ``S = Σ_f S_f`` (sums subtract exactly; Gaussian moments by
-    the inverse of Chan's merge) or, for models without an exact inverse, the merge of the other
-    folds' statistics. Every grid point is then finalized from them (k × d work, no pass over
-    ``X``) and scored on the test fold. A splitter whose test folds do not partition the rows
-    (ShuffleSplit, repeated folds) gets each training fold's statistics from one pass over its rows.
+    fold, the statistics of every test fold are accumulated once, and a training fold's
+    statistics are the merge of the other folds' (not the total minus the fold's, which cancels
+    where one fold holds most of a sum: an outlier). Every grid point is then finalized from
+    them (k × d work, no pass over ``X``) and scored on the test fold. A splitter whose test
+    folds do not partition the rows (ShuffleSplit, repeated folds) gets each training fold's
+    statistics from one pass over its rows.
 
     A :class:`sklearn.pipeline.Pipeline` ending in such a model (a text vectorizer, then
     MultinomialNB) is searched over that last step's parameters (``"nb__alpha"``): on each fold
@@ -360,20 +347,18 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
         if partition:
             parts = [stats_of(test, classes) for _, test in splits]
             stats_xp = get_namespace(first_array(parts[0]))
-
-            def merged(stats):
-                return functools.reduce(lambda a, b: base._merge(a, b, xp=stats_xp), stats)
-
-            total = merged(parts)
-            difference = _DIFFERENCE.get(type(base))
-        fold_stats = []
-        for i, ((train, _), labels) in enumerate(zip(splits, fold_classes)):
-            if not partition or labels.shape[0] < n_classes:  # from its own rows (also a fold lacking a class)
-                fold_stats.append(stats_of(train, labels))
-            elif difference is not None:
-                fold_stats.append(difference(total, parts[i], xp=stats_xp))
-            else:
-                fold_stats.append(merged(parts[:i] + parts[i + 1 :]))
+            # A training fold's statistics are the merge of the other folds', never the total
+            # minus its test fold's: subtraction cancels wherever that fold holds most of a sum (a
+            # Gaussian outlier's moments; a count sum of fractional values, tf-idf or fractional
+            # weights, whose mass lies in one fold). It is exact only for integer sums below 2^53,
+            # and checking that costs about what merging does (3k − 5 merges against k − 1 and k
+            # subtractions), so every model merges.
+            trained, total = _merges_leaving_one_out(parts, lambda a, b: base._merge(a, b, xp=stats_xp))
+        fold_stats = [
+            trained[i] if partition and labels.shape[0] == n_classes
+            else stats_of(train, labels)  # from its own rows (also a fold lacking a class)
+            for i, ((train, _), labels) in enumerate(zip(splits, fold_classes))
+        ]
         seconds = (time.perf_counter() - t0) / len(splits)
         attributes = {"n_features": n_features, "feature_names": feature_names,
                       "score_dtype": score_dtype_name(checked.dtype, xp=xp)}

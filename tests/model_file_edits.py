@@ -48,6 +48,16 @@ def put(members, header, key, array):
     header["arrays"][key] = listed(array)
 
 
+def put_sparse(members, header, name, shape, indices, values):
+    """Store statistics entry ``name`` as the entries ``values`` at the flat ``indices`` of an array of ``shape``."""
+    key = f"stats.{name}"
+    members.pop(key, None)
+    header["arrays"].pop(key, None)
+    put(members, header, f"{key}.indices", indices)
+    put(members, header, f"{key}.values", values)
+    header["stats"]["dict"][name] = {"sparse": {"shape": list(shape), "indices": f"{key}.indices", "values": f"{key}.values"}}
+
+
 def write(path, members, header=None, *, compress=False):
     """Write ``members`` (with ``header`` if given) as an archive; returns ``path``."""
     if header is not None:

@@ -165,12 +165,6 @@ def _fitted_on_hashes(model, n_features=16):
     return clone(model).fit(X, [0, 1, 0, 1])
 
 
-# Until model_files.py passes the model to the vectorizer checks (``_contents``: ``vectorizer_from_settings(...,
-# model=model)``), which the lead's change to that file brings: strict, so the marker goes when it does.
-_WIRED = pytest.mark.xfail(strict=True, reason="model_files._contents does not yet pass the model to vectorizer_from_settings")
-
-
-@_WIRED
 @pytest.mark.parametrize("vectorizer_class", [HashingVectorizer, SklearnHashingVectorizer], ids=["nbgpu", "sklearn"])
 @pytest.mark.parametrize("model", _REFUSING, ids=lambda m: type(m).__name__)
 def test_save_refuses_alternate_sign_for_a_model_of_values_at_least_zero(tmp_path, model, vectorizer_class):
@@ -191,7 +185,6 @@ def test_alternate_sign_is_saved_for_a_model_taking_negative_values(tmp_path, mo
     np.testing.assert_array_equal(loaded.predict(X), fitted.predict(X))
 
 
-@_WIRED
 def test_load_refuses_a_file_edited_to_alternate_sign(tmp_path):
     fitted = _fitted_on_hashes(nbgpu.MultinomialNB())
     members = _members(nbgpu.save(fitted, tmp_path / "m", vectorizer=HashingVectorizer(n_features=16, alternate_sign=False)))

@@ -169,7 +169,7 @@ def _model_and_chunks(args, output, *, labels):
 
     _check_output(output, args.model_file, args.data)
     try:
-        loaded = read_model_file(args.model_file, core=True)  # no scikit-learn to load
+        loaded = read_model_file(args.model_file, core=True, max_memory=args.max_memory)  # no scikit-learn to load
     except ValueError as exc:
         # numpy's advice to pass allow_pickle=True must never reach a user holding a file of unknown origin.
         if "pickle" in str(exc).lower():
@@ -577,6 +577,9 @@ def build_parser():
         p.add_argument("--zero-based", choices=("auto", "yes", "no"), default="auto",
                        help="svmlight: whether feature indices start at 0 (auto: as the model's training file, "
                             "else yes)")
+        p.add_argument("--max-memory", type=positive_int, metavar="BYTES",
+                       help="the most memory loading MODEL may take (default: 256 MiB or 64 times the file's size, "
+                            "whichever is larger); raise it for a large model you trust")
         p.set_defaults(func=func)
         if name == "predict":
             p.add_argument("--proba", action="store_true", help="CSV of the prediction and every class probability")

@@ -93,6 +93,10 @@ class _BaseNB(_ScoringMixin, abc.ABC):
     # Statistics entries that may be kept sparse (``sparse_counts.py``).
     _sparse_statistics: tuple = ()
 
+    # The memory of the parameters derived from dense statistics, per byte of them (model files
+    # bound a load by it before reading: ``model_files.memory_needed``).
+    _derived_per_statistic = 1
+
     # How check_X takes X: False for a model that only sums and multiplies a sparse X's
     # stored values (duplicates kept); _integer_input keeps integers on the host (no copy).
     _acts_on_elements = True

@@ -135,6 +135,11 @@ class Archive:
     def __enter__(self):
         return self
 
+    @property
+    def size(self):
+        """Bytes of the file."""
+        return self._length
+
     def close(self, *exc):
         with contextlib.suppress(AttributeError):
             self._zip.close()

@@ -22,6 +22,7 @@ corruption, not deliberate changes (whoever edits a file can recompute them).
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 from pathlib import Path
 from typing import NamedTuple
@@ -32,11 +33,12 @@ from .._array import sparse_counts
 from .._array.namespace import to_numpy
 from .._array.threads import parallel_map
 from .._estimator.base import _BaseNB
-from .model_archive import Archive, ModelFileError, is_int, write_archive
+from .model_archive import Archive, ModelFileError, data_bytes, is_int, write_archive
 from .model_header import (
     MAX_HEADER_BYTES,
     check_width,
     digest,
+    estimator_class,
     estimator_from,
     estimator_spec,
     flatten,
@@ -48,6 +50,13 @@ from .model_header import (
 from .vectorizer_settings import vectorizer_from_settings, vectorizer_settings
 
 __all__ = ["load", "save"]
+
+# What a load may take without being told more: its memory is bounded by the
+# bytes the file stores, not by the sizes it declares (zeros deflate 1000:1).
+# Real models stay far below (benchmarks/model_file_cost.py measures them);
+# a trusted larger one is opened with ``max_memory``.
+MEMORY_FLOOR = 256 * 2**20
+MEMORY_PER_FILE_BYTE = 64
 
 
 class ModelFile(NamedTuple):
@@ -69,18 +78,77 @@ class ModelInfo(NamedTuple):
     header: dict
 
 
-def _contents(parsed, resolve, *, statistics=True, core=False):
+def memory_needed(parsed, model_class):
+    """Bytes a load of the file of header ``parsed`` holding a ``model_class`` takes at most, from the header alone:
+    every array as read, statistics (stored sparse ones made dense) with the parameters derived from them, and
+    statistics the model keeps sparse as its sparse layout (their parameters are derived as data asks for them)."""
+    listed, stats = parsed.listed, parsed.header["stats"]
+    top = stats.get("dict", {}) if isinstance(stats, dict) else {}
+    kept = set()
+    for name in model_class._sparse_statistics:
+        body = top[name].get("sparse") if isinstance(top.get(name), dict) else None
+        if body and len(body["shape"]) == 2 and sparse_counts.sparse_enough(tuple(body["shape"]), listed[body["values"]].shape[0]):
+            kept.add(body["values"])
+    dense = layout = used = 0
+    for kind, body in _statistics_arrays(stats):
+        if kind == "array":
+            dense += listed[body].nbytes
+            used += listed[body].nbytes
+            continue
+        indices, values = listed[body["indices"]], listed[body["values"]]
+        used += indices.nbytes + values.nbytes
+        if body["values"] in kept:  # entries as read, a CSR and a CSC copy of them; per-column index and totals
+            layout += 4 * (indices.nbytes + values.nbytes) + 24 * (body["shape"][1] + 1)
+        else:
+            dense += indices.nbytes + values.nbytes + data_bytes(values.dtype, body["shape"])
+    others = sum(entry.nbytes for entry in listed.values()) - used  # labels, parameters
+    return others + (1 + model_class._derived_per_statistic) * dense + layout
+
+
+def _statistics_arrays(node):
+    """``(kind, body)`` of each array ("array" or "sparse") a checked statistics description uses."""
+    kind, body = next(iter(node.items()))
+    if kind == "dict":
+        body = list(body.values())
+    if kind in ("dict", "tuple", "list"):
+        for value in body:
+            yield from _statistics_arrays(value)
+    elif kind == "estimator":  # a ColumnwiseNB's part: its parameters
+        yield from _statistics_arrays(body["params"])
+    elif kind in ("array", "sparse"):
+        yield kind, body
+
+
+def _check_memory(parsed, file_bytes, max_memory, where, model_class):
+    """Raise a ModelFileError if loading the file ``where`` of ``file_bytes``, holding a ``model_class``, would take
+    more than ``max_memory`` bytes (None: ``MEMORY_FLOOR`` or ``MEMORY_PER_FILE_BYTE`` per byte of the file,
+    whichever is larger)."""
+    needed = memory_needed(parsed, model_class)
+    limit = max(MEMORY_FLOOR, MEMORY_PER_FILE_BYTE * file_bytes) if max_memory is None else max_memory
+    if needed > limit:
+        bound = "the default for its size" if max_memory is None else "max_memory"
+        msg = (
+            f"{where} stores {file_bytes} bytes but declares arrays whose loading takes up to {needed} bytes of "
+            f"memory, more than {bound} allows ({limit} bytes); if you trust the file, allow {needed} bytes "
+            f"(nbgpu.load's max_memory, the command line's --max-memory)"
+        )
+        raise ModelFileError(msg)
+
+
+def _contents(parsed, resolve, *, statistics=True, core=False, budget=None):
     """``(unfitted model, its _become_fitted arguments, vectorizer)`` of a :class:`Parsed` header, checked, with arrays
     from ``resolve(kind, body)``. ``statistics=False`` skips the statistics and feature names; ``core=True`` loads no
-    scikit-learn."""
+    scikit-learn; ``budget(model class)`` raises if the load would take too much memory."""
     header, listed = parsed.header, parsed.listed
-    model = estimator_from(header, resolve, where="header entry 'estimator'", at="params", core=core)
     n_features, dtype = header["n_features_in"], header["dtype"]
     if not is_int(n_features) or n_features < 1:
         raise ValueError(f"n_features_in must be a positive integer; got {n_features!r}")
     if dtype not in ("float32", "float64"):
         raise ValueError(f"dtype must be float32 or float64; got {dtype!r}")
     check_width(n_features, parsed.stored)
+    if budget is not None:  # before any array is read, parameters included
+        budget(estimator_class(header["estimator"], "header entry 'estimator'", core=True))
+    model = estimator_from(header, resolve, where="header entry 'estimator'", at="params", core=core)
     if "classes" not in listed:
         raise ValueError("there are no class labels ('classes')")
     classes = resolve("array", "classes")
@@ -88,7 +156,7 @@ def _contents(parsed, resolve, *, statistics=True, core=False):
         raise ValueError(f"classes must be a non-empty 1-D array; got shape {classes.shape}")
     if classes.shape[0] > 1 and not np.all(classes[1:] > classes[:-1]):
         raise ValueError("classes must be sorted and distinct")
-    vectorizer = vectorizer_from_settings(header.get("vectorizer"), n_features, core=core)
+    vectorizer = vectorizer_from_settings(header.get("vectorizer"), n_features, core=core, model=model)
     fitting = {"classes": classes, "n_features": n_features, "score_dtype": dtype}
     if not statistics:
         return model, fitting, vectorizer
@@ -285,7 +353,7 @@ def save(model, path, *, vectorizer=None, metadata=None):
         arrays["feature_names_in"] = np.asarray(names, dtype=str)
     n_features = int(model.n_features_in_)
     raw = make_header(arrays, **spec, n_features_in=n_features, dtype=model._fit_dtype_, stats=stats,
-                      vectorizer=vectorizer_settings(vectorizer, n_features), metadata=metadata or {})
+                      vectorizer=vectorizer_settings(vectorizer, n_features, model=model), metadata=metadata or {})
     path = Path(path)
     try:
         _check_writable(raw, arrays, dense)
@@ -321,20 +389,23 @@ def _checked(where, *, unexpected=()):
         raise ModelFileError(f"{where}: inconsistent model file ({type(exc).__name__}: {exc})") from exc
 
 
-def _read_contents(path, **options):
-    """``(where, parsed header, (model, fitting, vectorizer))`` of the model file ``path`` (see ``_contents``)."""
+def _read_contents(path, max_memory=None, **options):
+    """``(where, parsed header, (model, fitting, vectorizer))`` of the model file ``path`` (see ``_contents``); its
+    memory bounded as :func:`load` says."""
     where = str(path)
     with Archive(path) as archive:
         parsed = header_of(archive, where)
         resolve = _file_arrays(archive, parsed.listed, where)
+        budget = functools.partial(_check_memory, parsed, archive.size, max_memory, where)
         with _checked(where):
-            return where, parsed, _contents(parsed, resolve, **options)
+            return where, parsed, _contents(parsed, resolve, budget=budget, **options)
 
 
-def read_model_file(path, *, core=False):
-    """Load a model file into a :class:`ModelFile`; ``core`` as for ``_contents`` (the command line). Raises ValueError
-    with a one-line message naming the file for anything that is not a complete, consistent nbgpu model file."""
-    where, parsed, (model, fitting, vectorizer) = _read_contents(path, core=core)
+def read_model_file(path, *, core=False, max_memory=None):
+    """Load a model file into a :class:`ModelFile`; ``core`` as for ``_contents`` (the command line), ``max_memory``
+    as for :func:`load`. Raises ValueError with a one-line message naming the file for anything that is not a
+    complete, consistent nbgpu model file, or a larger one than it may be."""
+    where, parsed, (model, fitting, vectorizer) = _read_contents(path, max_memory, core=core)
     # The statistics passed every check: any failure now means the file contradicts itself. The parameters are
     # derived now (deferred k × d ones at first use) and checked: checked statistics can still overflow into NaN.
     with _checked(where, unexpected=Exception), np.errstate(divide="ignore", over="ignore", invalid="ignore"):
@@ -350,7 +421,7 @@ def read_model_info(path, *, core=False):
     return ModelInfo(model, fitting["classes"], fitting["n_features"], parsed.statistics_bytes, parsed.header)
 
 
-def load(path, *, return_vectorizer=False):
+def load(path, *, return_vectorizer=False, max_memory=None):
     """Load a model saved with :func:`save`; never executes code from the file.
 
     Parameters
@@ -358,6 +429,13 @@ def load(path, *, return_vectorizer=False):
     path : str or path-like
     return_vectorizer : bool, default=False
         Also return the stored ``HashingVectorizer`` (None if there is none).
+    max_memory : int, optional
+        The most bytes of memory the load may take, as the file's header
+        declares its arrays (statistics, and the parameters derived from
+        them). By default 256 MiB or 64 times the file's size, whichever is
+        larger: far above what real models need (their statistics compress
+        little), far below what a small file of compressed zeros can
+        declare. Raise it to open a large file you trust.
 
     Returns
     -------
@@ -376,8 +454,10 @@ def load(path, *, return_vectorizer=False):
         features, are not finite, overflow in their totals or make
         parameters that are not numbers), declares an array of more than
         ``MAX_ARRAY_ELEMENTS`` (2**30) elements or more than 2**22 features
-        with fewer than one stored statistic per 1024 of them (a few-kB file
-        cannot make a load take gigabytes), holds object arrays or vectorizer
+        with fewer than one stored statistic per 1024 of them, declares
+        arrays that take more memory than ``max_memory`` (a small file
+        cannot make a load take gigabytes: the error says how much it
+        would take), holds object arrays or vectorizer
         settings nbgpu does not vouch for, or is of a newer format version
         than this nbgpu reads. The checksums detect accidental corruption
         only: they are stored in the file, so whoever edits it can update
@@ -388,5 +468,8 @@ def load(path, *, return_vectorizer=False):
     >>> import nbgpu
     >>> model = nbgpu.load("model.nbgpu")  # doctest: +SKIP
     """
-    loaded = read_model_file(path)
+    if max_memory is not None and (not is_int(max_memory) or max_memory < 1):
+        msg = f"`max_memory` must be a positive int (bytes) or None; got {max_memory!r}."
+        raise ValueError(msg)
+    loaded = read_model_file(path, max_memory=max_memory)
     return (loaded.model, loaded.vectorizer) if return_vectorizer else loaded.model

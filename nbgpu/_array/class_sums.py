@@ -450,15 +450,31 @@ def _histogram_category_counts(X, codes, weights, offsets, n_classes, *, xp, dty
 def _sparse_category_counts(X, codes, weights, offsets, n_classes, *, xp, dtype):
     """:func:`category_counts` of sparse ``X``: the stored values are counted
     (one stored 1 each in a one-hot matrix), then category 0 of every
-    feature is what remains of its class's total."""
+    feature also takes its implicit zeros: its class's total less the
+    weight of the rows that store a value in that feature, a sum over the
+    feature's own columns. Where no row of positive weight of a class has
+    an implicit zero in a feature (an integer count: exact) that is exactly
+    0, not the rounding between two orders of summation."""
     n_columns = int(offsets[-1])
     d = X.shape[1]
     device = codes.device
     nz = sparse_onehot_nonzero(X, sparse_lib(X).asarray(offsets), n_columns=n_columns, dtype=dtype)
     seen, _ = onehot_nonzero_columns(np.diff(offsets))
-    counts = xp.take(class_sums(nz, codes, weights, n_classes, xp=xp, dtype=dtype), xp.asarray(seen, device=device), axis=1)
-    totals = class_totals(codes, weights, n_classes, dtype=dtype, xp=xp)
-    zeros = xp.reshape(totals, (-1, 1)) - feature_block_sums(counts, offsets, xp=xp)
+    # nz gives feature j its categories and then one column for unseen ones, from offsets[j] + j.
+    nz_blocks = np.asarray(offsets, dtype=np.int64) + np.arange(d + 1)
+    sums = class_sums(nz, codes, weights, n_classes, xp=xp, dtype=dtype)
+    counts = xp.take(sums, xp.asarray(seen, device=device), axis=1)
+    totals = xp.reshape(class_totals(codes, weights, n_classes, dtype=dtype, xp=xp), (-1, 1))
+    zeros = totals - feature_block_sums(sums, nz_blocks, xp=xp)  # whole numbers without weights: exact
+    if weights is not None:
+        # Summed in any order, n weights round by under n·eps·total: a larger difference is
+        # no zero count, so the host skips the pass counting rows where every one is larger.
+        near = xp.abs(zeros) <= (4 * codes.shape[0] * xp.finfo(dtype).eps) * totals
+        if not on_host(xp) or bool(xp.any(near)):
+            positive = xp.astype(weights > 0, dtype)
+            rows = xp.reshape(class_totals(codes, positive, n_classes, dtype=dtype, xp=xp), (-1, 1))
+            stored = class_sums(nz, codes, positive, n_classes, xp=xp, dtype=dtype)
+            zeros = xp.where(rows > feature_block_sums(stored, nz_blocks, xp=xp), zeros, xp.zeros_like(zeros))
     # Column offsets[j] (category 0 of feature j) takes zeros[:, j]; the others a 0.
     first = np.full(n_columns, d, dtype=np.int64)
     first[offsets[:-1]] = np.arange(d)
@@ -467,12 +483,42 @@ def _sparse_category_counts(X, codes, weights, offsets, n_classes, *, xp, dtype)
 
 
 def feature_block_sums(flat, offsets, *, xp):
-    """Sum of every feature's block of columns: (k, M) -> (k, d)."""
-    zero = xp.zeros((flat.shape[0], 1), dtype=flat.dtype, device=flat.device)
-    cum = xp.concat([zero, xp.cumulative_sum(flat, axis=1)], axis=1)
-    hi = xp.asarray(offsets[1:], device=flat.device)
-    lo = xp.asarray(offsets[:-1], device=flat.device)
-    return xp.take(cum, hi, axis=1) - xp.take(cum, lo, axis=1)
+    """Sum of every feature's block of columns: (k, M) -> (k, d), block ``j``
+    being columns ``offsets[j]:offsets[j + 1]`` (host int64 ``offsets``).
+
+    Each is a sum of its own block's values: a difference of running sums
+    over all columns would carry the rounding of every block before it (a
+    block of zeros came out ±1e-16). Blocks whose widths round up to the
+    same power of two are gathered, padded with zeros to the widest of
+    them, into one (k, blocks, width) array summed over its last axis: a
+    gather per power of two, at most twice ``flat``'s size in all. The
+    host has the segmented sum itself (``np.add.reduceat``).
+    """
+    offsets = np.asarray(offsets, dtype=np.int64)
+    widths = np.diff(offsets)
+    k, device = flat.shape[0], flat.device
+    if on_host(xp):
+        out = np.zeros((k, widths.shape[0]), dtype=flat.dtype)
+        filled = widths > 0  # reduceat gives an empty block the value at its start, not 0
+        if filled.any():
+            out[:, filled] = np.add.reduceat(flat[:, : offsets[-1]], offsets[:-1][filled], axis=1)
+        return out
+    padded = xp.concat([flat, xp.zeros((k, 1), dtype=flat.dtype, device=device)], axis=1)
+    size_class = np.ceil(np.log2(np.maximum(widths, 1))).astype(np.int64)
+    parts, order = [], []
+    for c in np.unique(size_class):
+        feature = np.flatnonzero(size_class == c)
+        width = int(widths[feature].max())
+        columns = offsets[feature, None] + np.arange(width)
+        columns = np.where(columns < offsets[feature + 1, None], columns, padded.shape[1] - 1)
+        block = xp.take(padded, xp.asarray(columns.reshape(-1), device=device), axis=1)
+        parts.append(xp.sum(xp.reshape(block, (k, feature.shape[0], width)), axis=2))
+        order.append(feature)
+    if len(parts) < 2:
+        return parts[0] if parts else xp.zeros((k, 0), dtype=flat.dtype, device=device)
+    where = np.empty(widths.shape[0], dtype=np.int64)
+    where[np.concatenate(order)] = np.arange(widths.shape[0])
+    return xp.take(xp.concat(parts, axis=1), xp.asarray(where, device=device), axis=1)
 
 
 def class_scatter(X, codes, weights, n_classes, *, xp, dtype):

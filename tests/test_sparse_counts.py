@@ -352,10 +352,3 @@ def test_smoothing_search_subtracts_sparse_sums(narrow):
     ref = GridSearchCV(nbgpu.ComplementNB(), grid, cv=3).fit(X, y)
     assert ours.best_params_ == ref.best_params_
     assert_allclose(ours.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"], rtol=1e-12)
-
-
-def test_subtracted_sparse_sums():
-    a = sparse_counts.SparseCounts(sp.random_array((6, 50), density=0.2, format="csc", random_state=0))
-    b = sparse_counts.SparseCounts(sp.csc_array(a.csc.toarray() * (np.arange(50) % 2)))
-    got = sparse_counts.subtracted(a, b)
-    assert_allclose(sparse_counts.dense(got), a.csc.toarray() - b.csc.toarray())

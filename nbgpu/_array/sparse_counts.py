@@ -256,16 +256,6 @@ def added(a, b):
     return a + b
 
 
-def subtracted(a, b):
-    """``a - b`` of two statistics entries (the sums of the rows of ``a`` not
-    in ``b``), as :func:`added` adds them."""
-    if is_sparse_counts(a) and is_sparse_counts(b):
-        return kept(SparseCounts(_canonical(a.csc - b.csc)))
-    if is_sparse_counts(a) or is_sparse_counts(b):
-        return dense(a) - dense(b)
-    return a - b
-
-
 def columns(a, cols):
     """Columns ``cols`` (a slice or an index array) of a k × d statistics
     entry, as a dense k × c array (of a dense entry: its view or gather)."""

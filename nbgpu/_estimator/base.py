@@ -11,7 +11,6 @@ from __future__ import annotations
 import abc
 import copy
 import math
-import threading
 from numbers import Real
 
 import numpy as np
@@ -46,12 +45,10 @@ from .._validation import (
 from . import merging, sklearn_interchange
 from .adapters import adapter_for, computed
 from .feature_names import check_feature_names, feature_names_of
+from .model_lock import lock_of
 from .params import Interval, Options, param_names, validate_params
 from .scoring import _ScoringMixin
 from .statistics_checks import check_class_count, check_keys
-
-# Held while a model derives parameters from its statistics (see __getattr__).
-_DERIVING = threading.RLock()
 
 # What _become_fitted sets itself; everything else a fitted model has is derived.
 _FIT_STATE = frozenset(
@@ -246,9 +243,10 @@ class _BaseNB(_ScoringMixin, abc.ABC):
         Calling it on consecutive chunks of a data set gives the same model
         as one ``fit`` on their concatenation. A batch costs what its rows
         cost (its stored values for sparse input), not the size of the
-        model. A model is updated in place: as with scikit-learn, one model
-        must not be updated from several threads at once (fit a model per
-        thread and combine them with :meth:`merge`).
+        model. Threads may feed batches to one model at once: they are
+        validated and summed in parallel and added one at a time, and a
+        prediction made meanwhile sees the model before or after a batch,
+        never a mixture.
 
         Parameters
         ----------
@@ -279,7 +277,49 @@ class _BaseNB(_ScoringMixin, abc.ABC):
 
     def _fit_batch(self, X, y, classes, sample_weight, *, reset, commit=True, partial=False):
         """Fit one batch; ``commit=False`` (a Dask worker's row block) validates and
-        accumulates as a fit does and returns the statistics, changing nothing."""
+        accumulates as a fit does and returns the statistics, changing nothing.
+
+        The batch is validated without the model's lock; reading the running statistics,
+        adding the batch and becoming fitted hold it (``model_lock.py``). A partial_fit
+        that finds another thread updating sums its batch meanwhile and merges it after."""
+        if not commit:
+            return self._batch_statistics(X, y, classes, sample_weight, reset=reset, mode="merged")[0]
+        lock = lock_of(self)
+        if lock.try_update():
+            try:
+                return self._fit_batch_held(X, y, classes, sample_weight, reset=reset, partial=partial)
+            finally:
+                lock.release()
+        fitted = self.__dict__.get("classes_")
+        if not (partial and not reset and fitted is not None):
+            with lock.update():
+                return self._fit_batch_held(X, y, classes, sample_weight, reset=reset, partial=partial)
+        batch, summed = self._batch_statistics(X, y, classes, sample_weight, reset=False, mode="alone")
+        with lock.update():
+            if self.__dict__.get("classes_") is not fitted:  # refit meanwhile: add to the model there is now
+                return self._fit_batch_held(X, y, classes, sample_weight, reset=False, partial=partial)
+            xp, device = summed["xp"], summed["device"]
+            stats = self._merge(to_namespace_tree(self._stats, xp, device), batch, xp=xp)
+            check_statistics_finite(stats, estimator=self, X=summed["X"], sample_weight=summed["weights"])
+            return self._become_fitted(stats, fitted, n_features=summed["n_features"],
+                                       feature_names=summed["feature_names"], score_dtype=summed["score_dtype"], lazy=True)
+
+    def _fit_batch_held(self, X, y, classes, sample_weight, *, reset, partial):
+        """:meth:`_fit_batch` with the model's lock held."""
+        if partial and reset and "classes_" in self.__dict__:
+            reset = False  # another thread's first partial_fit came first: this batch continues it
+        stats, summed = self._batch_statistics(X, y, classes, sample_weight, reset=reset, mode="onto")
+        # fit finalizes at once (scikit-learn's predict does not change a fitted model's
+        # __dict__); partial_fit only stores its statistics, finalized at the first read.
+        return self._become_fitted(
+            stats, summed["classes"], n_features=summed["n_features"], feature_names=summed["feature_names"],
+            score_dtype=summed["score_dtype"], lazy=partial,
+        )
+
+    def _batch_statistics(self, X, y, classes, sample_weight, *, reset, mode):
+        """``(statistics, what was validated)`` of one batch, unless ``reset`` added to the running
+        statistics: ``mode`` "onto" (in place where the model can), "merged" (a new sum) or "alone"
+        (the batch's own, laid out to be merged with them)."""
         if reset or not self._params_unchanged():  # a continuing partial_fit: checked by the first call
             self._check_hyper_parameters()
         # Column names are read before check_X turns a DataFrame into an array; a
@@ -311,24 +351,24 @@ class _BaseNB(_ScoringMixin, abc.ABC):
 
         previous = None if reset else to_namespace_tree(self._stats, xp, device)
         Xt = self._model_input(X, xp)
-        if previous is None or not commit:
+        if previous is None or mode != "onto":
             batch = self._accumulate(Xt, codes, weights, n_classes, xp=xp, dtype=acc, previous=previous)
-            stats = batch if previous is None else self._merge(previous, batch, xp=xp)
+            stats = batch if previous is None or mode == "alone" else self._merge(previous, batch, xp=xp)
             check_statistics_finite(stats, estimator=self, X=X, sample_weight=weights)
         else:  # checks what it adds, so the running sums are not read whole per chunk
             stats = self._accumulate_onto(previous, Xt, codes, weights, n_classes, xp=xp, dtype=acc)
-        if not commit:
-            return stats
-        # fit finalizes at once (scikit-learn's predict does not change a fitted model's
-        # __dict__); partial_fit only stores its statistics, finalized at the first read.
-        return self._become_fitted(
-            stats, classes, n_features=n_features, feature_names=feature_names,
-            score_dtype=score_dtype_name(X.dtype, xp=xp), lazy=partial,
-        )
+        summed = {"classes": classes, "n_features": n_features, "feature_names": feature_names, "xp": xp,
+                  "device": device, "X": X, "weights": weights, "score_dtype": score_dtype_name(X.dtype, xp=xp)}
+        return stats, summed
 
     def _become_fitted(self, stats, classes, *, n_features, feature_names, score_dtype, lazy=False):
         """Become the model ``stats`` define (fitted arrays where ``stats`` are, scores in ``score_dtype``);
         ``lazy`` derives parameters at their first read unless ``_lazy_parameters`` is False."""
+        with lock_of(self).update():
+            return self._become_fitted_held(stats, classes, n_features=n_features, feature_names=feature_names,
+                                            score_dtype=score_dtype, lazy=lazy)
+
+    def _become_fitted_held(self, stats, classes, *, n_features, feature_names, score_dtype, lazy):
         attrs = None
         if not (lazy and self._lazy_parameters):
             attrs = self._derived_from(stats, classes, score_dtype)  # this fit's hyper-parameters
@@ -412,8 +452,8 @@ class _BaseNB(_ScoringMixin, abc.ABC):
 
     def _derive_if_lazy(self):
         """Derive the parameters of lazily fitted statistics now, if not yet."""
-        state = self.__dict__
-        with _DERIVING:
+        state, lock = self.__dict__, lock_of(self)
+        with lock.reading(), lock.deriving:
             if state.get("_derived_", False) is None:
                 stats, classes, dtype = state["_stats"], state["classes_"], state["_fit_dtype_"]
                 self._store_derived(self._as_fitted()._derived_from(stats, classes, dtype))
@@ -424,7 +464,8 @@ class _BaseNB(_ScoringMixin, abc.ABC):
         state = self.__dict__
         if name.endswith("_") and not name.startswith("__") and name not in _FIT_STATE and "_stats" in state:
             # Row blocks scored on several threads ask at once: one derives, the others wait.
-            with _DERIVING:
+            lock = lock_of(self)
+            with lock.reading(), lock.deriving:
                 self._derive_if_lazy()  # a no-op if another thread derived while this one waited
                 deferred = self._deferred_parameters.get(name)
                 if name not in state and deferred is not None and state.get("_derived_") is not None:
@@ -460,12 +501,13 @@ class _BaseNB(_ScoringMixin, abc.ABC):
             raise ValueError(msg)
 
         params = self._params()
-        for name, value in list(vars(self).items()):
-            if name not in params and name != "_fit_params_":
-                self.__dict__[name] = to_namespace_tree(value, xp, device)
-        for name in self._product_operands:
-            if name in self.__dict__:
-                self.__dict__[name] = product_operand(self.__dict__[name], xp=xp)
+        with lock_of(self).update():
+            for name, value in list(vars(self).items()):
+                if name not in params and name != "_fit_params_":
+                    self.__dict__[name] = to_namespace_tree(value, xp, device)
+            for name in self._product_operands:
+                if name in self.__dict__:
+                    self.__dict__[name] = product_operand(self.__dict__[name], xp=xp)
         return self
 
     # Public methods defined, with their docstrings, in merging.py and sklearn_interchange.py.

@@ -15,6 +15,7 @@ from .._array.sparse import row_slicer
 from .._validation import check_finite, check_n_features, check_X
 from .adapters import adapter_for, computed
 from .feature_names import check_feature_names
+from .model_lock import lock_of
 
 
 def blockwise_collections(method):
@@ -87,11 +88,13 @@ class _ScoringMixin:
             finite = best_scores_finite(jll, xp=xp, cheap_sync=in_blocks) if from_scores else True
             return (jll if per_block is None else per_block(jll, xp)), finite
 
-        # Lazy parameters are derived here, on all cores, not on one row block's worker thread.
-        self._ready_to_score(X)
-        stored = -(-X.nnz // max(X.shape[0], 1)) if is_sparse(X) else None
-        row_bytes = self._score_row_bytes(X.shape[1], self.classes_.shape[0], xp=xp, stored=stored)
-        results = map_row_blocks(block, X.shape[0], row_bytes, xp=xp)
+        # One model throughout, however many threads update it (model_lock.py).
+        with lock_of(self).reading():
+            # Lazy parameters are derived here, on all cores, not on one row block's worker thread.
+            self._ready_to_score(X)
+            stored = -(-X.nnz // max(X.shape[0], 1)) if is_sparse(X) else None
+            row_bytes = self._score_row_bytes(X.shape[1], self.classes_.shape[0], xp=xp, stored=stored)
+            results = map_row_blocks(block, X.shape[0], row_bytes, xp=xp)
         flags = [finite for _, finite in results if finite is not True]
         if flags and not bool(xp.all(xp.stack(flags))):  # one synchronisation
             check_finite(X, estimator=self)  # raises on a NaN or infinity in X

@@ -36,6 +36,7 @@ from .._estimator.base import _BaseNB
 from .._estimator.base_measure import _BaseMeasureMixin, least_excluded
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.feature_names import feature_names_of
+from .._estimator.model_lock import lock_of
 from .._estimator.statistics_checks import check_keys, check_part_of, check_prior_smoothing
 from .._validation import check_finite
 
@@ -292,7 +293,8 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, ClassifierMixin, _BaseComposition
         except TypeError:
             n_features = None
         names = feature_names_of(X) if reset else getattr(self, "feature_names_in_", None)
-        with self._fitting(n_features, names, reset=reset):
+        # The plan lives in the model while it fits: one update at a time holds it (model_lock.py).
+        with lock_of(self).update() if commit else contextlib.nullcontext(), self._fitting(n_features, names, reset=reset):
             return super()._fit_batch(X, y, classes, sample_weight, reset=reset, commit=commit, partial=partial)
 
     def _become_fitted(self, stats, classes, *, n_features, feature_names, score_dtype, lazy=False):

@@ -21,6 +21,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from .._array.class_sums import soft_class_sums
 from .._estimator.feature_names import feature_names_of
+from .._estimator.model_lock import lock_of
 from .._array.namespace import (
     accumulation_dtype,
     first_array,
@@ -351,14 +352,13 @@ class SemiSupervisedNB(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierMi
             )
             warnings.warn(msg, ConvergenceWarning, stacklevel=2)
         names = data.feature_names
-        self.estimator_ = model if names is None else fitted(stats, names)
-        self.classes_ = classes
-        self.n_iter_ = n_iter
-        self.log_likelihood_ = history
-        self.n_features_in_ = data.n_features
-        self.__dict__.pop("feature_names_in_", None)
-        if names is not None:
-            self.feature_names_in_ = names
+        fitted_state = {"estimator_": model if names is None else fitted(stats, names), "classes_": classes,
+                        "n_iter_": n_iter, "log_likelihood_": history, "n_features_in_": data.n_features}
+        with lock_of(self).update():  # fits in several threads: each leaves a whole model (model_lock.py)
+            self.__dict__.pop("feature_names_in_", None)
+            self.__dict__.update(fitted_state)
+            if names is not None:
+                self.feature_names_in_ = names
         return self
 
     def _inner_estimator(self):

@@ -58,6 +58,7 @@ from .readers import (
     known_labels,
     open_reader,
     parsed_chunks,
+    text_labels,
     typed_labels,
 )
 from .signals import Terminated, report_signal, signal_behind, terminate_like_interrupt
@@ -178,7 +179,9 @@ def _model_and_chunks(args, output, *, labels):
     model, like = loaded.model, _device(args.device)
     if like is not None:
         model.to_device(like)
-    classes = np.asarray(to_numpy(model.classes_))
+    own = np.asarray(to_numpy(model.classes_))
+    # Classes fitted as bytes (in Python) are text: printed as such, and matched with a file's labels.
+    classes = text_labels(own)
 
     def scored():
         n_features = int(model.n_features_in_)
@@ -198,7 +201,7 @@ def _model_and_chunks(args, output, *, labels):
             if chunk.X is None:
                 continue
             proba = model.predict_proba(host_to_like(chunk.X, like))
-            decided = np.searchsorted(classes, np.asarray(to_numpy(model._decide(proba))))
+            decided = np.searchsorted(own, np.asarray(to_numpy(model._decide(proba))))
             rows += chunk.X.shape[0]
             yield chunk, np.asarray(to_numpy(proba), dtype=np.float64), decided
         bar.close()
@@ -446,7 +449,7 @@ def cmd_info(args):
         # The header and the labels only: the statistics are never read.
         described = read_model_info(args.model_file, core=True)
         header = described.header
-        classes = np.asarray(described.classes)
+        classes = text_labels(described.classes)  # bytes: their text
         info = {
             "file": str(args.model_file),
             "estimator": header["estimator"],

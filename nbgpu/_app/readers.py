@@ -19,6 +19,7 @@ from __future__ import annotations
 import csv
 import gzip
 import io
+import itertools
 import json
 import os
 import stat
@@ -50,6 +51,19 @@ def typed_labels(values):
         ints = _whole_numbers(a)
         return a.astype(str) if ints is None else ints
     return a
+
+
+def text_labels(labels):
+    """Labels that are bytes (numpy "S": an .npz archive's, or the classes of a model fitted in Python on
+    bytes) as the text they are, decoded as UTF-8 (their order kept: UTF-8's bytes sort as its characters
+    do); other labels, and bytes that are not all UTF-8, as they are."""
+    a = np.asarray(labels)
+    if a.dtype.kind != "S":
+        return a
+    try:
+        return np.strings.decode(a, "utf-8")
+    except UnicodeDecodeError:
+        return a
 
 
 def _numbers_named(classes):
@@ -156,16 +170,13 @@ class Chunk(NamedTuple):
 def label_array(path, labels, lines, nbytes):
     """``labels`` (str, the one of row i read from line ``lines[i]``) as a numpy string array. A
     fixed-width array is as wide as its longest label: one so long that the array would take far more
-    than the ``nbytes`` read is refused, as is a lone surrogate (JSON's "\\ud800": not Unicode text)."""
+    than the ``nbytes`` read is refused (None: the caller checks, see :func:`check_label_width`), as is
+    a lone surrogate (JSON's "\\ud800": not Unicode text)."""
     if not labels:
         return np.array(labels, dtype=str)
-    longest = max(range(len(labels)), key=lambda i: len(labels[i]))
-    need = 4 * len(labels) * len(labels[longest])
-    if need > 4 * nbytes + 2**24:
-        msg = (f"{path} line {lines[longest]}: a label of {len(labels[longest]):,} characters; as one of "
-               f"{len(labels):,} fixed-width labels it would take {need / 2**20:,.0f} MiB (labels are class "
-               "names: shorten it)")
-        raise ValueError(msg)
+    if nbytes is not None:
+        longest = max(range(len(labels)), key=lambda i: len(labels[i]))
+        check_label_width(path, len(labels), len(labels[longest]), lines[longest], nbytes)
     try:
         "".join(labels).encode("utf-8")
     except UnicodeEncodeError:
@@ -173,6 +184,17 @@ def label_array(path, labels, lines, nbytes):
         raise ValueError(f"{path} line {lines[bad]}: the label holds a lone surrogate (U+D800 to U+DFFF), "
                          "which is not Unicode text") from None
     return np.array(labels, dtype=str)
+
+
+def check_label_width(path, n_labels, characters, line, nbytes):
+    """Refuse ``n_labels`` fixed-width labels as wide as the longest (``characters`` long, read from
+    ``line``) where they would take far more memory than the ``nbytes`` they were read from."""
+    need = 4 * n_labels * characters
+    if need > 4 * nbytes + 2**24:
+        msg = (f"{path} line {line}: a label of {characters:,} characters; as one of "
+               f"{n_labels:,} fixed-width labels it would take {need / 2**20:,.0f} MiB (labels are class "
+               "names: shorten it)")
+        raise ValueError(msg)
 
 
 def _has_surrogate(text):
@@ -281,11 +303,15 @@ def read_blocks(path, chunk_bytes, *, min_lines=1, record_end=_line_end):
                 pending = data  # no complete line yet, or the first block is too short
                 continue
             block, pending, want = data[:cut], data[cut:], 1
+            data, lines = None, block.count(b"\n")
             if block:
                 nbytes = raw.tell() - counted if told else len(block)
                 counted += nbytes
-                yield Block(block, first, nbytes)
-            first += block.count(b"\n")
+                # From a list emptied as it is yielded: no local of this generator holds the block
+                # while it is parsed and the next one read (it would be one more chunk of memory).
+                ready, block = [Block(block, first, nbytes)], None
+                yield ready.pop()
+            first += lines
 
 
 def is_gzip(path):
@@ -310,6 +336,19 @@ def _decoded(path, block):
         line = block.first + exc.object.count(b"\n", 0, exc.start)
         msg = f"{path} line {line}: not valid UTF-8 text (byte {exc.object[exc.start]:#04x})"
         raise ValueError(msg) from None
+
+
+def _text_lines(path, block, size):
+    """The lines of ``block`` (split at "\\n" only, as ``io.StringIO`` splits them), decoded about
+    ``size`` bytes at a time: the block is never in memory twice (``io.StringIO`` holds 4 bytes a
+    character)."""
+    data, start, first = block.data, 0, block.first
+    while start < len(data):
+        end = data.find(b"\n", start + max(size, 1)) + 1 or len(data)  # a line end cuts no UTF-8 character
+        part = Block(data[start:end], first, 0)
+        first += part.data.count(b"\n")
+        start = end
+        yield from io.StringIO(_decoded(path, part))
 
 
 def _is_number(text, kind=float):
@@ -373,7 +412,27 @@ class SvmlightReader(_Reader):
             raise self._error(block, exc) from None
         if not np.all(np.isfinite(y)):
             raise ValueError(f"{lines_where(self.path, block.lines)}: a label is NaN or infinite")
+        infinite = np.flatnonzero(np.isinf(X.data))
+        if infinite.size:  # every model refuses it: said here, where its line is known
+            row = int(np.searchsorted(X.indptr, infinite[0], side="right")) - 1
+            where = self._line_of_row(block, row)
+            msg = (f"{where}: a feature value is infinite as a {np.dtype(self.dtype).name} "
+                   f"({X.data[infinite[0]]}); features must be finite numbers")
+            raise ValueError(msg)
         return Chunk(X, y, block.lines, block.nbytes)
+
+    def _line_of_row(self, block, row):
+        """``path line N`` of the ``row``-th row of ``block``: the lines that hold a row are those with a
+        field before any ``#`` (scikit-learn's reader); the block's lines if that line holds no such row."""
+        for offset, line in enumerate(block.data.split(b"\n")):
+            if line.split(b"#", 1)[0].split():
+                row -= 1
+            if row < 0:
+                found = self._load_svmlight(io.BytesIO(line), zero_based=True, dtype=self.dtype)[0]
+                if np.isinf(found.data).any():
+                    return f"{self.path} line {block.first + offset}"
+                break
+        return lines_where(self.path, block.lines)
 
     def _error(self, block, exc):
         """The first bad line of ``block``, and why."""
@@ -486,7 +545,9 @@ class NpzReader(_Reader):
         if y is not None and y.dtype.kind == "f" and not np.all(np.isfinite(y)):
             raise ValueError(f"{self.path}: a label in `y` is NaN or infinite")
         if y is not None and y.dtype.kind == "S":
-            y = y.astype(str)
+            y = text_labels(y)
+            if y.dtype.kind == "S":
+                raise ValueError(f"{self.path}: the labels `y` are bytes that are not UTF-8 text")
         n, size = X.shape[0], os.path.getsize(self.path)
         row_bytes = max(1, (X.nnz if hasattr(X, "nnz") else X.size) * 12 // max(n, 1))
         step = max(1, self.chunk_bytes // row_bytes)
@@ -583,59 +644,107 @@ class CsvReader(_Reader):
                            "(--label-column chooses another)")
         return index
 
-    def parse(self, block, *, labels=True):
-        text = _decoded(self.path, block)
-        # A field is at most the block, already in memory: csv's own limit (128 KiB) would refuse a long document.
-        csv.field_size_limit(max(csv.field_size_limit(), len(text)))
-        reader = csv.reader(io.StringIO(text))
-        rows, numbers, before = [], [], 0  # the rows with a field, the line each starts on
+    # Rows are parsed a batch at a time, about 1/BATCHES of a block's lines: the csv module's strings
+    # (some 50 bytes each, a field of "1.25" included) exist for one batch only, so memory holds the
+    # block, its numbers and a batch, a few times the block's bytes (all its rows at once were 20-30).
+    BATCHES = 64
+
+    def _records(self, block):
+        """(line number, fields) of each record of ``block`` with a field that is not blank (fields
+        stripped unless they are text), read lazily."""
+        reader = csv.reader(_text_lines(self.path, block, len(block.data) // self.BATCHES))
+        text_mode, before = self.text_column is not None, 0  # a text is hashed as written, spaces and all
         try:
-            text_mode = self.text_column is not None  # a text is hashed as written, spaces and all
             for row in reader:
                 if any(stripped := [v.strip() for v in row]):
-                    rows.append(row if text_mode else stripped)
-                    numbers.append(block.first + before)
+                    yield block.first + before, row if text_mode else stripped
                 before = reader.line_num  # lines read: a quoted field may span several
         except csv.Error as exc:  # e.g. a NUL byte (Python 3.10)
             raise ValueError(f"{self.path} line {block.first + reader.line_num - 1}: not readable as CSV ({exc})") from None
+
+    def parse(self, block, *, labels=True):
+        # A field is at most the block, already in memory: csv's own limit (128 KiB) would refuse a long document.
+        csv.field_size_limit(max(csv.field_size_limit(), len(block.data)))
+        records = self._records(block)
+        n_lines = block.data.count(b"\n") + 1  # at least the rows
+        size = max(16, n_lines // self.BATCHES)
+        batch = list(itertools.islice(records, size))
         if self.names is None:
-            if not rows:
+            if not batch:
                 return Chunk(np.empty((0, 0), dtype=self.dtype), None, block.lines, block.nbytes)
-            self._learn_header([[v.strip() for v in row] for row in rows[:2]])
+            self._learn_header([[v.strip() for v in row] for _, row in batch[:2]])
             if self.has_header:
-                rows, numbers = rows[1:], numbers[1:]
+                batch = batch[1:]
         width = len(self.names)
-        for number, row in zip(numbers, rows):
-            if len(row) != width:
-                msg = f"{self.path} line {number}: {len(row)} fields where the first row has {width}"
-                raise ValueError(msg)
         label = self.label_index()
         if labels and label is None:
             why = "only the text column" if self.text_column is not None else f"it has exactly {self.n_features} columns"
             raise ValueError(f"{self.path} has no label column ({why})")
-        # Object, not fixed-width, strings: a long field (a document, a label) widens no other cell,
-        # and numbers convert from it several times faster.
-        table = np.empty((len(rows), width), dtype=object)
-        table[...] = rows
-        if self.text_column is None:
-            features = table if label is None else np.delete(table, label, axis=1)
-            features[features == ""] = "nan"  # an empty field is a missing value
-            try:
+        text = None if self.text_column is None else self._column_index(self.text_column, "text")
+        # Numbers go straight into one array of at most a row per line (cut to the rows at the end).
+        X = None if text is not None else np.empty((n_lines, width - (label is not None)), dtype=self.dtype)
+        texts, y, rows, widest = [], [], 0, (0, None)  # widest: the longest label's characters and line
+        while batch:
+            numbers = [number for number, _ in batch]
+            for number, (_, row) in zip(numbers, batch):
+                if len(row) != width:
+                    msg = f"{self.path} line {number}: {len(row)} fields where the first row has {width}"
+                    raise ValueError(msg)
+            # Object, not fixed-width, strings: a long field (a document, a label) widens no other cell,
+            # and numbers convert from it several times faster.
+            table = np.empty((len(batch), width), dtype=object)
+            table[...] = [row for _, row in batch]
+            del batch
+            if text is None:
+                X[rows : rows + len(table)] = self._numbers(table, label, numbers)
+            else:
+                texts += table[:, text].tolist()
+            if label is not None:
+                part, widest = self._labels(table[:, label], numbers, labels, widest, rows, len(block.data))
+                y.append(part)
+            rows += len(table)
+            batch = list(itertools.islice(records, size))
+        if text is not None:
+            X = self._hashed(block, texts)
+        else:
+            X.resize((rows, X.shape[1]), refcheck=False)  # in place: the rows past the last are never written
+        if label is not None:  # as wide as the widest part, checked above
+            y = np.concatenate(y) if y else np.array([], dtype=str)
+        return Chunk(X, None if label is None else y, block.lines, block.nbytes)
+
+    def _numbers(self, table, label, numbers):
+        """The features of ``table`` (fields of the rows read from lines ``numbers``) as numbers."""
+        features = table if label is None else np.delete(table, label, axis=1)
+        features[features == ""] = "nan"  # an empty field is a missing value
+        try:
+            with np.errstate(over="ignore"):  # 1e39 as float32: infinite, said below
                 X = features.astype(self.dtype)
-            except ValueError:
-                bad = next(i for i, row in enumerate(features) if not all(map(_is_number, row)))
-                value = next(v for v in features[bad] if not _is_number(v))
-                msg = (f"{self.path} line {numbers[bad]}: feature values must be numbers; got {str(value)[:80]!r} "
-                       "(a column of text? --text-column NAME|INDEX hashes it as text)")
-                raise ValueError(msg) from None
-        y = None if label is None else [v.strip() for v in table[:, label].tolist()]
-        if labels and "" in y:  # labels: a label column, else raised above
-            msg = f"{self.path} line {numbers[y.index('')]}: the label is empty"
+        except ValueError:
+            bad = next(i for i, row in enumerate(features) if not all(map(_is_number, row)))
+            value = next(v for v in features[bad] if not _is_number(v))
+            msg = (f"{self.path} line {numbers[bad]}: feature values must be numbers; got {str(value)[:80]!r} "
+                   "(a column of text? --text-column NAME|INDEX hashes it as text)")
+            raise ValueError(msg) from None
+        infinite = np.isinf(X)
+        if infinite.any():  # every model refuses it: said here, where its line is known
+            row, column = np.argwhere(infinite)[0]
+            msg = (f"{self.path} line {numbers[row]}: the feature value {str(features[row, column])[:80]!r} is "
+                   f"infinite as a {np.dtype(self.dtype).name}; features must be finite numbers (an empty field "
+                   "or NaN is a missing value)")
             raise ValueError(msg)
-        y = None if y is None else label_array(self.path, y, numbers, len(block.data))
-        if self.text_column is not None:
-            X = self._hashed(block, table[:, self._column_index(self.text_column, "text")].tolist())
-        return Chunk(X, y, block.lines, block.nbytes)
+        return X
+
+    def _labels(self, column, numbers, labels, widest, before, nbytes):
+        """``(labels, widest)``: the labels of the rows read from lines ``numbers`` (``column``: their
+        fields) as a string array, and the longest label's (characters, line) so far; ``before`` labels
+        were read before, all joined at the end into one array of the block's ``nbytes``."""
+        y = [v.strip() for v in column.tolist()]
+        if labels and "" in y:
+            raise ValueError(f"{self.path} line {numbers[y.index('')]}: the label is empty")
+        longest = max(range(len(y)), key=lambda i: len(y[i]))
+        widest = max(widest, (len(y[longest]), numbers[longest]), key=lambda w: w[0])
+        check_label_width(self.path, before + len(y), *widest, nbytes)
+        return label_array(self.path, y, numbers, None), widest
 
 
 class JsonlReader(_Reader):
@@ -820,8 +929,8 @@ def parsed_chunks(reader, *, labels, finish=None, depth=1):
     from .._array.threads import blas_single_thread
     from .._interop.streaming import _Prefetcher
 
-    def produce(_, block):
-        chunk = reader.parse(block, labels=labels)
+    def produce(_, box):
+        chunk = reader.parse(box.pop(), labels=labels)
         if chunk.X.shape[0] == 0:
             return chunk._replace(X=None)
         return chunk if finish is None else finish(chunk)
@@ -832,4 +941,6 @@ def parsed_chunks(reader, *, labels, finish=None, depth=1):
         with blas_single_thread():
             yield from chunks
 
-    return consumed(_Prefetcher(reader.blocks(), produce, depth))
+    # Each block in a list that produce empties: the thread's loop variable holds the list, not the
+    # block's bytes, while the next block is read.
+    return consumed(_Prefetcher(map(lambda block: [block], reader.blocks()), produce, depth))

@@ -317,3 +317,44 @@ def test_blocks_ship_statistics_only():
     # Wide statistics are merged in pairs, small ones eight at a time.
     assert dask_blocks._split_every(20, 2**20) == 2
     assert dask_blocks._split_every(3, 6) == 8
+
+
+@pytest.mark.parametrize("where", ["threads", "synchronous", "distributed"])
+@pytest.mark.parametrize(
+    ("name", "sparse"), [("MultinomialNB", False), ("MultinomialNB", True), ("GaussianNB", False)]
+)
+def test_lazy_results_are_the_model_at_the_call(request, name, sparse, where):
+    """A lazy predict computed after a partial_fit or a refit of the model is the model of the
+    call on every scheduler: the local ones read the live model (a later partial_fit adds into
+    its running sums in place), distributed pickled it when the graph was sent."""
+    import copy
+
+    import dask
+
+    X, y = _data(name, n=120)
+    X1, y1 = _data(name, n=60, seed=1)
+    X2, y2 = X[:, ::-1] * 7 + 3, (y + 1) % 3  # far from the first fit
+    Xd = _blocks(X, rows=40, sparse=sparse)
+    methods = ("predict", "predict_proba", "predict_log_proba", "predict_joint_log_proba")
+    scheduler = "threads" if where == "distributed" else where
+    with dask.config.set(scheduler=scheduler) if where != "distributed" else _client_of(request):
+        for update in ("partial_fit", "fit"):
+            model = getattr(nbgpu, name)().fit(Xd, da.from_array(y, chunks=40))
+            model.partial_fit(X1, y1)  # lazy parameters of statistics a later partial_fit adds into
+            at_call = copy.deepcopy(model)
+            expected = {method: getattr(at_call, method)(X) for method in methods}
+            lazy = {method: getattr(model, method)(Xd) for method in methods}
+            getattr(model, update)(X2, y2)
+            assert not np.allclose(model.predict_proba(X), expected["predict_proba"])  # the update shows
+            for method in methods:
+                got = lazy[method].compute() if where == "distributed" else lazy[method].compute(scheduler=scheduler)
+                np.testing.assert_allclose(got, expected[method], rtol=1e-9, atol=1e-12, err_msg=f"{update} {method}")
+            if where == "distributed":
+                assert 0 <= model.score(Xd, y) <= 1  # score builds its graph from the same frozen model
+
+
+def _client_of(request):
+    import contextlib
+
+    request.getfixturevalue("client")
+    return contextlib.nullcontext()

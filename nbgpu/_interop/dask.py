@@ -28,6 +28,7 @@ from .._array.namespace import get_namespace, is_dask_array, score_dtype_name, t
 from .._estimator import adapters
 from .._validation import check_classes, check_classes_unchanged, check_n_features, check_y, unique_labels
 from .dask_blocks import (
+    _frozen,
     _known_row_chunks,
     _merge_children,
     _merge_stats,
@@ -110,7 +111,8 @@ def dask_map(estimator, X, name):
         k = estimator.classes_.shape[0]
         meta = xp.empty((0, k), dtype=getattr(np, score_dtype_name(X.dtype, xp=np)))
         kwargs = {"chunks": (X.chunks[0], (k,))}
-    return X.map_blocks(_call_method, _shared(estimator), name, empty=meta, meta=meta, **kwargs)
+    # The model of this call, whenever and wherever the result is computed.
+    return X.map_blocks(_call_method, _shared(_frozen(estimator)), name, empty=meta, meta=meta, **kwargs)
 
 
 def dask_score(estimator, X, y, sample_weight):

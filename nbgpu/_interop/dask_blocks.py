@@ -13,7 +13,10 @@ import numbers
 
 import numpy as np
 
+from .._array import sparse_counts
 from .._array.namespace import first_array, get_device, get_namespace, is_dask_array, to_namespace_tree
+from .._estimator.base import _BaseNB
+from .._estimator.model_lock import lock_of
 
 # A merge task holds its children's statistics at once: at most this many
 # bytes of them (and at least two children, at most eight).
@@ -126,6 +129,39 @@ def _shared(obj):
     if client is None or get_scheduler() != client.get:  # Dask's local schedulers
         return dask.delayed(obj, pure=True)
     return client.scatter(obj, broadcast=True, hash=False)
+
+
+def _frozen(model):
+    """``model`` as it is now, for a lazy graph: a shallow copy (its own ``__dict__``) with
+    its parameters derived, so computing the graph later, after a refit or a ``partial_fit``
+    of ``model``, scores the model of the call on every scheduler (``distributed`` pickles
+    the model when the graph is sent, the local schedulers would read the live object).
+    A refit, ``partial_fit`` or ``to_device`` replaces the attributes of ``model``, but a
+    model that adds a batch into its running sums in place (one overriding
+    ``_accumulate_onto``: the count models' ``feature_count``) would change statistics the copy
+    still reads (weights made when first read, or a column at a time for sparse ``X``):
+    those the copy gets copied, with the attributes that are they. Costs at most one
+    copy of the statistics (k × d, or the stored entries of sparse ones)."""
+    if not isinstance(model, _BaseNB):
+        return model
+    with lock_of(model).reading():  # one whole model: no update while it is copied
+        model._derive_if_lazy()
+        frozen = object.__new__(type(model))
+        frozen.__dict__.update(model.__dict__)
+        stats = model.__dict__["_stats"]
+        if type(model)._accumulate_onto is _BaseNB._accumulate_onto:  # merges into new arrays
+            return frozen
+        copies = {}
+        for key, value in stats.items():
+            if sparse_counts.is_sparse_counts(value):
+                copies[id(value)] = sparse_counts.SparseCounts(value.csc.copy())
+            else:
+                copies[id(value)] = get_namespace(value).asarray(value, copy=True)
+        frozen._stats = {key: copies[id(value)] for key, value in stats.items()}
+        for name, value in model.__dict__.items():  # a derived attribute that is a statistic (feature_count_)
+            if name != "_stats" and id(value) in copies:
+                frozen.__dict__[name] = copies[id(value)]
+    return frozen
 
 
 def distinct_labels(y):

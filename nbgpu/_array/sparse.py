@@ -207,6 +207,11 @@ def sparse_matmul(X, W):
     return out
 
 
+# compact_columns sorts the stored values instead of marking d columns when
+# they are fewer than d / _SORT_OVER_MASK (a sort costs ~log n passes of them).
+_SORT_OVER_MASK = 32
+
+
 def compact_columns(X):
     """``(columns, Xc)`` for a host CSR matrix ``X``: the distinct columns
     ``columns`` it stores values in, and ``X`` on just those (column ``j`` of
@@ -216,14 +221,21 @@ def compact_columns(X):
     terms in the same order as ``X @ W``: the same scores, bit for bit, from
     only the rows of ``W`` that ``X`` uses.
     """
-    # A mask of the d columns rather than a sort of the stored values
-    # (np.unique): two passes over them and one over d.
-    used = np.zeros(X.shape[1], dtype=bool)
-    used[X.indices] = True
-    columns = np.flatnonzero(used)
-    position = np.cumsum(used, dtype=X.indices.dtype)
-    position -= 1
-    Xc = sp.csr_matrix((X.data, position[X.indices], X.indptr), shape=(X.shape[0], columns.shape[0]))
+    if X.nnz * _SORT_OVER_MASK < X.shape[1]:
+        # Few stored values in a wide model (one document, 2**29 hashed features):
+        # a sort of them, not passes over d.
+        columns, position = np.unique(X.indices, return_inverse=True)
+        position = position.astype(X.indices.dtype, copy=False)
+    else:
+        # A mask of the d columns rather than a sort of the stored values:
+        # two passes over them and one over d.
+        used = np.zeros(X.shape[1], dtype=bool)
+        used[X.indices] = True
+        columns = np.flatnonzero(used)
+        position = np.cumsum(used, dtype=X.indices.dtype)
+        position -= 1
+        position = position[X.indices]
+    Xc = sp.csr_matrix((X.data, position, X.indptr), shape=(X.shape[0], columns.shape[0]))
     return columns, Xc
 
 

@@ -15,6 +15,7 @@
 #   NBGPU_GPU_STAGES=tests bash ci/gpu.sh
 #   NBGPU_GPU_STAGES=pytest-benchmark,bench bash ci/gpu.sh
 #   NBGPU_GPU_STAGES=targets bash ci/gpu.sh
+#   NBGPU_GPU_STAGES=reference,targets bash ci/gpu.sh   (the first call when a GPU is lent)
 # (the default runs them all, which no single call holds).
 #
 # Results go to $OUT when set (the device runner's output folder), else to
@@ -25,6 +26,7 @@
 #   gpu-pytest-benchmark-<stamp>.json      pytest-benchmark, every model, cupy vs sklearn
 #   gpu-<device>-<stamp>.json / .png       `nbgpu bench --size gpu` table data and chart
 #   gpu-targets-<device>-<stamp>.json      the GPU targets (nbgpu._app.bench_gpu)
+#   gpu-reference-<device>-<stamp>.json    nbgpu's steps beside raw-cupy plans (benchmarks/gpu_reference.py)
 # The run stops at the first failure, with one line on standard error that
 # says what failed ("ci/gpu.sh: ..."); its exit status is that of the failed
 # step (2 where nbgpu cannot be imported or the GPU cannot be used).
@@ -32,7 +34,7 @@
 #   NBGPU_GPU_BENCH_SIZE   size preset of the bench table (default: gpu)
 #   NBGPU_GPU_SKIP_STREAM  set to 1 to leave out the 2x-GPU-memory stream
 #   NBGPU_GPU_STAGES       which stages to run, comma-separated, of
-#                          checks,tests,pytest-benchmark,bench,targets (default: all)
+#                          reference,checks,tests,pytest-benchmark,bench,targets (default: all)
 #   NBGPU_GPU_STAGE_SECONDS  time limit of each stage (default 540: a stage that
 #                          runs past it stops, saying so, inside a 600-second call)
 #   NBGPU_GPU_MAXFAIL      failed tests after which a test stage stops (default 1)
@@ -115,7 +117,7 @@ PY
     bench_sizes=small
 fi
 
-stages=",${NBGPU_GPU_STAGES:-checks,tests,pytest-benchmark,bench,targets},"
+stages=",${NBGPU_GPU_STAGES:-reference,checks,tests,pytest-benchmark,bench,targets},"
 stage() { [[ "$stages" == *",$1,"* ]]; }
 [ -z "${NBGPU_GPU_STAGES:-}" ] && echo "ci/gpu.sh: every stage in one run: more than one 600-second device call holds; name one or two in NBGPU_GPU_STAGES"
 
@@ -191,6 +193,17 @@ if stage targets; then
         skip=()
         [ "${NBGPU_GPU_SKIP_STREAM:-0}" = "1" ] && skip=(--skip-streaming)
         run targets "" "$py" -m nbgpu._app.bench_gpu --json "$out/gpu-targets-$device-$stamp.json" "${skip[@]}"
+    fi
+fi
+
+# 5. nbgpu's steps beside the raw-cupy fewest-pass plan and cuML's counting, same data,
+#    same process (benchmarks/gpu_reference.py; a dry run checks the plans on numpy).
+if stage reference; then
+    if [ "$dry" = "1" ]; then
+        run reference "" "$py" benchmarks/gpu_reference.py --dry-run --size tiny --repeats 1 \
+            --json "$out/gpu-reference-$device-$stamp.json"
+    else
+        run reference "" "$py" benchmarks/gpu_reference.py --size gpu --json "$out/gpu-reference-$device-$stamp.json"
     fi
 fi
 

@@ -35,3 +35,23 @@ def test_version():
 
 def test_no_private_names_exported():
     assert not [n for n in nbgpu.__all__ if n.startswith("_") and n != "__version__"]
+
+
+def test_public_estimators_are_class_statements_tools_can_read():
+    # IDEs and inspect read source: each estimator is a class statement of its own name, and the
+    # package's lazily loaded names are all imported where type checkers look (TYPE_CHECKING).
+    import ast
+    import inspect
+    from pathlib import Path
+
+    for name in ("BernoulliNB", "CategoricalNB", "ComplementNB", "GaussianNB", "KernelDensityNB",
+                 "MultinomialNB", "NormalBayesClassifier", "PoissonNB", "ColumnwiseNB"):
+        cls = getattr(nbgpu, name)
+        assert f"class {name}(" in inspect.getsource(cls)
+        assert cls.__doc__.lstrip().split()[0]  # numpydoc and scikit-learn's HTML read it
+    package = Path(nbgpu.__file__).parent
+    assert (package / "py.typed").is_file()
+    tree = ast.parse((package / "__init__.py").read_text())
+    checked = next(node for node in tree.body if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING")
+    imported = {alias.asname or alias.name for node in ast.walk(checked) if isinstance(node, ast.ImportFrom) for alias in node.names}
+    assert set(nbgpu.__all__) - {"__version__"} <= imported

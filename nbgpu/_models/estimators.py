@@ -19,25 +19,44 @@ from .kernel_density import KernelDensityNB as _KernelDensityNB
 from .normal import NormalBayesClassifier as _NormalBayesClassifier
 from .poisson import PoissonNB as _PoissonNB
 
+MODELS = {"ColumnwiseNB": ColumnwiseNB}  # a composition of models: scikit-learn's kind throughout
 
-MODELS = {}
 
-
-def _estimator(core):
-    """``core`` as a scikit-learn estimator of the same name and documentation (entered in MODELS)."""
-    namespace = {"__doc__": core.__doc__, "__module__": __name__, "__qualname__": core.__name__,
-                 "_NotFittedError": NotFittedError}
-    MODELS[core.__name__] = cls = type(core)(core.__name__, (core, ClassifierMixin, BaseEstimator), namespace)
+def _public(cls):
+    """Enter ``cls`` in MODELS with its core's documentation; scikit-learn's NotFittedError for it."""
+    cls.__doc__ = cls.__mro__[1].__doc__
+    cls._NotFittedError = NotFittedError
+    MODELS[cls.__name__] = cls
     return cls
 
 
-BernoulliNB = _estimator(_BernoulliNB)
-CategoricalNB = _estimator(_CategoricalNB)
-ComplementNB = _estimator(_ComplementNB)
-GaussianNB = _estimator(_GaussianNB)
-KernelDensityNB = _estimator(_KernelDensityNB)
-MultinomialNB = _estimator(_MultinomialNB)
-NormalBayesClassifier = _estimator(_NormalBayesClassifier)
-PoissonNB = _estimator(_PoissonNB)
+@_public
+class BernoulliNB(_BernoulliNB, ClassifierMixin, BaseEstimator): ...
 
-MODELS["ColumnwiseNB"] = ColumnwiseNB  # a composition of models: scikit-learn's kind throughout
+
+@_public
+class CategoricalNB(_CategoricalNB, ClassifierMixin, BaseEstimator): ...
+
+
+@_public
+class ComplementNB(_ComplementNB, ClassifierMixin, BaseEstimator): ...
+
+
+@_public
+class GaussianNB(_GaussianNB, ClassifierMixin, BaseEstimator): ...
+
+
+@_public
+class KernelDensityNB(_KernelDensityNB, ClassifierMixin, BaseEstimator): ...
+
+
+@_public
+class MultinomialNB(_MultinomialNB, ClassifierMixin, BaseEstimator): ...
+
+
+@_public
+class NormalBayesClassifier(_NormalBayesClassifier, ClassifierMixin, BaseEstimator): ...
+
+
+@_public
+class PoissonNB(_PoissonNB, ClassifierMixin, BaseEstimator): ...

@@ -228,7 +228,7 @@ def gaussian_rounding_scale(model, X):
     """The size of the terms GaussianNB's expanded quadratic form cancels.
 
     ``-½ Σⱼ (xⱼ - μⱼ)² / σⱼ²`` is computed as ``-½ c²P + cμP - ½ μ²P`` on
-    inputs ``c`` centred by the training mean ``m`` (DESIGN.md §1), so its
+    inputs ``c`` centred by the training mean ``m`` (ARCHITECTURE.md, design 1), so its
     rounding error is a few ulps of ``½ Σⱼ (|xⱼ - mⱼ| + |μⱼ - mⱼ|)² / σⱼ²``,
     which for a near-constant feature (σ² = epsilon_) far exceeds the result.
     Returns that scale, shape (n_samples, n_classes).

@@ -27,7 +27,7 @@ from sklearn_suite import parametrize_with_checks
 # bad input), where scikit-learn's CategoricalNB truncates it. These checks
 # feed uniform floats in [0, 1) without applying the `categorical` input tag.
 _FLOAT_DATA = "feeds non-integer X to a categorical model; nbgpu refuses non-integer categories by design"
-# DESIGN.md §2 "array in, array out": a fitted model scores input of any
+# ARCHITECTURE.md, design 2, "array in, array out": a fitted model scores input of any
 # namespace, moving its parameters there; scikit-learn expects a refusal.
 _ANY_NAMESPACE = "nbgpu scores input of any namespace/device (array in, array out) instead of refusing it"
 EXPECTED_FAILED = {name: {"check_array_api_same_namespace": _ANY_NAMESPACE} for name in MODELS}

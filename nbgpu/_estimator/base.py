@@ -1,4 +1,4 @@
-"""The estimator protocol: ``_accumulate``, ``_merge``, ``_finalize`` (DESIGN.md §1).
+"""The estimator protocol: ``_accumulate``, ``_merge``, ``_finalize`` (ARCHITECTURE.md, design 1).
 
 ``fit`` is ``partial_fit`` from empty statistics. :meth:`_BaseNB._become_fitted` is
 the one way a model becomes fitted, whatever its statistics come from (a fit, a

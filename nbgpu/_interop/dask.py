@@ -1,7 +1,7 @@
 """Fitting and scoring Dask arrays: one task per row block, a tree of merges.
 
 A Dask array (numpy or cupy blocks, dense or scipy/cupyx sparse, chunked by
-rows) is fitted as DESIGN.md §3 says: on its worker, every row block is
+rows) is fitted as ARCHITECTURE.md (design 3) says: on its worker, every row block is
 validated and accumulated into statistics (classes × features) exactly as a
 ``partial_fit`` of a fresh clone would, and the statistics are combined by
 the model's own ``_merge`` in a tree of merge tasks. Rows never leave their

@@ -1,6 +1,6 @@
 """Grid search over the parameters that act only when statistics become a model.
 
-Smoothing, priors and the like act only in ``_finalize`` (DESIGN.md §1), so
+Smoothing, priors and the like act only in ``_finalize`` (ARCHITECTURE.md, design 1), so
 every training fold's statistics are made once and every grid point is
 finalized from them (see :class:`SmoothingSearchCV`).
 """

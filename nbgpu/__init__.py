@@ -21,6 +21,7 @@ _PUBLIC = {
     "ColumnwiseNB": "._models.columnwise",
     "ComplementNB": "._models.estimators",
     "GaussianNB": "._models.estimators",
+    "InconsistentVersionWarning": "._estimator.base",
     "KernelDensityNB": "._models.estimators",
     "MultinomialNB": "._models.estimators",
     "NormalBayesClassifier": "._models.estimators",
@@ -33,6 +34,8 @@ _PUBLIC = {
     "save": "._interop.model_files",
     "svmlight_chunks": "._interop.streaming",
 }
+# Subpackages reachable as attributes (``nbgpu.text``), imported on first use too.
+_SUBPACKAGES = ("text",)
 
 __all__ = [
     "BernoulliNB",
@@ -40,6 +43,7 @@ __all__ = [
     "ColumnwiseNB",
     "ComplementNB",
     "GaussianNB",
+    "InconsistentVersionWarning",
     "KernelDensityNB",
     "MultinomialNB",
     "NormalBayesClassifier",
@@ -77,11 +81,14 @@ if TYPE_CHECKING:  # what IDEs and type checkers read; at run time each name loa
 
 
 def __getattr__(name):
+    import importlib
+
+    if name in _SUBPACKAGES:
+        return importlib.import_module(f".{name}", __name__)  # which sets the attribute
     module = _PUBLIC.get(name)
     if module is None:
         msg = f"module 'nbgpu' has no attribute {name!r}"
         raise AttributeError(msg)
-    import importlib
 
     importlib.import_module("._interop.dask", __name__)  # registers the Dask adapter with the models
     value = getattr(importlib.import_module(module, __name__), name)
@@ -90,4 +97,4 @@ def __getattr__(name):
 
 
 def __dir__():
-    return sorted(set(globals()) | set(__all__))
+    return sorted(set(globals()) | set(__all__) | set(_SUBPACKAGES))

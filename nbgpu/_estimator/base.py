@@ -11,6 +11,7 @@ from __future__ import annotations
 import abc
 import copy
 import math
+import warnings
 from numbers import Real
 
 import numpy as np
@@ -42,6 +43,7 @@ from .._validation import (
     encode_labels,
     unique_labels,
 )
+from .._version import __version__
 from . import merging, sklearn_interchange
 from .adapters import adapter_for, computed
 from .feature_names import check_feature_names, feature_names_of
@@ -54,6 +56,28 @@ from .statistics_checks import check_class_count, check_keys
 _FIT_STATE = frozenset(
     {"classes_", "n_features_in_", "feature_names_in_", "_stats", "_fit_dtype_", "_fit_params_", "_derived_"}
 )
+
+
+class InconsistentVersionWarning(UserWarning):
+    """A pickled nbgpu model is being loaded by another nbgpu version than the one that wrote it.
+
+    As scikit-learn's warning of the same name: pickles suit the version that
+    wrote them (model files, ``nbgpu.save``/``nbgpu.load``, are the format that
+    other versions read). ``original_nbgpu_version`` is None for pickles written
+    before nbgpu recorded its version in them.
+    """
+
+    def __init__(self, estimator_name, current_nbgpu_version, original_nbgpu_version):
+        self.estimator_name = estimator_name
+        self.current_nbgpu_version = current_nbgpu_version
+        self.original_nbgpu_version = original_nbgpu_version
+
+    def __str__(self):
+        written = ("an unknown nbgpu version (one that did not record it)" if self.original_nbgpu_version is None
+                   else f"nbgpu version {self.original_nbgpu_version}")
+        return (f"Trying to unpickle {self.estimator_name} from {written} when using version "
+                f"{self.current_nbgpu_version}. This might lead to breaking code or invalid results; model "
+                f"files (nbgpu.save, nbgpu.load) are the format that lasts.")
 
 
 def score_dtype_of(stats, name):
@@ -438,13 +462,26 @@ class _BaseNB(_ScoringMixin, abc.ABC):
 
     def __getstate__(self):
         # Derived parameters are not pickled: they are derived again when first read.
-        inherited = getattr(super(), "__getstate__", None)  # BaseEstimator's adds the version
-        state = inherited() if inherited is not None else dict(self.__dict__)
+        inherited = getattr(super(), "__getstate__", None)  # BaseEstimator's (its version is scikit-learn's)
+        state = inherited() if inherited is not None else self.__dict__
         derived = state.get("_derived_")
         if derived and self._lazy_parameters:
             state = {name: value for name, value in state.items() if name not in derived}
             state["_derived_"] = None
-        return state
+        # A copy (object.__getstate__ gives the __dict__ itself), with the version that wrote it.
+        return {**state, "_nbgpu_version": __version__}
+
+    def __setstate__(self, state):
+        # A pickle suits the nbgpu version that wrote it: another one loads it, warning.
+        state = dict(state)
+        written_by = state.pop("_nbgpu_version", None)
+        if written_by != __version__:
+            warnings.warn(InconsistentVersionWarning(type(self).__name__, __version__, written_by), stacklevel=2)
+        inherited = getattr(super(), "__setstate__", None)
+        if inherited is not None:
+            inherited(state)
+        else:
+            self.__dict__.update(state)
 
     def _store_derived(self, attrs):
         self.__dict__.update(attrs)

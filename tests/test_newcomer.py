@@ -1,5 +1,5 @@
 """What a newcomer tries in the first hour: ``nbgpu.text`` as an attribute,
-pickles that say which nbgpu version wrote them."""
+pickles that say which nbgpu version wrote them, the test command's parts."""
 
 from __future__ import annotations
 
@@ -121,3 +121,32 @@ def test_the_warning_is_a_user_warning_of_nbgpus_own():
     assert issubclass(nbgpu.InconsistentVersionWarning, UserWarning)
     assert "InconsistentVersionWarning" in nbgpu.__all__
     assert nbgpu.InconsistentVersionWarning.__module__.startswith("nbgpu.")
+
+
+# --------------------------------------------------------------------------- #
+# The test command (ci/test.sh): torch optional, both cores
+# --------------------------------------------------------------------------- #
+SCRIPT = (ROOT / "ci" / "test.sh").read_text(encoding="utf-8")
+
+
+def test_the_test_extra_has_pytest_xdist_and_the_script_uses_it():
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    (test_extra,) = re.findall(r"^test = \[(.*)\]$", pyproject, re.M)
+    assert '"pytest-xdist' in test_extra
+    assert re.search(r'xdist=\(-n "\$workers"', SCRIPT)
+    assert 'workers="${NBGPU_TEST_WORKERS:-auto}"' in SCRIPT
+    assert re.search(r'^python -m pytest "\$\{xdist\[@\]\}" "\$@"$', SCRIPT, re.M)
+
+
+def test_the_script_leaves_torch_out_in_one_line_where_it_cannot_be_installed():
+    # Never PyPI's CUDA torch: only the "+cpu" build, and a failure is not the end of the run.
+    (line,) = [line for line in SCRIPT.splitlines() if "pip install" in line and "torch" in line]
+    assert '"torch==2.13.0+cpu"' in line and line.lstrip().startswith(("if ", "elif "))
+    assert "the suite runs without the torch backend" in SCRIPT
+
+
+def test_the_readme_states_the_suites_time_and_disk():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    (paragraph,) = [p for p in readme.split("\n\n") if "ci/test.sh" in p and "pytest-xdist" in p]
+    assert re.search(r"\d+ min", paragraph) and re.search(r"\d(\.\d)? GB", paragraph), paragraph
+    assert "torch" in paragraph

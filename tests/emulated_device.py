@@ -126,6 +126,8 @@ def _caller():
 
 
 def _sync(what, times=1):
+    if _COSTS:
+        _account_sync(what, times)
     if _LOGS:
         site = f"{_caller()} {what}"
         with _LOCK:
@@ -146,6 +148,380 @@ def _fortran_copy(nbytes):
         with _LOCK:
             for log in _LOGS:
                 log.fortran_copies.append(nbytes)
+
+
+# --------------------------------------------------------------------------- #
+# Device costs: launches, bytes, atomics, passes over X, per phase
+# --------------------------------------------------------------------------- #
+_COSTS = []  # the active CostLogs: an empty list costs each call one truth test
+
+#: The phase of a device operation: that of the innermost nbgpu frame on the
+#: stack whose function (first) or file (then) is named here; "other" when none
+#: is. The one table of it (the cost report, ``benchmarks/device_cost.py``,
+#: and its budgets, ``tests/test_device_cost.py``, read it from here).
+PHASE_OF_FUNCTION = {
+    # validation: the checks of X, the weights, the parameters and the summed statistics
+    "check_X": "validation", "check_finite": "validation", "check_non_negative": "validation",
+    "check_categories": "validation", "check_sample_weight": "validation", "_check_values": "validation",
+    "_check_block_values": "validation", "_validated_for_scoring": "validation",
+    "check_statistics_finite": "validation", "_check_params_for_fit": "validation",
+    # labels: y checked, classes found, labels encoded as class indices, indices decoded as labels
+    "check_y": "labels", "check_label_types": "labels", "unique_labels": "labels", "check_classes": "labels",
+    "check_classes_unchanged": "labels", "encode_labels": "labels", "_labels_of": "labels",
+    # sums: the per-class statistics of a batch, and merging them into the running ones
+    "_accumulate": "sums", "_accumulate_onto": "sums", "_merge": "sums", "_moments": "sums",
+    "_batch_statistics": "sums",
+    # finalize: parameters derived from the statistics (at fit, or lazily at the first read)
+    "_finalize": "finalize", "_become_fitted": "finalize", "_become_fitted_held": "finalize",
+    "_derived_from": "finalize", "_derive_if_lazy": "finalize", "_ready_to_score": "finalize",
+    # scores: the joint log-likelihood of row blocks, the posteriors and the decision
+    "_joint_log_likelihood": "scores", "_excluded_and_joint": "scores", "_score_blocks": "scores",
+    "_scores_and_joint": "scores", "_decide": "scores", "predict": "scores", "predict_proba": "scores",
+    "predict_log_proba": "scores", "predict_joint_log_proba": "scores",
+}
+PHASE_OF_FILE = {
+    "_validation.py": "validation",
+    "_array/class_sums.py": "sums",
+    "_array/sparse_counts.py": "sums",
+    "_estimator/scoring.py": "scores",
+}
+PHASES = ("validation", "labels", "sums", "finalize", "scores", "other")
+_CODE_PHASE = {}  # code object -> (phase or None, "file:function" or None)
+
+
+def _code_phase(code):
+    found = _CODE_PHASE.get(code)
+    if found is None:
+        name = os.path.abspath(code.co_filename)
+        if name == _THIS or not name.startswith(_PACKAGE):
+            found = (None, None)
+        else:
+            rel = os.path.relpath(name, _PACKAGE).replace(os.sep, "/")
+            phase = PHASE_OF_FUNCTION.get(code.co_name) or PHASE_OF_FILE.get(rel)
+            found = (phase, f"{rel}:{code.co_name}")
+        _CODE_PHASE[code] = found
+    return found
+
+
+def phase_and_site():
+    """``(phase, "file:function")``: the phase (:data:`PHASE_OF_FUNCTION`) and the
+    innermost nbgpu function of the current call."""
+    frame = sys._getframe(1)
+    site = None
+    while frame is not None:
+        phase, where = _code_phase(frame.f_code)
+        if where is not None and site is None:
+            site = where
+        if phase is not None:
+            return phase, site
+        frame = frame.f_back
+    return "other", site or "<outside nbgpu>"
+
+
+def _root(a):
+    """The numpy array that owns ``a``'s memory."""
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
+def _operands(value, out):
+    """Device arrays and sparse matrices in ``value`` (nested sequences, dicts)."""
+    if isinstance(value, (DeviceArray, _CompressedMatrix)):
+        out.append(value)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _operands(v, out)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _operands(v, out)
+    return out
+
+
+def _buffers(x):
+    """The numpy arrays of a device array or sparse matrix."""
+    if isinstance(x, DeviceArray):
+        return (x._a,)
+    m = x._m
+    return (m.data, m.indices, m.indptr)
+
+
+def _elements(x):
+    """Entries of ``x`` (a sparse matrix: its stored values)."""
+    return x._a.size if isinstance(x, DeviceArray) else x._m.data.size
+
+
+def _nbytes(x):
+    return sum(b.nbytes for b in _buffers(x))
+
+
+_METRICS = ("launches", "syncs", "bytes_read", "bytes_written", "bytes_allocated", "atomics", "x_reads")
+
+
+class CostLog:
+    """What a :func:`count_costs` block cost on the emulated device.
+
+    - ``launches``: device operations that run a kernel (every call into the
+      namespace, cupy/cupyx, a device-array operator or method, a cupyx
+      sparse operation); views (slices, reshapes, transposes, a cast or
+      ``asarray`` that returns its argument) and ``empty`` launch nothing;
+    - ``syncs``: device→host synchronisations (as :func:`count_syncs`),
+      ``sync_sites`` by (phase, nbgpu line and cause);
+    - ``bytes_read``: the bytes of the device operands of each launch (a
+      sparse matrix: data, indices and indptr; a gather: what it gathers and
+      its indices); ``bytes_written``: the bytes of its new results (and of
+      what an in-place operation or assignment overwrites);
+      ``bytes_allocated``: the bytes of new device arrays; uploads and
+      downloads are counted apart (``uploads``, ``bytes_uploaded``,
+      ``bytes_downloaded``);
+    - ``atomics``: elements scattered by read-modify-write to addresses
+      that other threads may share: each index of ``cupy.add.at``/
+      ``maximum.at`` (and cupyx's deprecated ``scatter_add``), and each
+      stored value × output column of a product of a CSC matrix with a
+      dense one (cupyx runs it as the transposed CSR product, which
+      cuSPARSE computes by scattering). A CSR × dense product (row-parallel
+      gathers), dense GEMMs and reductions use no atomics;
+    - ``x_reads``: passes over X: per launch, each operand that holds one
+      entry per element (dense) or stored value (sparse) of X counts its
+      entries / X's. Such arrays are X (:meth:`register_x`), views of it
+      (a row block, ``X.data``), sparse matrices made of its arrays, the
+      results of an operation on such an array that have as many entries
+      (``X - mu``, ``X.data ** 2``, keys from ``X.indices``, a cast), and,
+      for sparse X, 1-D arrays as long as one seen (the row of each stored
+      value: ``searchsorted`` of an ``arange``); arrays of another size made
+      from them (a kernel matrix, ``X - mu_c`` for all classes at once)
+      count in bytes only. Entries are compared, not dtypes; ``x_writes``
+      likewise for the results;
+    - ``row_blocks``: the most blocks nbgpu cut X into: row blocks of
+      :func:`nbgpu._array.blocks.row_blocks` (device calls, X's rows) or
+      pieces of stored values of the device's sparse sums (1 when neither);
+    - ``by_phase``: each count by phase (:data:`PHASE_OF_FUNCTION`);
+      ``sites``: launches, ``x_sites``: passes over X, by (phase, innermost
+      nbgpu function, operation).
+    """
+
+    def __init__(self):
+        self.launches = self.syncs = self.atomics = 0
+        self.bytes_read = self.bytes_written = self.bytes_allocated = 0
+        self.uploads = self.bytes_uploaded = self.bytes_downloaded = 0
+        self.x_reads = self.x_writes = 0.0
+        self.by_phase = {p: dict.fromkeys(_METRICS, 0) for p in PHASES}
+        self.sites = collections.Counter()
+        self.x_sites = collections.Counter()
+        self.sync_sites = collections.Counter()
+        self.row_block_calls = []  # (n_rows, blocks) of each blocks.row_blocks call
+        self.nnz_pieces = collections.Counter()  # (shape, nnz) -> pieces of stored values summed
+        self.x_elements = 0
+        self.x_rows = None
+        self.x_sparse = False
+        self.bytes_of_X = 0
+        self._x_roots = {}
+        self._x_sizes = set()
+
+    # ---- X and what is derived from it --------------------------------- #
+    def register_x(self, X):
+        """Count passes over device array or sparse matrix ``X``."""
+        self.x_elements = _elements(X)
+        self.x_rows = X.shape[0]
+        self.x_sparse = isinstance(X, _CompressedMatrix)
+        self.bytes_of_X = _nbytes(X)
+        self._mark_x(X)
+
+    def _mark_x(self, x):
+        buffers = _buffers(x) if isinstance(x, DeviceArray) else _buffers(x)[:2]  # not indptr
+        for b in buffers:
+            root = _root(b)
+            key = id(root)
+            if key not in self._x_roots:
+                self._x_roots[key] = weakref.ref(root, lambda _, key=key, roots=self._x_roots: roots.pop(key, None))
+        if _elements(x) > 1:
+            self._x_sizes.add(_elements(x))
+
+    def _is_x(self, x):
+        return self.x_elements and id(_root(_buffers(x)[0])) in self._x_roots
+
+    @property
+    def row_blocks(self):
+        """The most blocks X was cut into: row blocks (``blocks.row_blocks``
+        of X's rows) or pieces of its stored values (the device's sparse sums)."""
+        counts = [n for rows, n in self.row_block_calls if self.x_rows is None or rows == self.x_rows]
+        counts += [n for (shape, _), n in self.nnz_pieces.items() if self.x_rows is None or shape[0] == self.x_rows]
+        return max(counts, default=1)
+
+    # ---- recording ------------------------------------------------------ #
+    def _add(self, phase, **counts):
+        row = self.by_phase[phase]
+        for key, value in counts.items():
+            setattr(self, key, getattr(self, key) + value)
+            row[key] += value
+
+    def _launch(self, phase, site, name, operands, results, *, launches, read, written, allocated, atomics,
+                views_of_x=False, x_read=None):
+        x_reads = 0.0
+        if self.x_elements:
+            x_ops = [o for o in operands if self._is_x(o)]
+            sizes = {n for n in map(_elements, x_ops) if n > 1}
+            self._x_sizes.update(sizes)  # a row block's, a piece's
+            if x_read is None:
+                x_reads = sum(_elements(o) for o in x_ops) / self.x_elements if launches or read else 0.0
+            elif x_ops:
+                x_reads = x_read
+            for r in results:
+                n = _elements(r)
+                if (views_of_x and x_ops or n in sizes
+                        or self.x_sparse and isinstance(r, DeviceArray) and r.ndim == 1 and n in self._x_sizes):
+                    self._mark_x(r)
+                    if not views_of_x:
+                        self.x_writes += n / self.x_elements
+        self._add(phase, launches=launches, bytes_read=read, bytes_written=written, bytes_allocated=allocated,
+                  atomics=atomics, x_reads=x_reads)
+        if launches:
+            self.sites[(phase, site, name)] += launches
+        if x_reads:
+            self.x_sites[(phase, site, name)] += x_reads
+
+    def as_dict(self):
+        """The counts as plain numbers (JSON)."""
+        out = {key: getattr(self, key) for key in _METRICS}
+        out.update(
+            x_reads=round(self.x_reads, 3), x_writes=round(self.x_writes, 3), bytes_of_X=self.bytes_of_X,
+            row_blocks=self.row_blocks, uploads=self.uploads, bytes_uploaded=self.bytes_uploaded,
+            bytes_downloaded=self.bytes_downloaded,
+            phases={p: {k: (round(v, 3) if k == "x_reads" else v) for k, v in row.items()}
+                    for p, row in self.by_phase.items() if any(row.values())},
+        )
+        return out
+
+    def __repr__(self):
+        return (f"CostLog({self.launches} launches, {self.syncs} syncs, {self.x_reads:.2f} passes over X, "
+                f"{self.atomics} atomics, {self.row_blocks} row blocks)")
+
+
+def _account(name, args, result, *, launches=1, read=None, written=0, atomics=0, views_of_x=False,
+             allocated=None, x_read=None):
+    """Record one device operation on ``args`` giving ``result`` in every active
+    :class:`CostLog`. Unless ``allocated`` is given, new results (not views of
+    an operand) are allocated and written, and an operation whose results are
+    all views launches nothing unless it writes in place (``written``) or
+    scatters. ``views_of_x``: the results hold what the operands hold (a
+    sparse slice or conversion), X-sized where they are; ``x_read``: the
+    passes over X it makes when not all of its X-sized operands."""
+    operands = _operands(args, [])
+    results = _operands(result, [])
+    if not operands and not results:
+        return
+    if allocated is None:
+        roots = {id(_root(b)) for o in operands for b in _buffers(o)}
+        allocated = 0
+        for r in results:
+            allocated += sum(b.nbytes for b in _buffers(r) if id(_root(b)) not in roots)
+        if not allocated and not written and not atomics and launches == 1:
+            launches = 0  # a view (or the argument itself) costs no kernel
+        written += allocated if launches else 0
+    if launches == 0 and not allocated and not views_of_x:
+        return
+    if read is None:
+        read = sum(_nbytes(o) for o in operands) if launches else 0
+    phase, site = phase_and_site()
+    with _LOCK:
+        for log in _COSTS:
+            log._launch(phase, site, name, operands, results, launches=launches, read=read, written=written,
+                        allocated=allocated, atomics=atomics, views_of_x=views_of_x, x_read=x_read)
+
+
+def _account_transfer(kind, x):
+    """An upload of host data into device ``x``, or a download of ``x``."""
+    phase, _ = phase_and_site()
+    nbytes = _nbytes(x)
+    with _LOCK:
+        for log in _COSTS:
+            if kind == "upload":
+                log.uploads += 1
+                log.bytes_uploaded += nbytes
+                log._add(phase, bytes_allocated=nbytes)
+            else:
+                log.bytes_downloaded += nbytes
+                log._launch(phase, "", ".get()", [x], [], launches=0, read=nbytes, written=0, allocated=0,
+                            atomics=0)
+
+
+def _account_scatter(name, target, indices, values):
+    """``ufunc.at(target, indices, values)``: one atomic read-modify-write of
+    ``target`` per element scattered (the indices' broadcast size)."""
+    arrays = [_host(i) for i in (indices if isinstance(indices, tuple) else (indices,))]
+    arrays = [i for i in arrays if isinstance(i, np.ndarray)]
+    if isinstance(_host(values), np.ndarray):
+        arrays.append(_host(values))
+    n = np.broadcast_shapes(*(a.shape for a in arrays)) if arrays else ()
+    n = int(np.prod(n))
+    _account(name, (indices, values), None, written=n * target.itemsize, atomics=n)
+
+
+def _account_sync(what, times):
+    phase, site = phase_and_site()
+    with _LOCK:
+        for log in _COSTS:
+            log._add(phase, syncs=times)
+            log.sync_sites[(phase, f"{site} {what}")] += times
+
+
+_BLOCKS_PATCHED = []  # (module, name, original) while a CostLog is active
+
+
+def _patch_blocks():
+    """Record how nbgpu cuts X while a CostLog is active: the row blocks of
+    ``blocks.row_blocks`` and the pieces of stored values of the device's
+    sparse sums (``sparse.stored_rows(X, lo, hi)``, one call a piece)."""
+    from nbgpu._array import blocks, sparse
+
+    def row_blocks(n_rows, *args, _original=blocks.row_blocks, **kwargs):
+        out = _original(n_rows, *args, **kwargs)
+        if _COSTS and kwargs.get("xp") is xp:  # the device's blocks
+            with _LOCK:
+                for log in _COSTS:
+                    log.row_block_calls.append((n_rows, len(out)))
+        return out
+
+    def stored_rows(X, lo=0, hi=None, _original=sparse.stored_rows):
+        if _COSTS and hi is not None:
+            with _LOCK:
+                for log in _COSTS:
+                    log.nnz_pieces[(X.shape, X.nnz)] += 1
+        return _original(X, lo, hi)
+
+    for name, wrapper, original in (("row_blocks", row_blocks, blocks.row_blocks),
+                                    ("stored_rows", stored_rows, sparse.stored_rows)):
+        for module in list(sys.modules.values()):
+            if getattr(module, "__name__", "").startswith("nbgpu") and getattr(module, name, None) is original:
+                _BLOCKS_PATCHED.append((module, name, original))
+                setattr(module, name, wrapper)
+
+
+def _unpatch_blocks():
+    while _BLOCKS_PATCHED:
+        module, name, original = _BLOCKS_PATCHED.pop()
+        setattr(module, name, original)
+
+
+@contextlib.contextmanager
+def count_costs(X=None):
+    """Count the device costs (:class:`CostLog`) of the block; ``X``: the device
+    array or sparse matrix whose passes ``x_reads`` counts. Outside such a
+    block the stand-in pays one test of an empty list per operation."""
+    log = CostLog()
+    if X is not None:
+        log.register_x(X)
+    with _LOCK:
+        _COSTS.append(log)
+        if len(_COSTS) == 1:
+            _patch_blocks()
+    try:
+        yield log
+    finally:
+        with _LOCK:
+            _COSTS.remove(log)
+            if not _COSTS:
+                _unpatch_blocks()
 
 
 # --------------------------------------------------------------------------- #
@@ -267,7 +643,10 @@ def _binary(op, name, reflected=False):
             return NotImplemented
         _refuse_host((other,), name)
         a, b = (_host(other), self._a) if reflected else (self._a, _host(other))
-        return _wrap(op(a, b))
+        result = _wrap(op(a, b))
+        if _COSTS:
+            _account(name, (self, other), result)
+        return result
 
     method.__name__ = name
     return method
@@ -277,6 +656,8 @@ def _inplace(op, name):
     def method(self, other):
         _refuse_host((other,), name)
         op(self._a, _host(other))
+        if _COSTS:
+            _account(name, (self, other), None, written=self.nbytes)
         return self
 
     method.__name__ = name
@@ -285,7 +666,10 @@ def _inplace(op, name):
 
 def _unary(op, name):
     def method(self):
-        return _wrap(op(self._a))
+        result = _wrap(op(self._a))
+        if _COSTS:
+            _account(name, self, result)
+        return result
 
     method.__name__ = name
     return method
@@ -299,7 +683,10 @@ def _method(name, syncs=False):
         _refuse_host(tuple(kwargs.values()), f"ndarray.{name}")
         if syncs:
             _sync(f".{name}()")
-        return _wrap_like(getattr(self._a, name)(*_unwrap(args), **_unwrap(kwargs)), (self,))
+        result = _wrap_like(getattr(self._a, name)(*_unwrap(args), **_unwrap(kwargs)), (self,))
+        if _COSTS:  # a method giving None worked in place (fill, sort)
+            _account(f".{name}", (self, args, kwargs), result, written=self.nbytes if result is None else 0)
+        return result
 
     method.__name__ = name
     return method
@@ -326,13 +713,24 @@ class DeviceArray:
             kwargs["out"] = tuple(_host(o) for o in out)
         result = getattr(ufunc, method)(*_unwrap(inputs), **_unwrap(kwargs))
         if out is not None:
+            if _COSTS:
+                _account(f"numpy.{ufunc.__name__}", inputs, None, written=sum(o.nbytes for o in out))
             return out[0] if len(out) == 1 else out
-        return _wrap(result)
+        if _COSTS and method == "at":
+            _account_scatter(f"numpy.{ufunc.__name__}.at", inputs[0], inputs[1], inputs[2] if len(inputs) > 2 else None)
+            return None
+        result = _wrap(result)
+        if _COSTS:
+            _account(f"numpy.{ufunc.__name__}", inputs, result)
+        return result
 
     def __array_function__(self, func, types, args, kwargs):
         _refuse_host(args, f"numpy.{func.__name__}")
         _refuse_host(tuple(kwargs.values()), f"numpy.{func.__name__}")
-        return _wrap_like(func(*_unwrap(args), **_unwrap(kwargs)), args)
+        result = _wrap_like(func(*_unwrap(args), **_unwrap(kwargs)), args)
+        if _COSTS:
+            _account(f"numpy.{func.__name__}", (args, kwargs), result)
+        return result
 
     def __array_namespace__(self, api_version=None):
         return xp
@@ -372,10 +770,18 @@ class DeviceArray:
         return (self[i] for i in range(len(self._a)))
 
     def __getitem__(self, key):
-        return _wrap(self._a[_index_key(key)])
+        result = _wrap(self._a[_index_key(key)])
+        if _COSTS:  # a view launches nothing; a gather reads what it gathers and its indices
+            _account("getitem", (self, key), result, read=_nbytes(result) + sum(map(_nbytes, _operands(key, []))))
+        return result
 
     def __setitem__(self, key, value):
-        self._a[_index_key(key)] = _host(value)  # host values are uploaded, as cupy does
+        hkey = _index_key(key)
+        self._a[hkey] = _host(value)  # host values are uploaded, as cupy does
+        if _COSTS:
+            target = self._a[hkey]
+            written = target.nbytes if isinstance(target, np.ndarray) else self.itemsize
+            _account("setitem", (value, key), None, written=written)
 
     # ---- reading a value back waits for the device ----------------------- #
     def _read_back(convert, what):  # a method factory used in the class body
@@ -418,6 +824,8 @@ class DeviceArray:
     def get(self, stream=None, order="C", out=None):
         """A host copy (``cupy.ndarray.get``)."""
         _sync(".get()")
+        if _COSTS:
+            _account_transfer("download", self)
         if out is not None:
             np.copyto(out, self._a)
             return out
@@ -436,7 +844,10 @@ class DeviceArray:
         return DeviceArray(self._a.view() if dtype is None else self._a.view(dtype))
 
     def astype(self, dtype, order="K", casting=None, subok=None, copy=True):
-        return _wrap_like(self._a.astype(dtype, order=order, copy=copy), (self,))
+        result = _wrap_like(self._a.astype(dtype, order=order, copy=copy), (self,))
+        if _COSTS:
+            _account(".astype", self, result)
+        return result
 
     __hash__ = None
 
@@ -471,6 +882,9 @@ def owns(x):
     return isinstance(x, (DeviceArray, _CompressedMatrix))
 
 
+_NO_KERNEL = {"empty", "empty_like"}  # allocations only
+
+
 def _device_function(fn, name, *, uploads=False, syncs=False):
     """``fn`` (a numpy function) as the device library's function ``name``."""
 
@@ -489,8 +903,14 @@ def _device_function(fn, name, *, uploads=False, syncs=False):
             _upload()
         result = fn(*_unwrap(args), **_unwrap(kwargs))
         if on_host and isinstance(result, np.ndarray):
-            return DeviceArray(np.array(result, copy=True))  # an upload copies
-        return _wrap_like(result, args)
+            result = DeviceArray(np.array(result, copy=True))  # an upload copies
+            if _COSTS:
+                _account_transfer("upload", result)
+            return result
+        result = _wrap_like(result, args)
+        if _COSTS:
+            _account(name, (args, kwargs), result, launches=0 if name in _NO_KERNEL else 1)
+        return result
 
     call.__name__ = name
     call.__doc__ = f"``{name}`` on the emulated device."
@@ -571,9 +991,15 @@ def _asarray(a, dtype=None, order=None, *, blocking=None):
     if isinstance(a, DeviceArray):
         return a.astype(dtype, copy=False) if dtype is not None else a
     if _has_device(a):  # a sequence of device arrays: stacked on the device
-        return _wrap(np.asarray(_unwrap(a), dtype=dtype, order=order))
+        result = _wrap(np.asarray(_unwrap(a), dtype=dtype, order=order))
+        if _COSTS:
+            _account("asarray", a, result)
+        return result
     _upload()
-    return DeviceArray(np.array(a, dtype=dtype, order=order or "K", copy=True))
+    result = DeviceArray(np.array(a, dtype=dtype, order=order or "K", copy=True))
+    if _COSTS:
+        _account_transfer("upload", result)
+    return result
 
 
 #: The whole of cupy as array_api_compat's generic functions reach it (numpy's
@@ -648,6 +1074,27 @@ class _CompressedMatrix:
         self._m = host
         self._flags = flags
         self._views = {}
+        if _COSTS:
+            self._account_init(arg1, copy)
+
+    def _account_init(self, arg1, copy):
+        name = f"{self.format}_matrix()"
+        if sp.issparse(arg1):
+            _account_transfer("upload", self)
+        elif isinstance(arg1, _CompressedMatrix):
+            if arg1._m is not self._m or copy:  # a conversion or a copy
+                _account(name, arg1, self, allocated=_nbytes(self), written=_nbytes(self), views_of_x=True)
+        elif isinstance(arg1, tuple) and len(arg1) == 3:  # index arrays of another dtype are converted
+            changed = [(old, new) for old, new in zip(arg1[1:], (self._m.indices, self._m.indptr))
+                       if old.dtype != new.dtype]
+            if changed:
+                nbytes = sum(new.nbytes for _, new in changed)
+                _account(name, [old for old, _ in changed], None, launches=len(changed), allocated=nbytes,
+                         written=nbytes)
+            if any(_root(b) is _root(_host(arg1[0])) for b in (self._m.data,)):
+                _account(name, arg1[0], self, launches=0, allocated=0, views_of_x=True, x_read=0.0)
+        else:  # an empty matrix of a shape: its indptr filled
+            _account(name, (), self)
 
     def _from_arrays(self, data, indices, indptr, *, shape):
         for a in (data, indices, indptr):
@@ -740,6 +1187,8 @@ class _CompressedMatrix:
             self._flags["canonical"] = False
         elif "canonical" not in self._flags:
             _sync("has_canonical_format")
+            if _COSTS:  # one pass over the indices
+                _account("has_canonical_format", self.indices, None, allocated=0)
             self._flags["canonical"] = _in_order(self._m, strictly=True)
             if self._flags["canonical"]:
                 self._flags["sorted"] = True
@@ -755,6 +1204,8 @@ class _CompressedMatrix:
     def has_sorted_indices(self):
         if "sorted" not in self._flags:
             _sync("has_sorted_indices")
+            if _COSTS:
+                _account("has_sorted_indices", self.indices, None, allocated=0)
             self._flags["sorted"] = _in_order(self._m, strictly=False)
         return self._flags["sorted"]
 
@@ -766,16 +1217,26 @@ class _CompressedMatrix:
         if self.has_canonical_format:
             return
         _sync("sum_duplicates (new number of stored values)")
+        if _COSTS:
+            _account("sum_duplicates", self, None, allocated=_nbytes(self), written=_nbytes(self))
         self._m.sum_duplicates()
         self._flags.update(canonical=True, sorted=True)
 
     def eliminate_zeros(self):
         _sync("eliminate_zeros (kept number of stored values)")
+        if _COSTS:
+            _account("eliminate_zeros", self, None, allocated=_nbytes(self), written=_nbytes(self))
         self._m.eliminate_zeros()
 
     # ---- copies and conversions ------------------------------------------ #
+    def _converted(self, name, out):
+        """``out``, a copy or conversion of this matrix: one pass (cuSPARSE's csr2csc for a conversion)."""
+        if _COSTS and out is not self:
+            _account(name, self, out, allocated=_nbytes(out), written=_nbytes(out), views_of_x=True)
+        return out
+
     def copy(self):
-        return self._new(self._m.copy(), self._flags)
+        return self._converted(".copy", self._new(self._m.copy(), self._flags))
 
     def astype(self, dtype, copy=True):
         if np.dtype(dtype).type not in _SPARSE_DTYPES:
@@ -783,7 +1244,7 @@ class _CompressedMatrix:
             raise ValueError(msg)
         if np.dtype(dtype) == self.dtype and not copy:
             return self
-        return self._new(self._m.astype(dtype), self._flags)
+        return self._converted(".astype", self._new(self._m.astype(dtype), self._flags))
 
     def asformat(self, format):
         if format is None or format == self.format:
@@ -793,12 +1254,12 @@ class _CompressedMatrix:
     def tocsr(self, copy=False):
         if self.format == "csr":
             return self.copy() if copy else self
-        return self._new(self._m.tocsr())
+        return self._converted(".tocsr", self._new(self._m.tocsr()))
 
     def tocsc(self, copy=False):
         if self.format == "csc":
             return self.copy() if copy else self
-        return self._new(self._m.tocsc())
+        return self._converted(".tocsc", self._new(self._m.tocsc()))
 
     def transpose(self, axes=None, copy=False):
         host = self._m.transpose(copy=copy)
@@ -811,10 +1272,15 @@ class _CompressedMatrix:
     def get(self, stream=None):
         """A host scipy.sparse copy (cupyx's ``get``)."""
         _sync(".get()")
+        if _COSTS:
+            _account_transfer("download", self)
         return self._m.copy()
 
     def toarray(self, order=None):
-        return DeviceArray(self._m.toarray(order=order))
+        result = DeviceArray(self._m.toarray(order=order))
+        if _COSTS:
+            _account(".toarray", self, result)
+        return result
 
     def max(self, axis=None, out=None, *, explicit=False):
         if axis is None:
@@ -828,7 +1294,10 @@ class _CompressedMatrix:
         mat = self.tocsc() if axis == 0 else self.tocsr()
         mat.sum_duplicates()
         _sync("max(axis) (cupy.compress of the result)", times=2)
-        return self._new(sp.csr_matrix(mat._m.max(axis=axis)), {})
+        result = self._new(sp.csr_matrix(mat._m.max(axis=axis)), {})
+        if _COSTS:
+            _account(".max", mat, result, allocated=_nbytes(result), written=_nbytes(result))
+        return result
 
     # ---- indexing: slices of rows or columns -------------------------------- #
     def __getitem__(self, key):
@@ -852,21 +1321,44 @@ class _CompressedMatrix:
             raise TypeError(msg)
         out = out[rows, :] if self.format == "csr" else out[:, cols]
         out = out[:, cols] if self.format == "csr" else out[rows, :]
-        return self._new(out.asformat(self.format), flags)
+        result = self._new(out.asformat(self.format), flags)
+        if _COSTS:
+            if _whole(minor) and isinstance(major, slice) and major.step in (None, 1):
+                # cupyx: data and indices are views; one kernel makes the new indptr
+                nbytes = result._m.indptr.nbytes
+                _account("sparse row slice", self, result, read=nbytes, written=nbytes, allocated=nbytes,
+                         views_of_x=True, x_read=0.0)
+            else:
+                _account("sparse index", (self, key), result, allocated=_nbytes(result), written=_nbytes(result),
+                         views_of_x=True)
+        return result
 
     # ---- products ---------------------------------------------------------- #
     def __matmul__(self, other):
         if owns(other) and isinstance(other, _CompressedMatrix):
             _sync("sparse @ sparse (result size)")
-            return self._new(sp.csr_matrix(self._m @ other._m))
+            result = self._new(sp.csr_matrix(self._m @ other._m))
+            if _COSTS:
+                _account("sparse @ sparse", (self, other), result, allocated=_nbytes(result),
+                         written=_nbytes(result))
+            return result
         if not isinstance(other, DeviceArray):
             msg = f"unsupported operand type for @ with a device sparse matrix: {type(other).__name__}"
             raise TypeError(msg)
         self.sum_duplicates()
         if other.ndim == 2 and not other._a.flags.f_contiguous:
             _fortran_copy(other.nbytes)  # cupyx: cupy.asfortranarray(other)
+            if _COSTS:
+                _account("asfortranarray (sparse @ dense)", other, None, allocated=other.nbytes, written=other.nbytes)
         result = self._m @ _host(other)
-        return DeviceArray(np.asfortranarray(result)) if result.ndim == 2 else _wrap(result)
+        result = DeviceArray(np.asfortranarray(result)) if result.ndim == 2 else _wrap(result)
+        if _COSTS:
+            # cupyx multiplies a CSC matrix as the transposed CSR product, which cuSPARSE
+            # computes by scattering each stored value into every output column.
+            columns = other.shape[1] if other.ndim == 2 else 1
+            _account("sparse @ dense", (self, other), result,
+                     atomics=self._m.data.size * columns if self.format == "csc" else 0)
+        return result
 
     def __repr__(self):
         return f"<{self.shape[0]}x{self.shape[1]} emulated device {self.format.upper()} matrix, {self.nnz} stored>"
@@ -1025,7 +1517,10 @@ def _asnumpy(a, stream=None):
 
 
 def _empty(shape, dtype=float, order="C"):
-    return DeviceArray(np.empty(shape, dtype=dtype, order=order))
+    result = DeviceArray(np.empty(shape, dtype=dtype, order=order))
+    if _COSTS:
+        _account("empty", (), result, launches=0)
+    return result
 
 
 class _Ufunc:
@@ -1046,6 +1541,8 @@ class _Ufunc:
             raise TypeError(msg)
         _refuse_host((indices, b), name)
         self._ufunc.at(a._a, _unwrap(indices), _host(b))
+        if _COSTS:
+            _account_scatter(name, a, indices, b)
 
 
 def _deprecated_scatter(ufunc, name, replacement):

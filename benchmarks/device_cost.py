@@ -20,8 +20,9 @@ and PoissonNB a Zipfian hashed-text CSR of about 3·10⁶ stored values
 (30,000 documents × 2²⁰ features, 20 classes); CategoricalNB 200,000 × 50;
 NormalBayesClassifier 100,000 × 20; KernelDensityNB 4,000 × 8 (its predict
 is rows × training rows). ``--scale`` multiplies the rows. ``--block-bytes``
-sets ``nbgpu._array.blocks.BLOCK_BYTES`` (default nbgpu's own; a device
-block is ``DEVICE_BLOCK_FACTOR`` times larger). The budgets of the issue,
+sets ``nbgpu._array.blocks.BLOCK_BYTES`` (default nbgpu's own) and
+``--block-factor`` ``DEVICE_BLOCK_FACTOR`` (a device block is that many times
+larger; 16: every workload here is one row block, 1: tens of them). The budgets of the issue,
 checked by ``tests/test_device_cost.py``, are printed beside the counts.
 """
 
@@ -162,10 +163,15 @@ def main(argv=None):
     parser.add_argument("--json", type=Path, help="write the counts here")
     parser.add_argument("--scale", type=float, default=1.0, help="multiply the rows of every workload (default 1)")
     parser.add_argument("--block-bytes", type=int, default=None, help="nbgpu._array.blocks.BLOCK_BYTES for the run")
+    parser.add_argument("--block-factor", type=int, default=None,
+                        help="nbgpu._array.blocks.DEVICE_BLOCK_FACTOR for the run "
+                        "(1: device blocks as small as the host's)")
     parser.add_argument("--models", default=",".join(MODELS), help="comma-separated models")
     args = parser.parse_args(argv)
     if args.block_bytes is not None:
         blocks.BLOCK_BYTES = args.block_bytes
+    if args.block_factor is not None:
+        blocks.DEVICE_BLOCK_FACTOR = args.block_factor
     results, workloads = {}, {}
     corpus = None
     for name in args.models.split(","):

@@ -430,15 +430,17 @@ def _account(name, args, result, *, launches=1, read=None, written=0, atomics=0,
 
 
 def _account_transfer(kind, x):
-    """An upload of host data into device ``x``, or a download of ``x``."""
+    """An upload of host data into new device ``x`` ("upload") or into ``x``
+    ("copy in", ``ndarray.set``), or a download of ``x`` ("download")."""
     phase, _ = phase_and_site()
     nbytes = _nbytes(x)
     with _LOCK:
         for log in _COSTS:
-            if kind == "upload":
+            if kind in ("upload", "copy in"):  # a new device array, or host data copied into one
                 log.uploads += 1
                 log.bytes_uploaded += nbytes
-                log._add(phase, bytes_allocated=nbytes)
+                if kind == "upload":
+                    log._add(phase, bytes_allocated=nbytes)
             else:
                 log.bytes_downloaded += nbytes
                 log._launch(phase, "", ".get()", [x], [], launches=0, read=nbytes, written=0, allocated=0,
@@ -487,6 +489,8 @@ def _patch_blocks():
             with _LOCK:
                 for log in _COSTS:
                     log.nnz_pieces[(X.shape, X.nnz)] += 1
+                    if log.x_elements and hi - lo > 1:
+                        log._x_sizes.add(hi - lo)  # the piece's arrays of one entry per stored value
         return _original(X, lo, hi)
 
     for name, wrapper, original in (("row_blocks", row_blocks, blocks.row_blocks),
@@ -839,6 +843,8 @@ class DeviceArray:
         if stream is not None:
             stream._log("copy")
         np.copyto(self._a, arr)
+        if _COSTS:
+            _account_transfer("copy in", self)
 
     def view(self, dtype=None):
         return DeviceArray(self._a.view() if dtype is None else self._a.view(dtype))

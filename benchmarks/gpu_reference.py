@@ -11,9 +11,9 @@ For MultinomialNB on Zipfian hashed text (the GPU targets' 1.2M documents × 2**
    ``validation`` (check_X), ``labels`` (distinct labels and their codes), ``sums`` (the
    model's ``_accumulate``), ``finalize`` (``_finalize``) and ``scores`` (the joint
    log-likelihood and its argmax);
-2. (a) the fewest-pass plan: the per-class sums as ONE product over X — ``Xᵀ·Y`` with Y the
-   n × k one-hot class matrix, a segmented reduction over X's transpose in cuSPARSE, no
-   atomics, float64 sums — and prediction as one product ``X·Wᵀ`` with the bias added and
+2. (a) the fewest-pass plans: the per-class sums as ONE product over X — ``Xᵀ·Y`` with Y the
+   n × k one-hot class matrix (float64 sums), as cuSPARSE's transposed product and as a
+   segmented reduction (X's transpose made CSR, then a row-wise product: no atomics) — and prediction as one product ``X·Wᵀ`` with the bias added and
    argmax taken over its n × k result; GaussianNB's class moments from two products
    ``Yᵀ·(X − c)`` and ``Yᵀ·(X − c)²`` around a pooled shift ``c`` (float32 keeps its digits),
    prediction as two products of the expanded quadratic form;
@@ -123,10 +123,14 @@ def multinomial(be, size, repeats):
     k = classes.shape[0]
     codes = xp.searchsorted(xp.asarray(model.classes_), y)
 
-    def fewest_fit():  # one product over X's transpose: each column's stored values reduced by class
-        onehot = xp.zeros((n, k), dtype=xp.float64)
-        onehot[xp.arange(n), codes] = 1.0
+    onehot = xp.zeros((n, k), dtype=xp.float64)
+    onehot[xp.arange(n), codes] = 1.0
+
+    def fewest_fit():  # one product with X's transpose (cuSPARSE's transposed SpMM may scatter)
         return (X.T @ onehot).T
+
+    def segmented_fit():  # X's transpose made CSR (a sort by column), then a row-wise product: no atomics
+        return (X.T.tocsr() @ onehot).T
 
     def cuml_fit():  # COO, one float32 atomicAdd per stored value
         coo = X.tocoo()
@@ -142,12 +146,14 @@ def multinomial(be, size, repeats):
 
     seconds = {}
     seconds["fewest_fit"], counts = be.seconds(fewest_fit, repeats)
+    seconds["segmented_fit"], segmented = be.seconds(segmented_fit, repeats)
     seconds["cuml_fit"], counts32 = be.seconds(cuml_fit, repeats)
     seconds["fewest_predict"], decided = be.seconds(fewest_predict, repeats)
     expected = be.host(model.feature_count_)
     result["reference"] = seconds
     result["checks"] = {
         "fewest_sums_equal": bool(np.array_equal(be.host(counts), expected)),
+        "segmented_sums_equal": bool(np.array_equal(be.host(segmented), expected)),
         "cuml_sums_close": bool(np.allclose(be.host(counts32), expected, rtol=1e-5)),
         "fewest_predict_equal": float(np.mean(classes[be.host(decided)] == be.host(model.predict(X)))),
     }

@@ -10,8 +10,8 @@ __all__ = ["HashingVectorizer"]
 
 
 def __getattr__(name):
-    # Imported on first use (PEP 562); it imports no scikit-learn until
-    # something needs scikit-learn's estimator API (_hashing_vectorizer.py).
+    # Imported on first use (PEP 562): the hashing itself (``_transform``)
+    # loads without scikit-learn, which the estimator class needs.
     if name == "HashingVectorizer":
         from ._hashing_vectorizer import HashingVectorizer
 

@@ -1,129 +1,20 @@
-"""The estimator: scikit-learn's HashingVectorizer, computed as array code.
-
-A thin scikit-learn shell over a core that imports none, so that the first
-``transform`` in a process costs what the text costs (scikit-learn takes a
-second or more to import). The class is made a scikit-learn estimator (its
-bases become ``TransformerMixin, BaseEstimator, _Estimator``; every subclass
-follows) as soon as scikit-learn is present or needed:
-
-- at its definition, if ``sklearn.base`` is imported already;
-- when an instance is made, fitted, transforms or gives or sets its parameters
-  after ``sklearn.base`` was imported (a dictionary look-up per call);
-- when something asks an instance for what only scikit-learn provides (repr,
-  tags, metadata routing, HTML display, nested or unknown ``set_params``...).
-
-Until then ``_Estimator`` stands in for ``get_params`` and ``set_params``, so
-the fast path, the command line and model files need no scikit-learn. The one
-difference: ``isinstance(v, sklearn.base.BaseEstimator)`` is False for a ``v``
-made before scikit-learn was imported and not used since.
-"""
+"""The estimator: scikit-learn's HashingVectorizer, computed as array code."""
 
 from __future__ import annotations
 
 import numbers
-import sys
-import threading
 
 import numpy as np
+from sklearn import get_config
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.feature_extraction.text import HashingVectorizer as _SklearnHashingVectorizer
 
-from .._estimator.params import param_names
-from ._transform import DEFAULTS, fast_plan, hashed_matrix
+from ._transform import fast_plan, hashed_matrix
 
 __all__ = ["HashingVectorizer"]
 
-_LOCK = threading.Lock()
-_SKLEARN_BASES = []  # not empty once HashingVectorizer's bases are scikit-learn's
 
-
-def _with_sklearn():
-    """Make HashingVectorizer (and its subclasses) a scikit-learn estimator; imports scikit-learn."""
-    if _SKLEARN_BASES:
-        return
-    from sklearn.base import BaseEstimator, TransformerMixin
-
-    with _LOCK:
-        if _SKLEARN_BASES:
-            return
-        cls = HashingVectorizer
-        cls.__bases__ = (TransformerMixin, BaseEstimator, _Estimator)
-        # What the class statement would have run: no wrapping of transform's output (as
-        # ``auto_wrap_output_keys=None``), metadata requests from the method signatures.
-        super(cls, cls).__init_subclass__(auto_wrap_output_keys=None)
-        _SKLEARN_BASES.append(BaseEstimator)
-
-
-def _sync():
-    """:func:`_with_sklearn` if scikit-learn's base classes are imported already (costs nothing more)."""
-    if not _SKLEARN_BASES and "sklearn.base" in sys.modules:
-        _with_sklearn()
-
-
-def _sparray_output():
-    """Whether scikit-learn's ``sparse_interface`` asks for sparse arrays (never set without scikit-learn)."""
-    sklearn = sys.modules.get("sklearn")
-    get_config = getattr(sklearn, "get_config", None)
-    return get_config is not None and get_config().get("sparse_interface", "spmatrix") == "sparray"
-
-
-class _Estimator:
-    """scikit-learn's ``BaseEstimator`` until scikit-learn is imported: ``get_params`` and
-    ``set_params`` here (the same results); anything else an instance lacks imports scikit-learn,
-    makes the class its estimator, and is scikit-learn's. Last in the bases, so that once they are
-    scikit-learn's, scikit-learn's methods are the ones called."""
-
-    @classmethod
-    def _get_param_names(cls):
-        return list(param_names(cls))
-
-    def get_params(self, deep=True):
-        _sync()
-        out = {}
-        for key in param_names(type(self)):
-            value = getattr(self, key)
-            if deep and hasattr(value, "get_params") and not isinstance(value, type):
-                out.update((f"{key}__{k}", v) for k, v in value.get_params().items())
-            out[key] = value
-        return out
-
-    def set_params(self, **params):
-        _sync()
-        names = param_names(type(self))
-        if _SKLEARN_BASES or any("__" in key or key not in names for key in params):
-            _with_sklearn()  # nested parameters and scikit-learn's error messages
-            return type(self).set_params(self, **params)  # scikit-learn's now
-        for key, value in params.items():
-            setattr(self, key, value)
-        return self
-
-    def __repr__(self, N_CHAR_MAX=700):
-        _with_sklearn()
-        return type(self).__repr__(self, N_CHAR_MAX)
-
-    def __getattr__(self, name):
-        # Only called for attributes not found: scikit-learn's, or none.
-        if _SKLEARN_BASES or (name.startswith("__") and not name.startswith("__sklearn_")):
-            msg = f"{type(self).__name__!r} object has no attribute {name!r}"
-            raise AttributeError(msg)
-        try:
-            _with_sklearn()
-        except ImportError as exc:
-            msg = f"{type(self).__name__!r} object has no attribute {name!r} (scikit-learn's, which is not importable)"
-            raise AttributeError(msg) from exc
-        return getattr(self, name)
-
-
-class _SklearnConstraints:
-    """``_parameter_constraints``: scikit-learn's HashingVectorizer's, imported when first read."""
-
-    def __get__(self, obj, cls=None):
-        from sklearn.feature_extraction.text import HashingVectorizer as Reference
-
-        constraints = dict(Reference._parameter_constraints)
-        HashingVectorizer._parameter_constraints = constraints
-        return constraints
-
-
-class HashingVectorizer(_Estimator):
+class HashingVectorizer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
     r"""Hash text documents into a sparse matrix of token occurrences, fast.
 
     A drop-in replacement for
@@ -200,8 +91,7 @@ class HashingVectorizer(_Estimator):
     (4, 16)
     """
 
-    _parameter_constraints = _SklearnConstraints()
-    _sklearn_twin = None  # scikit-learn's HashingVectorizer, made when first needed
+    _parameter_constraints: dict = dict(_SklearnHashingVectorizer._parameter_constraints)
 
     def __init__(
         self,
@@ -223,7 +113,6 @@ class HashingVectorizer(_Estimator):
         alternate_sign=True,
         dtype=np.float64,
     ):
-        _sync()
         self.input = input
         self.encoding = encoding
         self.decode_error = decode_error
@@ -241,19 +130,12 @@ class HashingVectorizer(_Estimator):
         self.alternate_sign = alternate_sign
         self.dtype = dtype
 
-    def _params(self):
-        """The parameters, without scikit-learn."""
-        return {name: getattr(self, name) for name in DEFAULTS}
-
     def _sklearn(self):
         """scikit-learn's HashingVectorizer with these parameters (one kept, to warn once as it does)."""
-        _with_sklearn()
-        twin = self._sklearn_twin
+        twin = getattr(self, "_sklearn_twin", None)
         if twin is None:
-            from sklearn.feature_extraction.text import HashingVectorizer as Reference
-
-            twin = self._sklearn_twin = Reference()
-        return twin.set_params(**self._params())
+            twin = self._sklearn_twin = _SklearnHashingVectorizer()
+        return twin.set_params(**self.get_params())
 
     def partial_fit(self, X, y=None):
         """Do nothing: this estimator is stateless (as scikit-learn's).
@@ -285,34 +167,8 @@ class HashingVectorizer(_Estimator):
         -------
         self : HashingVectorizer
         """
-        _sync()
-        if not _SKLEARN_BASES and self._valid_without_sklearn():  # scikit-learn would raise and warn nothing
-            if isinstance(X, str):
-                msg = "Iterable over raw text documents expected, string object received."
-                raise ValueError(msg)
-            return self
         self._sklearn().fit(X, y)
         return self
-
-    def _valid_without_sklearn(self):
-        """Whether scikit-learn's ``fit`` would neither raise nor warn about these parameters, told
-        without it for the parameters the fast path takes (False: ask scikit-learn)."""
-        p = self._params()
-        if fast_plan(p) is None:
-            return False
-        stop, pattern, strip = p["stop_words"], p["token_pattern"], p["strip_accents"]
-        return (
-            all(isinstance(p[name], (bool, np.bool_)) for name in ("lowercase", "binary", "alternate_sign"))
-            and isinstance(p["encoding"], str)
-            and isinstance(p["decode_error"], str) and p["decode_error"] in ("strict", "ignore", "replace")
-            and (strip is None or callable(strip) or (isinstance(strip, str) and strip in ("ascii", "unicode")))
-            and (stop is None or isinstance(stop, list) or (isinstance(stop, str) and stop == "english"))
-            and (pattern is None or isinstance(pattern, str))
-            and p["tokenizer"] is None
-            and p["n_features"] < np.iinfo(np.int32).max  # scikit-learn's interval is open there
-            # scikit-learn warns of word settings a character analyzer does not use
-            and (p["analyzer"] == "word" or (stop is None and pattern in (None, DEFAULTS["token_pattern"])))
-        )
 
     def transform(self, X):
         """Hash a sequence of documents into a document-term matrix.
@@ -327,20 +183,20 @@ class HashingVectorizer(_Estimator):
         X : sparse matrix of shape (n_samples, n_features)
             scikit-learn's result: CSR, sorted indices, summed duplicates.
         """
-        _sync()
         if isinstance(X, str):
             msg = "Iterable over raw text documents expected, string object received."
             raise ValueError(msg)
         if isinstance(self.n_features, numbers.Integral) and self.n_features < 1:  # scikit-learn's transform divides by it
             msg = f"The 'n_features' parameter of HashingVectorizer must be an int in the range [1, 2147483647]. Got {self.n_features} instead."
             raise ValueError(msg)
-        plan = fast_plan(self._params())  # None: scikit-learn does the work
+        plan = fast_plan(self.get_params())  # None: scikit-learn does the work
         if plan is None:
             return self._sklearn().transform(X)
         docs = X if isinstance(X, list) else list(X)
         if plan.stop_words is not None and docs:
             self._sklearn().build_analyzer()  # scikit-learn's stop-word consistency warning
-        X = hashed_matrix(docs, plan, sparray=_sparray_output())
+        sparray = get_config().get("sparse_interface", "spmatrix") == "sparray"
+        X = hashed_matrix(docs, plan, sparray=sparray)
         return self._sklearn().transform(docs) if X is None else X
 
     def fit_transform(self, X, y=None):
@@ -360,12 +216,8 @@ class HashingVectorizer(_Estimator):
         return self.fit(X, y).transform(X)
 
     def __sklearn_tags__(self):
-        _with_sklearn()
         tags = super().__sklearn_tags__()
         tags.input_tags.string = True
         tags.input_tags.two_d_array = False
         tags.requires_fit = False
         return tags
-
-
-_sync()  # scikit-learn imported already: a scikit-learn estimator from the start

@@ -2,18 +2,15 @@
 
 Importing this module loads numpy and scipy.sparse, never scikit-learn: the
 command line hashes its first chunk of text while scikit-learn and the
-models are still being imported, and ``nbgpu.text.HashingVectorizer`` hashes
-without it. Rows are normalised here, value for value as scikit-learn does.
-scikit-learn's own pieces (its English stop-word list, its compiled MurmurHash3
-for tokens longer than 1 KiB, its row normalisation where sums of squared counts
-reach 2**53) are imported when first needed.
+models are still being imported. scikit-learn's own pieces (its English
+stop-word list, its row normalisation, its compiled MurmurHash3 for tokens
+longer than 1 KiB) are imported when first needed.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-import sys
 from numbers import Integral
 
 import numpy as np
@@ -146,37 +143,6 @@ def fast_plan(params):
     )
 
 
-# Row sums of whole numbers below this are exact in float64 whatever the order of the additions.
-_EXACT_SUMS = 2**53
-
-
-def _normalize_counts(X, norm):
-    """Divide the rows of the float CSR ``X`` of whole numbers (counts, signed) by their ``norm`` in
-    place, value for value as scikit-learn's ``inplace_csr_row_normalize_l1``/``_l2`` (a sequential
-    sum in double of ``|x|`` or of ``x * x`` in X's dtype, ``sqrt``, each value divided in double and
-    rounded to X's dtype; empty rows left), without importing scikit-learn (its compiled loop where it
-    is imported already). Every addend is a whole number, so any order of additions gives the same
-    sums while they stay below 2**53; False (nothing done) where they might not."""
-    compiled = sys.modules.get("sklearn.utils.sparsefuncs_fast")
-    if compiled is not None:
-        (compiled.inplace_csr_row_normalize_l2 if norm == "l2" else compiled.inplace_csr_row_normalize_l1)(X)
-        return True
-    data, indptr = X.data, X.indptr
-    if data.size == 0:
-        return True
-    counts = np.diff(indptr)
-    nonempty = counts > 0
-    terms = np.abs(data) if norm == "l1" else data * data  # x * x rounded to X's dtype, as in the loop
-    sums = np.add.reduceat(terms.astype(np.float64, copy=False), indptr[:-1][nonempty])
-    if not sums.max() < _EXACT_SUMS:
-        return False
-    if norm == "l2":
-        sums = np.sqrt(sums)
-    sums[sums == 0.0] = 1.0  # rows of stored zeros stay as they are
-    np.divide(data, np.repeat(sums, counts[nonempty]), out=data)  # in float64, rounded to X's dtype
-    return True
-
-
 def hashed_matrix(docs, plan, *, sparray=False):
     """scikit-learn's matrix for the list ``docs`` by the fast path of
     ``plan`` (from :func:`fast_plan`), or None where its own code must do
@@ -201,11 +167,10 @@ def hashed_matrix(docs, plan, *, sparray=False):
     if plan.binary:
         X.data.fill(1)
     if plan.norm is not None and plan.dtype in (np.float32, np.float64):
-        # what normalize does to a float CSR matrix, without its input checks
-        if not _normalize_counts(X, plan.norm):
-            from sklearn.utils.sparsefuncs_fast import inplace_csr_row_normalize_l1, inplace_csr_row_normalize_l2
+        from sklearn.utils.sparsefuncs_fast import inplace_csr_row_normalize_l1, inplace_csr_row_normalize_l2
 
-            (inplace_csr_row_normalize_l2 if plan.norm == "l2" else inplace_csr_row_normalize_l1)(X)
+        # what normalize does to a float CSR matrix, without its input checks
+        (inplace_csr_row_normalize_l2 if plan.norm == "l2" else inplace_csr_row_normalize_l1)(X)
     elif plan.norm is not None:
         from sklearn.preprocessing import normalize
 

@@ -56,8 +56,10 @@ from .readers import (
     detect_format,
     is_regular_file,
     known_labels,
+    named_format,
     open_reader,
     parsed_chunks,
+    shown,
     text_labels,
     typed_labels,
 )
@@ -94,7 +96,7 @@ def _say(args, text):
 
 def _bar(args, doing):
     """A progress bar of the bytes of args.data read (``doing``: what the command does with them)."""
-    return progress(f"{doing} {Path(args.data).name}", total=_size(args.data), quiet=args.quiet, unit="B")
+    return progress(f"{doing} {Path(shown(args.data)).name}", total=_size(args.data), quiet=args.quiet, unit="B")
 
 
 def _check_output(output, *inputs):
@@ -138,27 +140,43 @@ def _reader_options(args, header=None):
     return options
 
 
-def _check_format_options(args):
-    """Options that do not apply to the format of args.data are a UsageError (--label-column on JSON lines
-    would otherwise be silently ignored); none if it cannot be told (opening the data says what is wrong)."""
-    try:
-        fmt = detect_format(args.data, args.format)
-    except ValueError:
-        return
-    prog = f"nbgpu {args.command}"
+def _check_format_options(args, fmt=None):
+    """Options that do not apply to the format of args.data (``fmt``, else detected) are a UsageError
+    (--label-column on JSON lines would otherwise be silently ignored); none if it cannot be told (opening
+    the data says what is wrong)."""
+    if fmt is None:
+        try:
+            fmt = detect_format(args.data, args.format)
+        except ValueError:
+            return
+    prog, data = f"nbgpu {args.command}", shown(args.data)
     if fmt == "jsonl" and args.label_column is not None:
-        raise UsageError(f"--label-column is for CSV; {args.data} is JSON lines: --label-key names the key "
+        raise UsageError(f"--label-column is for CSV; {data} is JSON lines: --label-key names the key "
                          "of the label (default 'label')", prog)
     if fmt in ("svmlight", "npz") and args.label_column is not None:
         where = "the first field of each line" if fmt == "svmlight" else "the array `y`"
-        raise UsageError(f"--label-column is for CSV; {args.data} is {fmt}, whose labels are {where}", prog)
+        raise UsageError(f"--label-column is for CSV; {data} is {fmt}, whose labels are {where}", prog)
     for name in ("text_key", "label_key"):
         if fmt != "jsonl" and getattr(args, name) is not None:
             hint = "; --text-column names the text column of a CSV file" if fmt == "csv" else ""
-            raise UsageError(f"--{name.replace('_', '-')} is for JSON lines; {args.data} is {fmt}{hint}", prog)
+            raise UsageError(f"--{name.replace('_', '-')} is for JSON lines; {data} is {fmt}{hint}", prog)
     if fmt != "csv" and args.text_column is not None:
         hint = "; --text-key names the key of the text" if fmt == "jsonl" else ""
-        raise UsageError(f"--text-column is for CSV; {args.data} is {fmt}{hint}", prog)
+        raise UsageError(f"--text-column is for CSV; {data} is {fmt}{hint}", prog)
+
+
+def _scored_format(args, header):
+    """The format predict and evaluate read args.data with: --format, else the data's extension, else the
+    reader the model file stores (its header's metadata), else the data's first bytes."""
+    fmt = named_format(args.data, args.format)
+    if fmt is None:
+        metadata = header.get("metadata") if isinstance(header, dict) else None
+        stored = metadata.get("reader") if isinstance(metadata, dict) else None
+        fmt = stored.get("format") if isinstance(stored, dict) else None
+        if fmt not in FORMATS:
+            fmt = detect_format(args.data)
+        _check_format_options(args, fmt)
+    return fmt
 
 
 def _model_and_chunks(args, output, *, labels):
@@ -187,7 +205,7 @@ def _model_and_chunks(args, output, *, labels):
         n_features = int(model.n_features_in_)
         options = _reader_options(args, loaded.header)
         # loaded.vectorizer: the HashingVectorizer's parameters (read with core=True), or None
-        reader = open_reader(args.data, detect_format(args.data, args.format), vectorizer=loaded.vectorizer,
+        reader = open_reader(args.data, _scored_format(args, loaded.header), vectorizer=loaded.vectorizer,
                              n_features=n_features, **options)
         zero_based = True if options["zero_based"] is None else options["zero_based"]
 
@@ -206,7 +224,7 @@ def _model_and_chunks(args, output, *, labels):
             yield chunk, np.asarray(to_numpy(proba), dtype=np.float64), decided
         bar.close()
         if rows == 0:
-            raise ValueError(f"{args.data} holds no data rows")
+            raise ValueError(f"{shown(args.data)} holds no data rows")
 
     return model, classes, scored()
 
@@ -284,7 +302,7 @@ def cmd_train(args):
         if exc.chunk is not None:  # nothing was fitted before the chunk that showed it: go on from there
             _say(args, f"nbgpu train: {not_counts}; --model auto trains GaussianNB")
             trained = train(model, reader, chunks=itertools.chain([exc.chunk], chunks), **common)
-        elif not is_regular_file(reader.path):
+        elif not is_regular_file(reader.source):
             raise ValueError(f"{not_counts}, and {reader.path} cannot be read again for GaussianNB "
                              "(not a regular file): give --model gaussian")
         else:
@@ -296,7 +314,7 @@ def cmd_train(args):
     settings = dict(reader.settings)
     if trained.zero_based is not None:
         settings["zero_based"] = bool(trained.zero_based)
-    metadata = {"reader": settings, "trained_on": {"file": Path(args.data).name, "rows": trained.rows}}
+    metadata = {"reader": settings, "trained_on": {"file": Path(shown(args.data)).name, "rows": trained.rows}}
     if trained.search is not None:
         metadata["model_search"] = trained.search.record()
         _say(args, f"nbgpu train: {trained.search.table()}")
@@ -321,7 +339,7 @@ def _csv_row(fields):
 
 def cmd_predict(args):
     output = args.output or STDOUT
-    _check_format_options(args)
+    _check_format_options(args, named_format(args.data, args.format))  # else once the model's reader is known
     _, classes, scored = _model_and_chunks(args, output, labels=False)
     # Each class's CSV field, once: a label holding a comma, quote or line break is
     # quoted, so the output stays one line per row (a one-column CSV without --proba).
@@ -350,7 +368,7 @@ def _label_order(name):
 
 def cmd_evaluate(args):
     output = args.output or STDOUT
-    _check_format_options(args)
+    _check_format_options(args, named_format(args.data, args.format))  # else once the model's reader is known
     if args.confusion_png:
         if os.path.abspath(args.confusion_png) == os.path.abspath(output):
             raise UsageError("--confusion-png and -o name the same file", "nbgpu evaluate")
@@ -527,7 +545,9 @@ def build_parser():
     data.add_argument("--format", choices=("auto", *FORMATS), default="auto",
                       help="input format (default: from the extension: .svm/.svmlight/.libsvm, .npz, .csv, "
                            "and JSON lines as .jsonl/.ndjson/.json; any but .npz may be gzip-compressed, "
-                           "e.g. .jsonl.gz, .csv.gz, and is decompressed as it is read)")
+                           "e.g. .jsonl.gz, .csv.gz, and is decompressed as it is read; at predict/evaluate "
+                           "else the model's; else, standard input (-) or a name without an extension, "
+                           "from the first bytes)")
     data.add_argument("--chunk-mb", type=chunk_bytes, default=CHUNK_BYTES, metavar="MIB",
                       help=f"MiB of file read per chunk (bounds memory; default {CHUNK_BYTES / 2**20:g})")
     data.add_argument("--dtype", choices=("float32", "float64"), default="float64",
@@ -545,7 +565,7 @@ def build_parser():
 
     p = sub.add_parser("train", parents=[common, data], help="fit a model on a data file and save it",
                        description="Fit a model on a data file, reading it once in chunks, and save it.")
-    p.add_argument("data", help="training data file (a FIFO or /dev/stdin too, except .npz)")
+    p.add_argument("data", help="training data file ('-': standard input; a FIFO or /dev/stdin too)")
     p.add_argument("-o", "--output", required=True, help="model file to write ('-': standard output)")
     p.add_argument("--model", choices=("auto", *MODELS),
                    help="naive Bayes model (default auto, or multinomial when --alpha is given): auto chooses "
@@ -575,7 +595,7 @@ def build_parser():
                              ("evaluate", cmd_evaluate, "score a model on a labelled data file")):
         p = sub.add_parser(name, parents=[common, data], help=what, description=what[0].upper() + what[1:] + ".")
         p.add_argument("model_file", metavar="MODEL", help="model file written by 'nbgpu train' or nbgpu.save")
-        p.add_argument("data", help="data file")
+        p.add_argument("data", help="data file ('-': standard input; a FIFO or /dev/stdin too)")
         p.add_argument("-o", "--output", help="write here (atomically) instead of stdout ('-': stdout)")
         p.add_argument("--zero-based", choices=("auto", "yes", "no"), default="auto",
                        help="svmlight: whether feature indices start at 0 (auto: as the model's training file, "

@@ -7,22 +7,28 @@ part). :func:`parsed_chunks` runs both in a background thread ahead of the
 caller, so memory holds a few chunks, never the file. Formats: svmlight /
 libsvm, ``.npz``, CSV, JSON lines: one reader class each, which says more.
 
-Blocks are read with plain ``read`` calls, so a FIFO or ``/dev/stdin`` works
-as well as a file (not for ``.npz``); a gzip file (named ``*.gz``, or a regular
-file that starts with gzip's magic bytes) is decompressed as it is read.
+Blocks are read with plain ``read`` calls, so standard input (``-``), a FIFO or
+``/dev/stdin`` streams as a file does (not an ``.npz`` archive: a zip is read
+by seeking); gzip data (named ``*.gz``, or starting with gzip's
+magic bytes, on a pipe too) are decompressed as they are read. A name that
+tells no format is told by the first bytes (:func:`sniff_format`); a stream's
+first bytes are peeked at and kept (:class:`_Peekable`), never lost.
 Errors are ValueErrors whose message names the file (and the line where there
 is one), for the command line to print as one line.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import gzip
 import io
 import itertools
 import json
 import os
+import re
 import stat
+import sys
 import zlib
 from pathlib import Path
 from typing import NamedTuple
@@ -35,6 +41,9 @@ _SUFFIXES = {
     ".npz": "npz", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl",
 }
 CHUNK_BYTES = 64 * 2**20
+STDIN = "-"  # the data path that means standard input
+STDIN_NAME = "standard input"  # how messages name it
+SNIFF_BYTES = 64 * 2**10  # the first bytes a format is told by
 # A line (a CSV record) longer than this many blocks, and than MIN_RECORD_LIMIT, is refused rather than
 # read whole into memory: a file with no line ends, or a CSV quote never closed, on a pipe too.
 RECORD_BLOCKS, MIN_RECORD_LIMIT = 8, 256 * 2**20
@@ -273,16 +282,95 @@ def _quoted_fields(data, end):
     return np.array(opens, dtype=np.int64), np.array(closes, dtype=np.int64)
 
 
+def is_stdin(path):
+    return isinstance(path, str) and path == STDIN
+
+
+def shown(path):
+    """How messages name ``path``: standard input by name."""
+    return STDIN_NAME if is_stdin(path) else path
+
+
+class _Peekable:
+    """A binary stream whose first bytes can be looked at (:meth:`peek`) and are still read after."""
+
+    def __init__(self, raw, *, owned):
+        self._raw, self._head, self.owned = raw, b"", owned
+
+    def peek(self, n, enough=None):
+        """Up to ``n`` first bytes, never consumed: fewer at the end of the data, or once
+        ``enough(bytes)`` (a pipe's writer may be slow: what is there is read, not waited for)."""
+        read1 = getattr(self._raw, "read1", self._raw.read)
+        while len(self._head) < n and not (enough is not None and enough(self._head)):
+            more = read1(n - len(self._head))
+            if not more:
+                break
+            self._head += more
+        return self._head[:n]
+
+    def read(self, n=-1):
+        if not self._head:
+            return self._raw.read(n)
+        if n is None or n < 0:
+            data, self._head = self._head + self._raw.read(), b""
+            return data
+        data, self._head = self._head[:n], self._head[n:]
+        if len(data) < n:
+            data += self._raw.read(n - len(data))
+        return data
+
+    def readable(self):
+        return True
+
+    def seekable(self):
+        return False
+
+    def close(self):
+        if self.owned:
+            self._raw.close()
+
+
+# Streams (standard input, FIFOs) opened to peek at their first bytes, kept for the read that follows.
+_STREAMS = {}
+
+
+def _stream(path):
+    """The peekable stream of ``path`` (not a regular file), opened once and kept until it is read."""
+    key = str(path)
+    stream = _STREAMS.get(key)
+    if stream is None:
+        if is_stdin(key):
+            if sys.stdin is None or getattr(sys.stdin, "buffer", None) is None:
+                raise ValueError("standard input (-) is closed (the command was started with <&-); name a file")
+            if sys.stdin.isatty():
+                raise ValueError("standard input (-) is a terminal; pipe the data in (... | nbgpu COMMAND ... -) "
+                                 "or name a file")
+            stream = _Peekable(sys.stdin.buffer, owned=False)
+        else:
+            stream = _Peekable(open(path, "rb"), owned=True)
+        _STREAMS[key] = stream
+    return stream
+
+
+def _opened(path):
+    """A binary stream of ``path`` to read once: a regular file opened, a stream's kept one taken."""
+    if is_regular_file(path):
+        return open(path, "rb")
+    stream = _stream(path)
+    _STREAMS.pop(str(path), None)
+    return contextlib.closing(stream) if stream.owned else contextlib.nullcontext(stream)
+
+
 def read_blocks(path, chunk_bytes, *, min_lines=1, record_end=_line_end):
     """:class:`Block` s of about ``chunk_bytes`` that end at a line end (``record_end`` finds the last
     one a block may end at; a longer line is in a longer block, up to a limit; the first holds at least
     ``min_lines``), read
-    sequentially: files, FIFOs, /dev/stdin. Gzip is decompressed as it is read; ``nbytes`` is then the
-    compressed bytes read, what progress counts against the file."""
+    sequentially: files, standard input (``-``), FIFOs, /dev/stdin. Gzip is decompressed as it is read;
+    ``nbytes`` is then the compressed bytes read, what progress counts against the file."""
     first, pending, want, counted, end = 1, b"", min_lines, 0, False
     limit = max(RECORD_BLOCKS * chunk_bytes, MIN_RECORD_LIMIT)
-    compressed = is_gzip(path)
-    with open(path, "rb") as raw:
+    compressed, name = is_gzip(path), shown(path)
+    with _opened(path) as raw:
         f = gzip.GzipFile(fileobj=raw, mode="rb") if compressed else raw
         told = compressed and raw.seekable()  # not a pipe: the compressed bytes read so far are known
         while not end:
@@ -290,14 +378,14 @@ def read_blocks(path, chunk_bytes, *, min_lines=1, record_end=_line_end):
                 # Doubling (a long line is scanned a few times), never past the limit.
                 data = f.read(min(max(chunk_bytes, len(pending)), limit - len(pending)))
             except EOFError:
-                raise ValueError(f"{path}: the gzip data end early (a truncated file?)") from None
+                raise ValueError(f"{name}: the gzip data end early (truncated?)") from None
             except (gzip.BadGzipFile, zlib.error) as exc:
-                raise ValueError(f"{path}: not valid gzip data ({exc})") from None
+                raise ValueError(f"{name}: not valid gzip data ({exc})") from None
             end, data = not data, pending + data
             cut = len(data) if end else record_end(data)
             if not end and (cut == 0 or data.count(b"\n", 0, cut) < want):
                 if len(data) >= limit:
-                    msg = (f"{path} line {first}: no line ends within {limit / 2**20:g} MiB (not a file of lines, or "
+                    msg = (f"{name} line {first}: no line ends within {limit / 2**20:g} MiB (not a file of lines, or "
                            f"a CSV quote never closed?); --chunk-mb raises this limit to {RECORD_BLOCKS} blocks")
                     raise ValueError(msg)
                 pending = data  # no complete line yet, or the first block is too short
@@ -314,18 +402,29 @@ def read_blocks(path, chunk_bytes, *, min_lines=1, record_end=_line_end):
             first += lines
 
 
-def is_gzip(path):
-    """Whether ``path`` is read as gzip data: named ``*.gz``, or a regular file that starts with gzip's
-    magic bytes (a pipe cannot be peeked at)."""
-    if Path(path).suffix.lower() == ".gz":
-        return True
-    if not is_regular_file(path):
-        return False
+def _first_bytes(path, n, enough=None):
+    """The first ``n`` bytes of ``path`` (a stream's peeked at and kept, up to ``enough(bytes)``);
+    b"" if it cannot be read."""
+    if is_regular_file(path):
+        try:
+            with open(path, "rb") as f:
+                return f.read(n)
+        except OSError:
+            return b""
+    if not is_stdin(path) and not os.path.exists(path):
+        return b""
     try:
-        with open(path, "rb") as f:
-            return f.read(2) == b"\x1f\x8b"
+        return _stream(path).peek(n, enough)
     except OSError:
-        return False
+        return b""
+
+
+def is_gzip(path):
+    """Whether ``path`` is read as gzip data: named ``*.gz``, or its data (a file's or a stream's)
+    start with gzip's magic bytes."""
+    if not is_stdin(path) and Path(path).suffix.lower() == ".gz":
+        return True
+    return _first_bytes(path, 2) == b"\x1f\x8b"
 
 
 def _decoded(path, block):
@@ -369,10 +468,12 @@ class _Reader:
     _transform = None  # text: the vectorizer's transform
 
     def __init__(self, path, *, chunk_bytes=CHUNK_BYTES, dtype=np.float64, **_):
-        self.path, self.chunk_bytes, self.dtype = path, int(chunk_bytes), dtype
+        # source: what is read ("-": standard input); path: how messages name it
+        self.source, self.path = path, shown(path)
+        self.chunk_bytes, self.dtype = int(chunk_bytes), dtype
 
     def blocks(self):
-        return read_blocks(self.path, self.chunk_bytes, min_lines=self.min_lines, record_end=self._record_end)
+        return read_blocks(self.source, self.chunk_bytes, min_lines=self.min_lines, record_end=self._record_end)
 
     def _hashed(self, block, texts):
         """The texts of ``block`` hashed; an error names the block's lines."""
@@ -490,7 +591,7 @@ class NpzReader(_Reader):
     def blocks(self):
         """The archive read whole, in :class:`Chunk` s of about ``chunk_bytes`` of rows."""
         try:
-            with np.load(self.path, allow_pickle=False) as archive:
+            with np.load(self.source, allow_pickle=False) as archive:
                 # Only the arrays read, each checked against this machine's memory before it is
                 # read (the zip's size of it: a small file of zeros may expand to gigabytes).
                 names = [k for k in ("data", "indices", "indptr", "shape", "format", "X", "y") if k in archive.files]
@@ -548,7 +649,7 @@ class NpzReader(_Reader):
             y = text_labels(y)
             if y.dtype.kind == "S":
                 raise ValueError(f"{self.path}: the labels `y` are bytes that are not UTF-8 text")
-        n, size = X.shape[0], os.path.getsize(self.path)
+        n, size = X.shape[0], os.path.getsize(self.source)
         row_bytes = max(1, (X.nnz if hasattr(X, "nnz") else X.size) * 12 // max(n, 1))
         step = max(1, self.chunk_bytes // row_bytes)
         for start in range(0, n, step):
@@ -864,23 +965,83 @@ def _text_transform(params):
     return transform
 
 
-def detect_format(path, given="auto"):
-    """The format named by ``given``, or told by the file's extension."""
+_ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a zip archive (.npz): its first entry, or empty
+# An svmlight/libsvm line: a label, an optional qid, index:value pairs, an optional # comment.
+_SVMLIGHT_LINE = re.compile(rb"[^\s,:#]+(?:[ \t]+qid:\S+)?(?:[ \t]+\d+:[^\s,]+)*[ \t]*(?:#.*)?")
+_SNIFF_LINES = 20
+
+
+def _head_lines(raw):
+    """The first non-blank lines of the data that start with ``raw`` (gzip decompressed as far as it goes,
+    a byte order mark dropped); the last line (maybe cut short) only where it is the only one."""
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(raw, SNIFF_BYTES)
+        except zlib.error:
+            return []
+    raw = raw.removeprefix(b"\xef\xbb\xbf")
+    lines = [line.strip() for line in raw.split(b"\n")[:_SNIFF_LINES + 1]]
+    whole = lines[:-1] if len(lines) > 1 else lines  # the last may be cut short (or empty: the data end)
+    return [line for line in (whole if any(whole) else lines) if line]
+
+
+def sniff_format(path):
+    """The format told by the first bytes of ``path`` (gzip decompressed), or None: a zip archive is
+    ``npz``; a first line that opens a JSON object (or array) is JSON lines; lines of ``label
+    index:value ...`` are svmlight; a first line with a comma is CSV."""
+    raw = _first_bytes(path, SNIFF_BYTES, enough=lambda head: len(_head_lines(head)) > _SNIFF_LINES)
+    if raw[:4] in _ZIP_MAGIC:
+        return "npz"
+    lines = _head_lines(raw)
+    if not lines:
+        return None
+    if lines[0][:1] in (b"{", b"["):
+        return "jsonl"
+    rows = [line for line in lines if not line.startswith(b"#")]
+    if rows and all(_SVMLIGHT_LINE.fullmatch(line) for line in rows) and any(
+            b":" in line.split(b"#", 1)[0] for line in rows):
+        return "svmlight"
+    if b"," in lines[0]:
+        return "csv"
+    return None
+
+
+def named_format(path, given="auto"):
+    """The format named by ``given``, else by the extension of ``path``; None if neither tells."""
     if given != "auto":
         return given
+    if is_stdin(path):
+        return None
     name = Path(path)
     if name.suffix.lower() == ".gz":  # data.csv.gz: the format of data.csv
         name = Path(name.stem)
-    fmt = _SUFFIXES.get(name.suffix.lower())
-    if fmt is None:
-        msg = (f"cannot tell the format of {path} from its extension; name it (--format {{{','.join(FORMATS)}}}) "
-               f"or use one of {sorted(_SUFFIXES)} (each also gzip-compressed, + .gz)")
-        raise ValueError(msg)
-    return fmt
+    return _SUFFIXES.get(name.suffix.lower())
+
+
+def detect_format(path, given="auto"):
+    """The format named by ``given``, or told by the file's extension, else by its first bytes
+    (:func:`sniff_format`; standard input, ``-``, by its first bytes)."""
+    fmt = named_format(path, given)
+    if fmt is not None:
+        return fmt
+    there = is_stdin(path) or os.path.exists(path)
+    fmt = sniff_format(path) if there else None
+    if fmt is not None:
+        return fmt
+    if there and _first_bytes(path, 1) == b"" and not os.path.isdir(path):
+        raise ValueError(f"{shown(path)} is empty")
+    told = ("from its first bytes, which are not JSON lines ({...} objects), svmlight (label index:value ...), "
+            "CSV (comma-separated) nor an .npz (zip) archive" if is_stdin(path) else
+            "from its extension or its first bytes" if there else "from its extension")
+    msg = (f"cannot tell the format of {shown(path)} {told}; name it (--format {{{','.join(FORMATS)}}})"
+           + ("" if is_stdin(path) else f" or use one of {sorted(_SUFFIXES)} (each also gzip-compressed, + .gz)"))
+    raise ValueError(msg)
 
 
 def is_regular_file(path):
-    """True for a regular file (it can be read twice); False for FIFOs, devices."""
+    """True for a regular file (it can be read twice); False for standard input, FIFOs, devices."""
+    if is_stdin(path):
+        return False
     try:
         return stat.S_ISREG(os.stat(path).st_mode)
     except OSError:
@@ -893,31 +1054,39 @@ def open_reader(path, fmt="auto", *, vectorizer=None, **options):
     needs here, in the calling thread: two threads importing the same packages can deadlock."""
     import scipy.sparse  # noqa: F401  (what every reader builds its chunks with)
 
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        raise ValueError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise ValueError(f"{path} cannot be read ({exc.strerror})") from None
-    if stat.S_ISDIR(mode):
-        raise ValueError(f"{path} is a directory, not a file")
-    if not os.access(path, os.R_OK):
-        raise ValueError(f"{path}: permission denied")
-    if stat.S_ISREG(mode) and os.path.getsize(path) == 0:
-        raise ValueError(f"{path} is empty")
+    if is_stdin(path):
+        _stream(path)  # closed, or a terminal: said now
+    else:
+        try:
+            mode = os.stat(path).st_mode
+        except FileNotFoundError:
+            raise ValueError(f"{path}: no such file") from None
+        except OSError as exc:
+            raise ValueError(f"{path} cannot be read ({exc.strerror})") from None
+        if stat.S_ISDIR(mode):
+            raise ValueError(f"{path} is a directory, not a file")
+        if not os.access(path, os.R_OK):
+            raise ValueError(f"{path}: permission denied")
+        if stat.S_ISREG(mode) and os.path.getsize(path) == 0:
+            raise ValueError(f"{path} is empty")
     fmt = detect_format(path, fmt)
+    path_name = shown(path)
+    if fmt == "npz" and not is_regular_file(path):
+        # A zip archive is read by seeking in it; copied to memory or disk, it would cost more than a file.
+        raise ValueError(f"{path_name}: an .npz archive must be a regular file (a zip archive is read by seeking, "
+                         "it cannot be streamed); save it to a file and name that")
+    if not is_regular_file(path) and _first_bytes(path, 1) == b"":
+        raise ValueError(f"{path_name} is empty")
     text_column = options.get("text_column")
-    if fmt == "npz" and not stat.S_ISREG(mode):
-        raise ValueError(f"{path}: an .npz archive must be a regular file (a zip archive cannot be streamed)")
     if fmt == "npz" and is_gzip(path):
-        raise ValueError(f"{path}: an .npz archive cannot be read gzip-compressed (it is a zip archive, compressed already)")
+        raise ValueError(f"{path_name}: an .npz archive cannot be read gzip-compressed (it is a zip archive, compressed already)")
     if fmt == "jsonl" and vectorizer is None:
-        raise ValueError(f"{path} is JSON-lines text, but the model was not trained on text")
+        raise ValueError(f"{path_name} is JSON-lines text, but the model was not trained on text")
     if fmt == "csv" and text_column is not None and vectorizer is None:
-        raise ValueError(f"{path}: a text column (--text-column), but the model was not trained on text")
+        raise ValueError(f"{path_name}: a text column (--text-column), but the model was not trained on text")
     if vectorizer is not None and fmt != "jsonl" and (fmt != "csv" or text_column is None):
         tail = "CSV: --text-column names its column of text" if fmt == "csv" else fmt
-        raise ValueError(f"the model was trained on JSON-lines text or a CSV column of text; {path} is {tail}")
+        raise ValueError(f"the model was trained on JSON-lines text or a CSV column of text; {path_name} is {tail}")
     reader = {"svmlight": SvmlightReader, "npz": NpzReader, "csv": CsvReader, "jsonl": JsonlReader}[fmt]
     return reader(path, vectorizer=vectorizer, **options)
 

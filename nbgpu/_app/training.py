@@ -249,7 +249,7 @@ def train(estimator, reader, *, progress, open_again, to_device, chunks=None, cl
                     if passes == 2:
                         raise
                     why = str(exc)
-                    if not is_regular_file(reader.path):
+                    if not is_regular_file(reader.source):
                         msg = (f"{reader.path}: {why}, and it cannot be read twice (not a regular file): "
                                "give --classes (and, for svmlight, --n-features and --zero-based)")
                         raise ValueError(msg) from None

@@ -242,7 +242,7 @@ def _bad_cases(d):
         (("predict", "missing.nbgpu", d / "train.svm"), "no such file"),
         (("predict", m, d / "wide.svm", "-o", "o.txt"), "more features than the 5"),
         (("evaluate", m, "empty.svm"), "is empty"),
-        (("predict", m, "data.unknown"), "cannot tell the format"),
+        (("train", "data.unknown", "-o", "o.nbgpu"), "cannot tell the format"),
         (("info", "fake.nbgpu"), "not an nbgpu model file"),
     ]
 
@@ -253,7 +253,7 @@ def bad_files(tmp_path, monkeypatch):
     (tmp_path / "junk.svm").write_text("hello world\n")
     (tmp_path / "junk.csv").write_text("a,b\nx,1\n")
     (tmp_path / "fake.nbgpu").write_text("not a model\n")
-    (tmp_path / "data.unknown").write_text("1 0:1\n")
+    (tmp_path / "data.unknown").write_text("hello\n")  # no extension, and content of no known format
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("NBGPU_DEBUG", raising=False)
     return tmp_path

@@ -1,6 +1,6 @@
-"""The console entry (``nbgpu``, ``python -m nbgpu``) ends the process without
-tearing the interpreter down (``nbgpu.__main__.console``): its outputs must
-be whole, its exit status the command's, and the exit handlers must run."""
+"""The console entry (``nbgpu``, ``python -m nbgpu``) exits without the garbage
+collector's last sweep (``nbgpu.__main__.console``): its outputs must be whole,
+its exit status the command's, and the exit handlers must run."""
 
 from __future__ import annotations
 

@@ -277,3 +277,54 @@ def test_a_continuing_partial_fit_validates_parameters_set_since(param, value):
     with pytest.raises(ValueError, match=param):
         model.partial_fit(X, y)
     np.testing.assert_array_equal(model._stats["class_count"], before)
+
+
+MODELS = LAZY + [nbgpu.CategoricalNB, nbgpu.KernelDensityNB, nbgpu.NormalBayesClassifier]
+
+
+@pytest.mark.parametrize("cls", MODELS, ids=lambda c: c.__name__)
+def test_every_derived_parameter_is_declared_on_the_class(cls):
+    # What an IDE, a type checker and help() see is what a fit makes: no attribute comes from __getattr__.
+    from nbgpu._estimator.base import fitted_parameter
+
+    assert all("__getattr__" not in vars(c) for c in cls.__mro__ if c.__module__.startswith("nbgpu"))
+    X, y = _data()
+    model = cls().fit(X, y)
+    for name in model._deferred_parameters:
+        getattr(model, name)
+    declared = {name for c in cls.__mro__ for name, value in vars(c).items() if isinstance(value, fitted_parameter)}
+    assert set(vars(model)["_derived_"]) <= declared
+    assert not hasattr(cls(), "class_count_")
+
+
+@pytest.mark.parametrize("error", [AttributeError("a bug in finalize"), KeyError("a bug in finalize")])
+def test_an_error_while_deriving_is_raised_as_itself(monkeypatch, error):
+    X, y = _data()
+    model = nbgpu.GaussianNB().partial_fit(X, y, classes=np.unique(y))
+
+    def broken(*args, **kwargs):
+        raise error
+
+    monkeypatch.setattr(nbgpu.GaussianNB, "_finalize", broken)
+    with pytest.raises(type(error), match="a bug in finalize"):
+        model.theta_  # noqa: B018
+    monkeypatch.undo()
+    np.testing.assert_allclose(model.theta_, nbgpu.GaussianNB().fit(X, y).theta_)  # nothing half-derived was kept
+
+
+def test_lazy_parameters_are_derived_without_copying_the_model(monkeypatch):
+    # Finalize reads the hyper-parameters of the fit from its `params` argument, never from a copy of the model.
+    X, y = _data()
+    model = nbgpu.MultinomialNB(alpha=0.5).partial_fit(X, y, classes=np.unique(y))
+    model.set_params(alpha=3.0)
+    seen = []
+    finalize = nbgpu.MultinomialNB._finalize
+
+    def recording(self, stats, classes, params, **kwargs):
+        seen.append((self, params.alpha))
+        return finalize(self, stats, classes, params, **kwargs)
+
+    monkeypatch.setattr(nbgpu.MultinomialNB, "_finalize", recording)
+    flp = model.feature_log_prob_
+    assert seen == [(model, 0.5)]
+    np.testing.assert_allclose(flp, nbgpu.MultinomialNB(alpha=0.5).fit(X, y).feature_log_prob_)

@@ -13,6 +13,7 @@ import copy
 import math
 import warnings
 from numbers import Real
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -52,10 +53,23 @@ from .params import Interval, Options, param_names, validate_params
 from .scoring import _ScoringMixin
 from .statistics_checks import check_class_count, check_keys
 
-# What _become_fitted sets itself; everything else a fitted model has is derived.
-_FIT_STATE = frozenset(
-    {"classes_", "n_features_in_", "feature_names_in_", "_stats", "_fit_dtype_", "_fit_params_", "_derived_"}
-)
+
+class fitted_parameter:
+    """A fitted parameter derived from the statistics, declared in the class body of the model
+    that makes it (its ``_finalize`` or ``_deferred_parameters``): made at a fit, or at its first
+    read after ``partial_fit``, a merge or a load. The value is then an entry of the instance's
+    ``__dict__``, which a read finds first; an unfitted model has no such attribute."""
+
+    def __init__(self, doc=None):
+        self.__doc__ = doc
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, model, owner=None):
+        if model is None:
+            return self
+        return model._fitted_parameter(self.name)
 
 
 class InconsistentVersionWarning(UserWarning):
@@ -138,15 +152,21 @@ class _BaseNB(_ScoringMixin, abc.ABC):
     def _check_params_for_fit(self, n_classes, n_features):
         """Check every data-dependent parameter ``_finalize`` reads, before any statistic
         is computed: a call that defers finalizing still refuses a bad one."""
+        self._check_fixed_prior(self, n_classes)
 
-    def _check_fixed_prior(self, fixed, n_classes, *, name):
-        """``(checked fixed prior or None, prior_smoothing)``, the two checked together."""
-        prior = check_prior(fixed, n_classes, name=name)
-        smoothing = float(getattr(self, "prior_smoothing", 0.0))
+    # The parameter that fixes the class prior ("class_prior" for the count models).
+    _prior_parameter = "priors"
+
+    def _check_fixed_prior(self, params, n_classes):
+        """``(checked fixed prior or None, prior_smoothing)`` of ``params`` (the model, or the
+        hyper-parameters of its last fit), the two checked together."""
+        name = self._prior_parameter
+        prior = check_prior(getattr(params, name), n_classes, name=name)
+        smoothing = float(getattr(params, "prior_smoothing", 0.0))
         if not math.isfinite(smoothing):
             msg = f"`prior_smoothing` must be a finite number >= 0; got {smoothing}."
             raise ValueError(msg)
-        if fixed is not None and smoothing != 0.0:
+        if prior is not None and smoothing != 0.0:
             msg = (
                 f"`prior_smoothing={smoothing:g}` cannot be combined with a fixed "
                 f"`{name}`: a fixed prior is not estimated from counts, so there "
@@ -173,15 +193,15 @@ class _BaseNB(_ScoringMixin, abc.ABC):
         """The validated ``loss_matrix`` (float64 numpy, k × k) or None."""
         return check_loss_matrix(getattr(self, "loss_matrix", None), n_classes)
 
-    def _class_prior(self, class_count, *, xp, fixed=None, name="priors", fit_prior=True):
-        """``(prior, log_prior)``: ``fixed`` as given, uniform without ``fit_prior``, else
-        the counts smoothed by ``prior_smoothing`` λ, ``P(c) = (N_c + λ) / (N + Kλ)``."""
+    def _class_prior(self, class_count, params, *, xp):
+        """``(prior, log_prior)`` under ``params``: the fixed prior as given, uniform without
+        ``fit_prior``, else the counts smoothed by ``prior_smoothing`` λ, ``P(c) = (N_c + λ) / (N + Kλ)``."""
         k = class_count.shape[0]
-        fixed, smoothing = self._check_fixed_prior(fixed, k, name=name)
+        fixed, smoothing = self._check_fixed_prior(params, k)
         if fixed is not None:
             prior = to_namespace(fixed, xp, class_count.device)
             return prior, log_or_neg_inf(prior, xp=xp)
-        if not fit_prior:
+        if not getattr(params, "fit_prior", True):
             return xp.full_like(class_count, 1.0 / k), xp.full_like(class_count, -math.log(k))
         smoothed = class_count + smoothing
         total = xp.sum(class_count) + k * smoothing
@@ -226,8 +246,10 @@ class _BaseNB(_ScoringMixin, abc.ABC):
         return merged
 
     @abc.abstractmethod
-    def _finalize(self, stats, classes, *, xp, dtype):
-        """The fitted attributes (a dict) ``stats`` define, in ``dtype``; may raise."""
+    def _finalize(self, stats, classes, params, *, xp, dtype):
+        """The fitted parameters (a dict) that ``stats`` define under the hyper-parameters
+        ``params`` (read as attributes: the model itself at a fit, a snapshot of the last fit's
+        later), in ``dtype``; reads nothing else of the model, and may raise."""
 
     @abc.abstractmethod
     def _joint_log_likelihood(self, X, *, xp, device, dtype):
@@ -395,7 +417,7 @@ class _BaseNB(_ScoringMixin, abc.ABC):
     def _become_fitted_held(self, stats, classes, *, n_features, feature_names, score_dtype, lazy):
         attrs = None
         if not (lazy and self._lazy_parameters):
-            attrs = self._derived_from(stats, classes, score_dtype)  # this fit's hyper-parameters
+            attrs = self._derived_from(stats, classes, score_dtype, self)  # this fit's hyper-parameters
             # Sparse statistics are a wide model's: its deferred parameters wait for a read.
             if not any(map(is_sparse_counts, stats.values())):
                 for name, method in self._deferred_parameters.items():
@@ -417,20 +439,14 @@ class _BaseNB(_ScoringMixin, abc.ABC):
             self._store_derived(attrs)
         return self
 
-    def _derived_from(self, stats, classes, score_dtype):
-        """``_finalize`` of ``stats`` with this model's hyper-parameters."""
+    def _derived_from(self, stats, classes, score_dtype, params):
+        """``_finalize`` of ``stats`` under ``params``."""
         xp = get_namespace(first_array(stats))
-        return self._finalize(stats, classes, xp=xp, dtype=score_dtype_of(stats, score_dtype))
+        return self._finalize(stats, classes, params, xp=xp, dtype=score_dtype_of(stats, score_dtype))
 
-    def _as_fitted(self):
-        """``self``, or a copy with the hyper-parameters of the last fit if ``set_params`` changed one."""
-        changed = self._fitted_params()
-        if not changed:
-            return self
-        model = object.__new__(type(self))
-        model.__dict__.update(self.__dict__)
-        model.__dict__.update(changed)
-        return model
+    def _fit_hyper_parameters(self):
+        """The hyper-parameters of the last fit, read as attributes (``_finalize``'s ``params``)."""
+        return self if self._params_unchanged() else SimpleNamespace(**self._fit_params_)
 
     def _fitted_params(self):
         """The hyper-parameters of the last fit that ``set_params`` has changed since (name -> value)."""
@@ -493,22 +509,20 @@ class _BaseNB(_ScoringMixin, abc.ABC):
         with lock.reading(), lock.deriving:
             if state.get("_derived_", False) is None:
                 stats, classes, dtype = state["_stats"], state["classes_"], state["_fit_dtype_"]
-                self._store_derived(self._as_fitted()._derived_from(stats, classes, dtype))
+                self._store_derived(self._derived_from(stats, classes, dtype, self._fit_hyper_parameters()))
 
-    def __getattr__(self, name):
-        # A fitted parameter of statistics not finalized yet is derived now, but never the
-        # state a fit sets itself (scikit-learn probes feature_names_in_).
+    def _fitted_parameter(self, name):
+        """The fitted parameter ``name`` (:class:`fitted_parameter`), derived now if it is not yet."""
         state = self.__dict__
-        if name.endswith("_") and not name.startswith("__") and name not in _FIT_STATE and "_stats" in state:
+        if "_stats" in state:
             # Row blocks scored on several threads ask at once: one derives, the others wait.
             lock = lock_of(self)
             with lock.reading(), lock.deriving:
                 self._derive_if_lazy()  # a no-op if another thread derived while this one waited
                 deferred = self._deferred_parameters.get(name)
                 if name not in state and deferred is not None and state.get("_derived_") is not None:
-                    stats = state["_stats"]
-                    dtype = score_dtype_of(stats, state["_fit_dtype_"])
-                    self._store_derived({name: getattr(self._as_fitted(), deferred)(stats, state, dtype)})
+                    dtype = score_dtype_of(state["_stats"], state["_fit_dtype_"])
+                    self._store_derived({name: getattr(self, deferred)(state["_stats"], state, dtype)})
                 if name in state:
                     return state[name]
         msg = f"{type(self).__name__!r} object has no attribute {name!r}"

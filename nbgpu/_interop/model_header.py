@@ -153,8 +153,8 @@ def estimator_spec(model, key, arrays, *, where):
     if type(model) is not estimator_class(name, where, core=True) and type(model) is not estimator_class(name, where):
         msg = f"{where}: {type(model).__module__}.{name} is not nbgpu's own {name}, so it cannot be saved."
         raise ValueError(msg)
-    fitted = model._as_fitted() if hasattr(model, "_fit_params_") else model  # the parameters its statistics go with
-    return {"estimator": name, "params": flatten(fitted._params(), key, arrays)}
+    params = {**model._params(), **model._fitted_params()}  # the parameters its statistics go with
+    return {"estimator": name, "params": flatten(params, key, arrays)}
 
 
 def make_header(arrays, **fields):

@@ -25,6 +25,7 @@ from .._array.sparse import (
     sparse_matmul,
     sparse_onehot_nonzero,
 )
+from .._estimator.base import fitted_parameter
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.missing import split_missing
 from .._estimator.statistics_checks import (
@@ -220,6 +221,21 @@ class CategoricalNB(_DiscreteNB):
     _class_axis_statistics = ("class_count", "counts")  # n_categories is per feature
     _integer_input = True  # integer codes are used as they come: no float copy of X to check and cast back
     _product_operands = ("_table_", "_delta_")
+    # Fitted parameters (``_finalize``), made at a fit or at their first read.
+    class_count_ = fitted_parameter()
+    class_log_prior_ = fitted_parameter()
+    n_categories_ = fitted_parameter()
+    _category_count_ = fitted_parameter()
+    _feature_log_prob_ = fitted_parameter()
+    _bias_ = fitted_parameter()
+    _table_ = fitted_parameter()
+    _delta_ = fitted_parameter()
+    _zero_score_ = fitted_parameter()
+    _n_cat_host_ = fitted_parameter()
+    _code_limit_ = fitted_parameter()
+    _radix_ = fitted_parameter()
+    _group_start_ = fitted_parameter()
+    _offsets_ = fitted_parameter()
 
     # The largest table of counts a fit may build (see Notes); a class
     # attribute, read at every fit, not a parameter of the model.
@@ -353,15 +369,15 @@ class CategoricalNB(_DiscreteNB):
         counts = _relayout(a["counts"], n_a, n_cat, xp=xp) + _relayout(b["counts"], n_b, n_cat, xp=xp)
         return {"class_count": a["class_count"] + b["class_count"], "counts": counts, "n_categories": n_cat}
 
-    def _finalize(self, stats, classes, *, xp, dtype):
+    def _finalize(self, stats, classes, params, *, xp, dtype):
         count, counts, n_cat = stats["class_count"], stats["counts"], to_numpy(stats["n_categories"])
-        alpha = self._alpha(n_cat.shape[0], xp=xp, device=counts.device, dtype=counts.dtype)
+        alpha = self._alpha(params, n_cat.shape[0], xp=xp, device=counts.device, dtype=counts.dtype)
         if alpha.ndim == 1:
             alpha = _spread(xp.reshape(alpha, (1, -1)), n_cat, xp=xp)
         smoothed = counts + alpha
         totals = _spread(feature_block_sums(smoothed, _offsets(n_cat), xp=xp), n_cat, xp=xp)
         flp = safe_log(smoothed, xp=xp) - safe_log(totals, xp=xp)
-        log_prior = self._class_log_prior(count, xp=xp)
+        log_prior = self._class_prior(count, params, xp=xp)[1]
         return {
             "class_count_": count,
             "class_log_prior_": xp.astype(log_prior, dtype),

@@ -32,7 +32,7 @@ from .._array.namespace import (
 )
 from .._array.numerics import log_or_neg_inf
 from .._array.sparse import sparse_columns
-from .._estimator.base import _BaseNB
+from .._estimator.base import _BaseNB, fitted_parameter
 from .._estimator.base_measure import _BaseMeasureMixin, least_excluded
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.feature_names import feature_names_of
@@ -224,6 +224,13 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, ClassifierMixin, _BaseComposition
     """
 
     _lazy_parameters = False  # finalize may refuse the data
+    # Fitted parameters (``_finalize``), made at a fit.
+    class_count_ = fitted_parameter()
+    class_prior_ = fitted_parameter()
+    class_log_prior_ = fitted_parameter()
+    estimators_ = fitted_parameter()
+    _part_names_ = fitted_parameter()
+    _columns_ = fitted_parameter()
 
     _NotFittedError = NotFittedError
     _param_constraints: dict = {
@@ -445,7 +452,7 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, ClassifierMixin, _BaseComposition
                     raise ValueError(f"part {name!r}: {exc}") from exc
 
     def _check_params_for_fit(self, n_classes, n_features):
-        self._check_fixed_prior(self.priors, n_classes, name="priors")
+        super()._check_params_for_fit(n_classes, n_features)
         plan = self._plan()
         for part, cols in zip(plan.parts, plan.columns):
             part._check_params_for_fit(n_classes, cols.shape[0])
@@ -474,9 +481,9 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, ClassifierMixin, _BaseComposition
         }
         return {**super()._statistics_for_classes(stats, index, n_classes, xp=xp), "parts": parts}
 
-    def _finalize(self, stats, classes, *, xp, dtype):
+    def _finalize(self, stats, classes, params, *, xp, dtype):
         count = stats["class_count"]
-        prior, log_prior = self._class_prior(count, xp=xp, fixed=self.priors, name="priors")
+        prior, log_prior = self._class_prior(count, params, xp=xp)
         plan = self._plan()
         score_dtype = "float32" if dtype == xp.float32 else "float64"
         fitted = []

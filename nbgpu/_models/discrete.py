@@ -22,7 +22,7 @@ from .._array.numerics import (
     safe_log,
 )
 from .._array.sparse import compact_columns, sparse_binarize, sparse_matmul
-from .._estimator.base import _BaseNB
+from .._estimator.base import _BaseNB, fitted_parameter
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.feature_selection import chi2_from_counts
 from .._estimator.statistics_checks import (
@@ -49,17 +49,16 @@ class _DiscreteNB(_BaseNB):
         "force_alpha": ["boolean"],
     }
 
+    _prior_parameter = "class_prior"
+
     def _check_params_for_fit(self, n_classes, n_features):
-        self._check_fixed_prior(self.class_prior, n_classes, name="class_prior")
+        super()._check_params_for_fit(n_classes, n_features)
         check_alpha(self.alpha, n_features, force_alpha=self.force_alpha)  # warns here, once
 
-    def _alpha(self, n_features, *, xp, device, dtype):
-        alpha = check_alpha(self.alpha, n_features, force_alpha=self.force_alpha, warn=False)
+    @staticmethod
+    def _alpha(params, n_features, *, xp, device, dtype):
+        alpha = check_alpha(params.alpha, n_features, force_alpha=params.force_alpha, warn=False)
         return xp.asarray(alpha, dtype=dtype, device=device)
-
-    def _class_log_prior(self, class_count, *, xp):
-        fixed, fit_prior = self.class_prior, self.fit_prior
-        return self._class_prior(class_count, xp=xp, fixed=fixed, name="class_prior", fit_prior=fit_prior)[1]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -70,13 +69,21 @@ class _DiscreteNB(_BaseNB):
 class _CountNB(_DiscreteNB):
     """Models whose statistics are class counts and per-class feature sums, scored by one
     product ``X · W + b``. A model defines ``_class_context(class_count, feature_count,
-    alpha, log_prior, *, xp)``, the per-class values over all features its weights depend
-    on (a dict; its "bias" is ``b`` where that is not the log prior), and
+    alpha, log_prior, params, *, xp)``, the per-class values over all features its weights
+    depend on (a dict; its "bias" is ``b`` where that is not the log prior), and
     ``_weight_columns(stats, context, cols, *, xp)``, the k × c weights (float64) of the
-    features ``cols`` (a slice or an index array)."""
+    features ``cols`` (a slice or an index array), from ``stats`` and ``context`` alone."""
 
     _class_axis_statistics = ("class_count", "feature_count", "observed_count")
     _product_operands = ("_weight_",)
+    # Fitted parameters (``_finalize``, ``_deferred_parameters``), made at a fit or at their first read.
+    class_count_ = fitted_parameter()
+    class_log_prior_ = fitted_parameter()
+    feature_count_ = fitted_parameter()
+    feature_log_prob_ = fitted_parameter()
+    _bias_ = fitted_parameter()
+    _context_ = fitted_parameter()
+    _weight_ = fitted_parameter()
     # Made a column chunk at a time, at fit or else when first read (only the
     # columns scored where that is all a prediction needs).
     _deferred_parameters = {
@@ -132,11 +139,11 @@ class _CountNB(_DiscreteNB):
                 return {"class_count": count, "feature_count": sparse_counts.kept(fc)}
         return super()._accumulate_onto(previous, X, codes, weights, n_classes, xp=xp, dtype=dtype)
 
-    def _finalize(self, stats, classes, *, xp, dtype):
+    def _finalize(self, stats, classes, params, *, xp, dtype):
         cc, fc = stats["class_count"], stats["feature_count"]
-        alpha = self._alpha(fc.shape[1], xp=xp, device=cc.device, dtype=fc.dtype)
-        log_prior = self._class_log_prior(cc, xp=xp)
-        context = {"alpha": alpha, "bias": log_prior, **self._class_context(cc, fc, alpha, log_prior, xp=xp)}
+        alpha = self._alpha(params, fc.shape[1], xp=xp, device=cc.device, dtype=fc.dtype)
+        log_prior = self._class_prior(cc, params, xp=xp)[1]
+        context = {"alpha": alpha, "bias": log_prior, **self._class_context(cc, fc, alpha, log_prior, params, xp=xp)}
         return {
             "class_count_": cc,
             "class_log_prior_": xp.astype(log_prior, dtype),
@@ -161,11 +168,10 @@ class _CountNB(_DiscreteNB):
         (bias,) = self._fitted_arrays(("_bias_",), xp=xp, device=device, dtype=dtype)
         if is_sparse(X) and self._few_columns(X):
             # Only the weights of the features X uses (the same numbers as
-            # the whole layout's), from the hyper-parameters of the last fit.
+            # the whole layout's, from the statistics and the fit's context).
             columns, X = compact_columns(X)
-            context = self._context_  # derived by now (the bias above)
-            model, stats = self._as_fitted(), self._stats
-            make = lambda part: model._weight_columns(stats, context, columns[part], xp=xp)  # noqa: E731
+            context, stats = self._context_, self._stats  # derived by now (the bias above)
+            make = lambda part: self._weight_columns(stats, context, columns[part], xp=xp)  # noqa: E731
             weight = laid_out_by_columns(make, (bias.shape[-1], columns.shape[0]), dtype, xp=xp)
         else:
             (weight,) = self._fitted_arrays(("_weight_",), xp=xp, device=device, dtype=dtype)
@@ -325,7 +331,7 @@ class MultinomialNB(_LinearCountNB):
         self.prior_smoothing = prior_smoothing
         self.loss_matrix = loss_matrix
 
-    def _class_context(self, class_count, feature_count, alpha, log_prior, *, xp):
+    def _class_context(self, class_count, feature_count, alpha, log_prior, params, *, xp):
         # Σ_j (N_cj + α_j): each class's smoothed total.
         alpha_total = xp.sum(alpha) if alpha.ndim else alpha * feature_count.shape[1]
         return {"total": sparse_counts.row_totals(feature_count, xp=xp) + alpha_total}
@@ -387,6 +393,7 @@ class ComplementNB(_LinearCountNB):
 
     _param_constraints: dict = {**_DiscreteNB._param_constraints, "norm": ["boolean"]}
     _sklearn_counterpart = ("ComplementNB", (*_COUNT_ATTRIBUTES, "feature_all_"))
+    feature_all_ = fitted_parameter()
     _scores_are_log_likelihoods = False  # weights of class complements
     _context_attributes = {"feature_all_": "everything"}  # Σ_c N_cj, summed once for the context
 
@@ -400,7 +407,7 @@ class ComplementNB(_LinearCountNB):
         self.prior_smoothing = prior_smoothing
         self.loss_matrix = loss_matrix
 
-    def _class_context(self, class_count, feature_count, alpha, log_prior, *, xp):
+    def _class_context(self, class_count, feature_count, alpha, log_prior, params, *, xp):
         # Complement counts N~_cj = Σ_c' N_c'j + α_j − N_cj, and their totals
         # Σ_j N~_cj = Σ N + Σ_j α_j − Σ_j N_cj without making them.
         everything = sparse_counts.column_totals(feature_count, xp=xp)
@@ -409,12 +416,12 @@ class ComplementNB(_LinearCountNB):
         context = {"everything": everything, "total": total}
         if log_prior.shape[0] > 1:  # the prior only breaks the tie of a single class (scikit-learn's rule)
             context["bias"] = xp.zeros_like(log_prior)
-        if self.norm and sparse_counts.is_sparse_counts(feature_count):
+        if params.norm and sparse_counts.is_sparse_counts(feature_count):
             context["norm"] = self._sparse_complement_log_sums(feature_count, alpha, everything, total)
-        elif self.norm:  # Σ_j log θ~_cj: a pass over the logs (nothing kept)
+        elif params.norm:  # Σ_j log θ~_cj: a pass over the logs (nothing kept)
             make = lambda cols: self._complement_logs(feature_count, alpha, context, cols, xp=xp)  # noqa: E731
             context["norm"] = row_sums_by_columns(make, feature_count.shape, xp=xp)
-        if self.norm:  # all θ~_cj = 1 (one feature): weights 0 / 0, taken as 0 (scikit-learn's are NaN)
+        if params.norm:  # all θ~_cj = 1 (one feature): weights 0 / 0, taken as 0 (scikit-learn's are NaN)
             norm = context["norm"]
             context["norm"] = xp.where(norm == 0, xp.ones_like(norm), norm)
         return context
@@ -444,7 +451,7 @@ class ComplementNB(_LinearCountNB):
 
     def _weight_columns(self, stats, context, cols, *, xp):
         logged = self._complement_logs(stats["feature_count"], context["alpha"], context, cols, xp=xp)
-        if self.norm:
+        if "norm" in context:  # norm=True
             logged /= context["norm"]
         else:
             logged *= -1.0
@@ -543,7 +550,7 @@ class BernoulliNB(_CountNB):
             return sparse_binarize(X, self.binarize)
         return xp.astype(X > self.binarize, result_dtype(X.dtype, xp, get_device(X)))
 
-    def _class_context(self, class_count, feature_count, alpha, log_prior, *, xp):
+    def _class_context(self, class_count, feature_count, alpha, log_prior, params, *, xp):
         # b = log P(c) + Σ_j log(1 − p_cj): the absent features' share of every score.
         make = lambda cols: self._log_probs(class_count, feature_count, alpha, cols, xp=xp)[1]  # noqa: E731
         return {"bias": log_prior + xp.reshape(row_sums_by_columns(make, feature_count.shape, xp=xp), (-1,))}

@@ -14,7 +14,7 @@ from .._array.class_sums import class_sums, class_totals
 from .._array.namespace import accumulation_dtype, is_sparse, to_numpy
 from .._array.numerics import chan_merge, nonzero, product_operand, scoring_weights
 from .._array.sparse import sparse_matmul, sparse_values, sparse_with_values
-from .._estimator.base import _BaseNB
+from .._estimator.base import _BaseNB, fitted_parameter
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.missing import drop_missing, observed_weights, split_missing, zero_missing
 from .._estimator.statistics_checks import (
@@ -125,6 +125,19 @@ class GaussianNB(_BaseNB):
 
     _class_axis_statistics = ("class_count", "per_class")  # "total" pools all classes
     _product_operands = ("_quad_", "_lin_", "_terms_")
+    # Fitted parameters (``_finalize``), made at a fit or at their first read.
+    theta_ = fitted_parameter()
+    var_ = fitted_parameter()
+    class_count_ = fitted_parameter()
+    class_prior_ = fitted_parameter()
+    epsilon_ = fitted_parameter()
+    _shift_ = fitted_parameter()
+    _centred_ = fitted_parameter()
+    _cancelled_ = fitted_parameter()
+    _quad_ = fitted_parameter()
+    _lin_ = fitted_parameter()
+    _const_ = fitted_parameter()
+    _terms_ = fitted_parameter()
     _sklearn_counterpart = ("GaussianNB", ("class_count_", "class_prior_", "theta_", "var_", "epsilon_"))
 
     # x enters the scores as x² times -1/(2σ²) and x times a finite weight;
@@ -141,9 +154,6 @@ class GaussianNB(_BaseNB):
         self.missing = missing
 
     # ---- statistics ---------------------------------------------------- #
-    def _check_params_for_fit(self, n_classes, n_features):
-        self._check_fixed_prior(self.priors, n_classes, name="priors")
-
     def _check_statistics(self, stats, n_classes, n_features, *, feature_names=None, values=True):
         super()._check_statistics(stats, n_classes, n_features, feature_names=feature_names, values=values)
         check_keys(stats, ["class_count", "per_class", "total"])
@@ -215,18 +225,18 @@ class GaussianNB(_BaseNB):
             **{key: chan_merge(a[key], b[key], xp=xp) for key in ("per_class", "total")},
         }
 
-    def _finalize(self, stats, classes, *, xp, dtype):
+    def _finalize(self, stats, classes, params, *, xp, dtype):
         rows = stats["class_count"]
         count, mean, m2 = stats["per_class"]
         n_all, mean_all, m2_all = stats["total"]
-        epsilon = self.var_smoothing * xp.max(m2_all / nonzero(n_all, xp=xp))
+        epsilon = params.var_smoothing * xp.max(m2_all / nonzero(n_all, xp=xp))
         var = m2 / nonzero(count, xp=xp) + epsilon
         # A zero variance (every row seen so far identical, or var_smoothing=0
         # on a feature constant in a class) would make the likelihood
         # infinite: floor it at an ulp of the feature's magnitude.
         floor = xp.finfo(dtype).eps * (1.0 + mean_all * mean_all)
         var = xp.where(var > 0, var, xp.broadcast_to(floor, var.shape))
-        prior, log_prior = self._class_prior(rows, xp=xp, fixed=self.priors, name="priors")
+        prior, log_prior = self._class_prior(rows, params, xp=xp)
         # Scoring expands the quadratic form around a shift s, so its terms are
         # of size P(μ − s)² (P = 1/σ²) and cancel near a class's mean: rounding
         # leaves an error of about eps · max_c Σⱼ P(μ − s)² (``_cancelled``).

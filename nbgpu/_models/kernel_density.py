@@ -17,7 +17,7 @@ from .._estimator.params import Interval, Options
 
 from .._array.class_sums import class_totals
 from .._array.numerics import log_or_neg_inf, logsumexp_last, nonzero
-from .._estimator.base import _BaseNB
+from .._estimator.base import _BaseNB, fitted_parameter
 from .._estimator.base_measure import _BaseMeasureMixin, least_excluded
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.statistics_checks import check_array, check_keys, check_part_of, check_prior_smoothing
@@ -131,6 +131,15 @@ class KernelDensityNB(_BaseMeasureMixin, _BaseNB):
 
     # The training points themselves (NaN marks a missing value), not sums.
     _raw_statistics = ("points",)
+    # Fitted parameters (``_finalize``), made at a fit or at their first read.
+    bandwidth_ = fitted_parameter()
+    class_count_ = fitted_parameter()
+    class_prior_ = fitted_parameter()
+    _points_ = fitted_parameter()
+    _log_weights_ = fitted_parameter()
+    _log_norm_ = fitted_parameter()
+    _log_prior_ = fitted_parameter()
+    _has_values_ = fitted_parameter()
     _dense_only_message = (
         "KernelDensityNB does not accept sparse input: its statistics are the "
         "training values themselves, kept dense. Convert with X.toarray()."
@@ -153,9 +162,6 @@ class KernelDensityNB(_BaseMeasureMixin, _BaseNB):
         self.missing = missing
 
     # ---- statistics ---------------------------------------------------- #
-    def _check_params_for_fit(self, n_classes, n_features):
-        self._check_fixed_prior(self.priors, n_classes, name="priors")
-
     def _check_statistics(self, stats, n_classes, n_features, *, feature_names=None, values=True):
         super()._check_statistics(stats, n_classes, n_features, feature_names=feature_names, values=values)
         check_keys(stats, ["class_count", "points", "codes", "weights"])
@@ -224,29 +230,30 @@ class KernelDensityNB(_BaseMeasureMixin, _BaseNB):
         grid_weights = xp.reshape(xp.take(pad_weights, source, axis=0), (n_classes, m))
         return grid_points, grid_weights
 
-    def _bandwidth(self, values, w, observed, *, xp):
-        """h (k × d): the float for all, or the rule per class and feature."""
+    @staticmethod
+    def _bandwidth(bandwidth, values, w, observed, *, xp):
+        """h (k × d): the float ``bandwidth`` for all, or its rule per class and feature."""
         k, _, d = values.shape
-        if not isinstance(self.bandwidth, str):
-            return xp.full((k, d), float(self.bandwidth), dtype=values.dtype, device=values.device)
+        if not isinstance(bandwidth, str):
+            return xp.full((k, d), float(bandwidth), dtype=values.dtype, device=values.device)
         n, var = _weighted_spread(values, w, observed, xp=xp)
         _, pooled = _weighted_spread(*(xp.reshape(a, (1, -1, d)) for a in (values, w, observed)), xp=xp)
         var = xp.where(var > 0, var, xp.broadcast_to(nonzero(pooled, xp=xp), var.shape))
         n = nonzero(n, xp=xp)
-        factor = n ** (-0.2) if self.bandwidth == "scott" else (0.75 * n) ** (-0.2)
+        factor = n ** (-0.2) if bandwidth == "scott" else (0.75 * n) ** (-0.2)
         return factor * xp.sqrt(var)
 
-    def _finalize(self, stats, classes, *, xp, dtype):
+    def _finalize(self, stats, classes, params, *, xp, dtype):
         points, weights = self._padded(stats, classes.shape[0], xp=xp)
         observed = ~xp.isnan(points)
         w = xp.where(observed, weights[..., None], xp.zeros_like(points))
         values = xp.where(observed, points, xp.zeros_like(points))
-        h = self._bandwidth(values, w, observed, xp=xp)
+        h = self._bandwidth(params.bandwidth, values, w, observed, xp=xp)
         total = xp.sum(w, axis=1)
         # A class without a value of a feature: a flat term 0 (the feature is
         # left out for it), as for a missing test value.
         log_norm = xp.where(total > 0, log_or_neg_inf(total, xp=xp) + xp.log(h), xp.zeros_like(total))
-        prior, log_prior = self._class_prior(stats["class_count"], xp=xp, fixed=self.priors, name="priors")
+        prior, log_prior = self._class_prior(stats["class_count"], params, xp=xp)
         return {
             "bandwidth_": xp.astype(h, dtype),
             "class_count_": stats["class_count"],

@@ -17,7 +17,7 @@ from .._array.blocks import row_blocks
 from .._array.class_sums import class_scatter
 from .._array.namespace import to_numpy
 from .._array.numerics import chan_merge, contiguous, nonzero
-from .._estimator.base import _BaseNB
+from .._estimator.base import _BaseNB, fitted_parameter
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.statistics_checks import check_array, check_keys, check_not_below, check_prior_smoothing
 
@@ -110,6 +110,16 @@ class NormalBayesClassifier(_BaseNB):
     """
 
     _lazy_parameters = False  # finalize may refuse the data
+    # Fitted parameters (``_finalize``), made at a fit.
+    class_count_ = fitted_parameter()
+    class_prior_ = fitted_parameter()
+    means_ = fitted_parameter()
+    covariance_ = fitted_parameter()
+    precisions_cholesky_ = fitted_parameter()
+    _shift_ = fitted_parameter()
+    _weight_ = fitted_parameter()
+    _offset_ = fitted_parameter()
+    _const_ = fitted_parameter()
     _derived_per_statistic = 2  # covariance_ and precisions_cholesky_, each of the scatter's size
     _class_axis_statistics = STATS
     _dense_only_message = (
@@ -130,9 +140,6 @@ class NormalBayesClassifier(_BaseNB):
         self.loss_matrix = loss_matrix
 
     # ---- statistics ---------------------------------------------------- #
-    def _check_params_for_fit(self, n_classes, n_features):
-        self._check_fixed_prior(self.priors, n_classes, name="priors")
-
     def _check_statistics(self, stats, n_classes, n_features, *, feature_names=None, values=True):
         super()._check_statistics(stats, n_classes, n_features, feature_names=feature_names, values=values)
         check_keys(stats, STATS)
@@ -164,18 +171,18 @@ class NormalBayesClassifier(_BaseNB):
         )
         return {"class_count": xp.reshape(n, (-1,)), "mean": mean, "scatter": scatter}
 
-    def _finalize(self, stats, classes, *, xp, dtype):
+    def _finalize(self, stats, classes, params, *, xp, dtype):
         count, mean, scatter = (stats[k] for k in STATS)
         total = xp.sum(count)  # > 0: check_sample_weight refuses all-zero weights
         n_classes, d = mean.shape
         eye = xp.eye(d, dtype=scatter.dtype, device=scatter.device)
-        cov = scatter / nonzero(count, xp=xp)[:, None, None] + self.reg_covar * eye
-        chol = self._cholesky(cov, xp=xp)
+        cov = scatter / nonzero(count, xp=xp)[:, None, None] + params.reg_covar * eye
+        chol = self._cholesky(cov, params.reg_covar, xp=xp)
         # U = L⁻ᵀ from a solve against the identity (triangular, well conditioned
         # when Σ is); Σ itself is never inverted.
         whiten = xp.matrix_transpose(xp.linalg.solve(chol, xp.broadcast_to(eye, cov.shape)))
         log_det = 2.0 * xp.sum(xp.log(xp.linalg.diagonal(chol)), axis=1)
-        prior, log_prior = self._class_prior(count, xp=xp, fixed=self.priors, name="priors")
+        prior, log_prior = self._class_prior(count, params, xp=xp)
         # Centre on the overall mean: (x − μₖ)Uₖ = (x − s)Uₖ − (μₖ − s)Uₖ.
         shift = (count @ mean) / total
         offset = xp.reshape(xp.matmul(xp.reshape(mean - shift, (n_classes, 1, d)), whiten), (-1,))
@@ -193,7 +200,7 @@ class NormalBayesClassifier(_BaseNB):
             "_const_": xp.astype(const, dtype),
         }
 
-    def _cholesky(self, cov, *, xp):
+    def _cholesky(self, cov, reg_covar, *, xp):
         """Batched Cholesky factors; a clear error when one is not positive definite."""
         # A pivot this small relative to its variance is rounding noise: the
         # matrix is numerically singular even where the factorisation "succeeds".
@@ -212,7 +219,7 @@ class NormalBayesClassifier(_BaseNB):
         msg = (
             f"The covariance matrix of class index(es) {bad.tolist()[:10]} is singular "
             f"or not positive definite (smallest eigenvalue {float(np.min(smallest)):.3g}) "
-            f"with reg_covar={self.reg_covar:g}: raise `reg_covar` (it is added to "
+            f"with reg_covar={reg_covar:g}: raise `reg_covar` (it is added to "
             "the diagonal, in squared feature units), or remove constant or "
             "collinear features, or give every class more samples than features."
         )

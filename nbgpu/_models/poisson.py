@@ -10,6 +10,7 @@ from __future__ import annotations
 from .._array.namespace import get_namespace, is_sparse
 from .._array.numerics import lgamma, nonzero, safe_log, scoring_weights
 from .._array.sparse import sparse_matmul, sparse_values, sparse_with_values
+from .._estimator.base import fitted_parameter
 from .._estimator.base_measure import _BaseMeasureMixin
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.missing import drop_missing, observed_weights, split_missing
@@ -130,6 +131,7 @@ class PoissonNB(_BaseMeasureMixin, _CountNB):
     _optional_statistics = ("observed_count",)
     # Finalized whole (the rates are an attribute): nothing deferred.
     _deferred_parameters = {}
+    rate_ = fitted_parameter()
 
     def _check_values(self, X):
         check_non_negative(X, estimator=self)
@@ -164,16 +166,16 @@ class PoissonNB(_BaseMeasureMixin, _CountNB):
             merged["observed_count"] = _observed_count(a, xp=xp) + _observed_count(b, xp=xp)
         return merged
 
-    def _finalize(self, stats, classes, *, xp, dtype):
+    def _finalize(self, stats, classes, params, *, xp, dtype):
         cc, fc = stats["class_count"], stats["feature_count"]
-        alpha = self._alpha(fc.shape[1], xp=xp, device=fc.device, dtype=fc.dtype)
+        alpha = self._alpha(params, fc.shape[1], xp=xp, device=fc.device, dtype=fc.dtype)
         observed = _observed_count(stats, xp=xp)  # N_cj
         pooled = xp.sum(fc, axis=0) / nonzero(xp.sum(observed, axis=0), xp=xp)
         denom = observed + alpha
         # With alpha = 0 a class of weight 0 has no estimate: it gets the prior mean.
         safe = nonzero(denom, xp=xp)
         rate = xp.where(denom > 0, (fc + alpha * pooled) / safe, pooled * xp.ones_like(denom))
-        log_prior = self._class_log_prior(cc, xp=xp)
+        log_prior = self._class_prior(cc, params, xp=xp)[1]
         return {
             "class_count_": cc,
             "feature_count_": fc,

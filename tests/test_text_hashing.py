@@ -363,12 +363,15 @@ def test_same_parameters_as_sklearn():
 
 
 def test_hashing_imports_no_sklearn():
-    # The command line hashes its first chunk while scikit-learn is imported
-    # (its settings: no normalisation, which scikit-learn's functions do).
+    # The command line hashes its first chunk while scikit-learn is imported; the
+    # estimator implements scikit-learn's protocol itself and hashes without it.
     code = (
         "import sys; import nbgpu.text._transform as t; p = {'n_features': 16, 'norm': None}; "
         "X = t.hashed_matrix(['a b', 'c'], t.fast_plan(p)); "
         "assert X.shape == (2, 16), X.shape; "
+        "import nbgpu.text; vec = nbgpu.text.HashingVectorizer(n_features=2**10, ngram_range=(1, 2)); "
+        "X = vec.fit_transform(['one short document', b'and bytes', '']); "
+        "vec.set_params(norm='l1').get_params(); vec.transform(['x y']); repr(vec); "
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'sklearn'))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -10,8 +10,8 @@ __all__ = ["HashingVectorizer"]
 
 
 def __getattr__(name):
-    # Imported on first use (PEP 562): the hashing itself (``_transform``)
-    # loads without scikit-learn, which the estimator class needs.
+    # Imported on first use (PEP 562); neither the class nor its hashing
+    # imports scikit-learn (_hashing_vectorizer.py).
     if name == "HashingVectorizer":
         from ._hashing_vectorizer import HashingVectorizer
 

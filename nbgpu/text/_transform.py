@@ -2,9 +2,12 @@
 
 Importing this module loads numpy and scipy.sparse, never scikit-learn: the
 command line hashes its first chunk of text while scikit-learn and the
-models are still being imported. scikit-learn's own pieces (its English
-stop-word list, its row normalisation, its compiled MurmurHash3 for tokens
-longer than 1 KiB) are imported when first needed.
+models are still being imported, and ``nbgpu.text.HashingVectorizer``
+hashes without it. Rows are normalised here, value for value as
+scikit-learn does. scikit-learn's own pieces (its English stop-word list,
+its compiled MurmurHash3 for tokens longer than 1 KiB, its row
+normalisation where sums of squared counts reach 2**53 or values are not
+floats) are imported when first needed.
 """
 
 from __future__ import annotations
@@ -143,6 +146,33 @@ def fast_plan(params):
     )
 
 
+# Sums of whole numbers below this are exact in float64, whatever the order of the additions.
+_EXACT_SUMS = 2**53
+
+
+def _normalize_counts(X, norm):
+    """Divide the rows of the float CSR ``X`` of whole numbers (signed counts) by their ``norm`` in
+    place, value for value as scikit-learn's ``inplace_csr_row_normalize_l1``/``_l2``: a sequential
+    sum in float64 of ``|x|`` or of ``x * x`` (the square rounded to X's dtype), its square root,
+    each value divided in float64 and rounded to X's dtype, rows summing to 0 left as they are.
+    Every addend is a whole number, so any order of additions gives that sum while it stays below
+    2**53; False (X untouched) where a sum might not."""
+    data, indptr = X.data, X.indptr
+    if data.size == 0:
+        return True
+    counts = np.diff(indptr)
+    nonempty = counts > 0
+    terms = np.abs(data) if norm == "l1" else data * data
+    sums = np.add.reduceat(terms.astype(np.float64, copy=False), indptr[:-1][nonempty])
+    if not sums.max() < _EXACT_SUMS:
+        return False
+    if norm == "l2":
+        sums = np.sqrt(sums)
+    sums[sums == 0.0] = 1.0  # stored zeros only (signs that cancel): left, as scikit-learn skips them
+    np.divide(data, np.repeat(sums, counts[nonempty]), out=data)  # in float64, rounded to X's dtype
+    return True
+
+
 def hashed_matrix(docs, plan, *, sparray=False):
     """scikit-learn's matrix for the list ``docs`` by the fast path of
     ``plan`` (from :func:`fast_plan`), or None where its own code must do
@@ -167,10 +197,11 @@ def hashed_matrix(docs, plan, *, sparray=False):
     if plan.binary:
         X.data.fill(1)
     if plan.norm is not None and plan.dtype in (np.float32, np.float64):
-        from sklearn.utils.sparsefuncs_fast import inplace_csr_row_normalize_l1, inplace_csr_row_normalize_l2
-
         # what normalize does to a float CSR matrix, without its input checks
-        (inplace_csr_row_normalize_l2 if plan.norm == "l2" else inplace_csr_row_normalize_l1)(X)
+        if not _normalize_counts(X, plan.norm):
+            from sklearn.utils.sparsefuncs_fast import inplace_csr_row_normalize_l1, inplace_csr_row_normalize_l2
+
+            (inplace_csr_row_normalize_l2 if plan.norm == "l2" else inplace_csr_row_normalize_l1)(X)
     elif plan.norm is not None:
         from sklearn.preprocessing import normalize
 

@@ -25,7 +25,7 @@ from .._array.sparse import (
     sparse_matmul,
     sparse_onehot_nonzero,
 )
-from .._estimator.base import fitted_parameter
+from .._estimator.base import _BaseNB, fitted_parameter
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.missing import split_missing
 from .._estimator.statistics_checks import (
@@ -37,7 +37,7 @@ from .._estimator.statistics_checks import (
     check_smoothed_total,
 )
 from .._validation import check_alpha, check_categories
-from .discrete import _DiscreteNB
+from .discrete import DISCRETE_CONSTRAINTS, smoothing_alpha
 
 
 def _offsets(n_categories):
@@ -144,7 +144,7 @@ def _scoring_arrays(weight, log_prior, n_cat, *, xp, dtype):
 
 
 @shared_parameters_doc("prior_smoothing", "loss_matrix", "missing")
-class CategoricalNB(_DiscreteNB):
+class CategoricalNB(_BaseNB):
     """Naive Bayes for categorical features, on CPU or GPU, dense or sparse.
 
     Each feature has its own categorical distribution per class. Same
@@ -215,7 +215,7 @@ class CategoricalNB(_DiscreteNB):
     """
 
     _param_constraints: dict = {
-        **_DiscreteNB._param_constraints,
+        **DISCRETE_CONSTRAINTS,
         "min_categories": [None, "array-like", Interval(Integral, 1, None, closed="left")],
     }
     _class_axis_statistics = ("class_count", "counts")  # n_categories is per feature
@@ -278,8 +278,12 @@ class CategoricalNB(_DiscreteNB):
             raise ValueError(msg)
         return np.broadcast_to(m, (n_features,)).astype(np.int64)
 
+    _prior_parameter = "class_prior"
+    _alpha = staticmethod(smoothing_alpha)
+
     def _check_params_for_fit(self, n_classes, n_features):
         super()._check_params_for_fit(n_classes, n_features)
+        check_alpha(self.alpha, n_features, force_alpha=self.force_alpha)  # warns here, once
         self._min_categories(n_features)
 
     # ---- statistics ---------------------------------------------------- #
@@ -443,6 +447,7 @@ class CategoricalNB(_DiscreteNB):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
+        tags.classifier_tags.poor_score = True
         tags.input_tags.categorical = True
         tags.input_tags.positive_only = True
         return tags

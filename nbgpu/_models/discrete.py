@@ -38,41 +38,42 @@ from .._validation import check_alpha, check_non_negative, check_statistics_fini
 _COUNT_ATTRIBUTES = ("class_count_", "feature_count_", "class_log_prior_", "feature_log_prob_")
 
 
-class _DiscreteNB(_BaseNB):
-    """Shared parameters and class prior of the discrete models."""
-
-    _param_constraints: dict = {
-        **_BaseNB._param_constraints,
-        "alpha": [Interval(Real, 0, None, closed="left"), "array-like"],
-        "fit_prior": ["boolean"],
-        "class_prior": ["array-like", None],
-        "force_alpha": ["boolean"],
-    }
-
-    _prior_parameter = "class_prior"
-
-    def _check_params_for_fit(self, n_classes, n_features):
-        super()._check_params_for_fit(n_classes, n_features)
-        check_alpha(self.alpha, n_features, force_alpha=self.force_alpha)  # warns here, once
-
-    @staticmethod
-    def _alpha(params, n_features, *, xp, device, dtype):
-        alpha = check_alpha(params.alpha, n_features, force_alpha=params.force_alpha, warn=False)
-        return xp.asarray(alpha, dtype=dtype, device=device)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.poor_score = True
-        return tags
+# The hyper-parameters every discrete model has (CategoricalNB's too).
+DISCRETE_CONSTRAINTS: dict = {
+    **_BaseNB._param_constraints,
+    "alpha": [Interval(Real, 0, None, closed="left"), "array-like"],
+    "fit_prior": ["boolean"],
+    "class_prior": ["array-like", None],
+    "force_alpha": ["boolean"],
+}
 
 
-class _CountNB(_DiscreteNB):
+def smoothing_alpha(params, n_features, *, xp, device, dtype):
+    """The additive smoothing of ``params`` (``alpha``, ``force_alpha``): a scalar or one per feature."""
+    alpha = check_alpha(params.alpha, n_features, force_alpha=params.force_alpha, warn=False)
+    return xp.asarray(alpha, dtype=dtype, device=device)
+
+
+class _CountNB(_BaseNB):
     """Models whose statistics are class counts and per-class feature sums, scored by one
     product ``X · W + b``. A model defines ``_class_context(class_count, feature_count,
     alpha, log_prior, params, *, xp)``, the per-class values over all features its weights
     depend on (a dict; its "bias" is ``b`` where that is not the log prior), and
     ``_weight_columns(stats, context, cols, *, xp)``, the k × c weights (float64) of the
-    features ``cols`` (a slice or an index array), from ``stats`` and ``context`` alone."""
+    features ``cols`` (a slice or an index array), from ``stats`` and ``context`` alone.
+
+    By default a model is linear in ``X`` (sums ``Yᵀ·X``, product ``X·W``) on counts or
+    frequencies >= 0, so a sparse ``X`` is taken as it comes (unsorted indices, duplicate
+    entries, integer values: no copy); BernoulliNB and PoissonNB act on values and say so."""
+
+    _param_constraints = DISCRETE_CONSTRAINTS
+    _prior_parameter = "class_prior"
+    _alpha = staticmethod(smoothing_alpha)
+    _acts_on_elements = False
+    _integer_input = True
+    # Per-class feature sums of a wide model fitted on sparse input are kept
+    # sparse (``sparse_counts.py``): its weights are made a column at a time from them alone.
+    _sparse_statistics = ("feature_count",)
 
     _class_axis_statistics = ("class_count", "feature_count", "observed_count")
     _product_operands = ("_weight_",)
@@ -97,6 +98,27 @@ class _CountNB(_DiscreteNB):
     # Fitted attributes that are values of the context, {name: key}.
     _context_attributes: dict = {}
 
+    def _check_params_for_fit(self, n_classes, n_features):
+        super()._check_params_for_fit(n_classes, n_features)
+        check_alpha(self.alpha, n_features, force_alpha=self.force_alpha)  # warns here, once
+
+    def _check_values(self, X):
+        check_non_negative(X, estimator=self)
+
+    def _check_block_values(self, X, *, finite=True):
+        # One read of the values shows finite and >= 0, else the usual checks decide and report.
+        if not plainly_non_negative(X):
+            super()._check_block_values(X, finite=finite)
+
+    def _check_smoothed_totals(self, stats, n_features):
+        """Refuse statistics whose smoothed totals overflow: Σ_j (N_cj + α_j), and the
+        complement's Σ N + Σ_j α_j, are bounded by Σ N + Σ_j α_j."""
+        fc = stats["feature_count"]
+        alpha = check_alpha(self.alpha, n_features, force_alpha=self.force_alpha, warn=False)
+        total = float(np.sum(fc.csc.data if sparse_counts.is_sparse_counts(fc) else fc, dtype=np.float64))
+        total += float(np.sum(alpha)) if alpha.ndim else float(alpha) * n_features
+        check_smoothed_total(total, fc.dtype, "alpha", f"{np.max(alpha):g}", what="the smoothed feature totals")
+
     def _check_statistics(self, stats, n_classes, n_features, *, feature_names=None, values=True):
         super()._check_statistics(stats, n_classes, n_features, feature_names=feature_names, values=values)
         check_keys(stats, ["class_count", "feature_count"], self._optional_statistics)
@@ -105,6 +127,7 @@ class _CountNB(_DiscreteNB):
                     non_negative=True, sparse=bool(self._sparse_statistics))
         if values:
             check_prior_smoothing(self, stats["class_count"])
+            self._check_smoothed_totals(stats, n_features)
 
     def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
         if self._sparse_statistics and sparse_counts.gathers_sparse(X, n_classes):
@@ -235,41 +258,15 @@ class _CountNB(_DiscreteNB):
         return chi2_from_counts(cc, fc, xp=get_namespace(fc))
 
 
-class _LinearCountNB(_CountNB):
-    """Count models linear in ``X`` (sums ``Yᵀ·X``, product ``X·W``), on counts or frequencies >= 0:
-    a sparse ``X`` is taken as it comes (unsorted indices, duplicate entries, integer values: no copy)."""
-
-    _acts_on_elements = False
-    _integer_input = True
-    # Per-class feature sums of a wide model fitted on sparse input are kept
-    # sparse (``sparse_counts.py``): its weights are made a column at a time from them alone.
-    _sparse_statistics = ("feature_count",)
-
-    def _check_values(self, X):
-        check_non_negative(X, estimator=self)
-
-    def _check_statistics(self, stats, n_classes, n_features, *, feature_names=None, values=True):
-        super()._check_statistics(stats, n_classes, n_features, feature_names=feature_names, values=values)
-        if values:  # Σ_j (N_cj + α_j), and the complement's Σ N + Σ_j α_j, bounded by this
-            fc = stats["feature_count"]
-            alpha = check_alpha(self.alpha, n_features, force_alpha=self.force_alpha, warn=False)
-            total = float(np.sum(fc.csc.data if sparse_counts.is_sparse_counts(fc) else fc, dtype=np.float64))
-            total += float(np.sum(alpha)) if alpha.ndim else float(alpha) * n_features
-            check_smoothed_total(total, fc.dtype, "alpha", f"{np.max(alpha):g}", what="the smoothed feature totals")
-
-    def _check_block_values(self, X, *, finite=True):
-        # One read of the values shows finite and >= 0, else the usual checks decide and report.
-        if not plainly_non_negative(X):
-            super()._check_block_values(X, finite=finite)
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
+        tags.classifier_tags.poor_score = True
         tags.input_tags.positive_only = True
         return tags
 
 
 @shared_parameters_doc("prior_smoothing", "loss_matrix")
-class MultinomialNB(_LinearCountNB):
+class MultinomialNB(_CountNB):
     """Multinomial naive Bayes for counts (e.g. word counts), on CPU or GPU.
 
     Same parameters, attributes and results as
@@ -343,7 +340,7 @@ class MultinomialNB(_LinearCountNB):
 
 
 @shared_parameters_doc("prior_smoothing", "loss_matrix")
-class ComplementNB(_LinearCountNB):
+class ComplementNB(_CountNB):
     """Complement naive Bayes (Rennie et al., 2003), on CPU or GPU.
 
     Suited to imbalanced text classification. Same parameters, attributes and
@@ -391,7 +388,7 @@ class ComplementNB(_LinearCountNB):
     array([3])
     """
 
-    _param_constraints: dict = {**_DiscreteNB._param_constraints, "norm": ["boolean"]}
+    _param_constraints: dict = {**DISCRETE_CONSTRAINTS, "norm": ["boolean"]}
     _sklearn_counterpart = ("ComplementNB", (*_COUNT_ATTRIBUTES, "feature_all_"))
     feature_all_ = fitted_parameter()
     _scores_are_log_likelihoods = False  # weights of class complements
@@ -507,7 +504,7 @@ class BernoulliNB(_CountNB):
     """
 
     _param_constraints: dict = {
-        **_DiscreteNB._param_constraints,
+        **DISCRETE_CONSTRAINTS,
         "binarize": [None, Interval(Real, 0, None, closed="left")],
     }
     _sklearn_counterpart = ("BernoulliNB", _COUNT_ATTRIBUTES)
@@ -525,22 +522,25 @@ class BernoulliNB(_CountNB):
     # Integer counts are binarized as they come; X itself (binarize=None)
     # enters sums and products only, so a sparse X is taken as it comes
     # then. Binarizing acts on elements: duplicate entries are summed first.
-    _integer_input = True
-
     @property
     def _acts_on_elements(self):
         return self.binarize is not None
 
-    def _check_statistics(self, stats, n_classes, n_features, *, feature_names=None, values=True):
-        super()._check_statistics(stats, n_classes, n_features, feature_names=feature_names, values=values)
-        if not values:
-            return
+    # Any real values (binarized), and dense sums (k × d log-probabilities of both outcomes).
+    _sparse_statistics = ()
+    _check_values = _BaseNB._check_values
+    _check_block_values = _BaseNB._check_block_values
+
+    def _check_smoothed_totals(self, stats, n_features):
         cc = stats["class_count"]
         alpha = check_alpha(self.alpha, n_features, force_alpha=self.force_alpha, warn=False)
         check_smoothed_total(float(np.max(cc)) + 2 * float(np.max(alpha)), cc.dtype, "alpha", f"{np.max(alpha):g}",
                              what="the smoothed class totals N_c + 2α")
-        if self.binarize is not None:  # sums of binarized rows: no feature is on in more of a class than all of it
-            check_part_of(stats["feature_count"], "feature_count", cc[:, None], "class_count",
+
+    def _check_statistics(self, stats, n_classes, n_features, *, feature_names=None, values=True):
+        super()._check_statistics(stats, n_classes, n_features, feature_names=feature_names, values=values)
+        if values and self.binarize is not None:  # sums of binarized rows: no feature is on in more of a class than all of it
+            check_part_of(stats["feature_count"], "feature_count", stats["class_count"][:, None], "class_count",
                           what="weights of the rows of a class in which a feature is on")
 
     def _model_input(self, X, xp):
@@ -582,3 +582,8 @@ class BernoulliNB(_CountNB):
         xp = get_namespace(cc)
         make = lambda cols: self._log_probs(cc, fc, alpha, cols, xp=xp)[0]  # noqa: E731
         return made_by_columns(make, fc.shape, dtype, xp=xp)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.positive_only = False  # any real values, binarized
+        return tags

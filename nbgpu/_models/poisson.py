@@ -15,7 +15,6 @@ from .._estimator.base_measure import _BaseMeasureMixin
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.missing import drop_missing, observed_weights, split_missing
 from .._estimator.statistics_checks import check_array, check_part_of
-from .._validation import check_non_negative
 from .discrete import _CountNB
 
 
@@ -132,9 +131,10 @@ class PoissonNB(_BaseMeasureMixin, _CountNB):
     # Finalized whole (the rates are an attribute): nothing deferred.
     _deferred_parameters = {}
     rate_ = fitted_parameter()
-
-    def _check_values(self, X):
-        check_non_negative(X, estimator=self)
+    # log xⱼ! acts on values (duplicate entries are summed first); dense sums.
+    _acts_on_elements = True
+    _integer_input = False
+    _sparse_statistics = ()
 
     def _check_statistics(self, stats, n_classes, n_features, *, feature_names=None, values=True):
         super()._check_statistics(stats, n_classes, n_features, feature_names=feature_names, values=values)
@@ -207,8 +207,3 @@ class PoissonNB(_BaseMeasureMixin, _CountNB):
             logged = sparse_with_values(X, lgamma(values + 1.0, xp=get_namespace(values)))
             return -sparse_matmul(logged, xp.ones((X.shape[1], 1), dtype=dtype, device=device))
         return -xp.sum(lgamma(X + 1.0, xp=xp), axis=1, keepdims=True)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.positive_only = True
-        return tags

@@ -1,9 +1,11 @@
 """``nbgpu bench``: says what it builds, writes into the folder it names, never
-replaces earlier results unasked, and times real text when a corpus is there."""
+replaces earlier results unasked, times real text when a corpus is there, and
+ends with its answer: a summary of at most 12 lines, the tables on request."""
 
 from __future__ import annotations
 
 import json
+import tempfile
 
 import numpy as np
 import pytest
@@ -21,6 +23,8 @@ def elsewhere(tmp_path, monkeypatch):
     monkeypatch.chdir(cwd)
     monkeypatch.delenv("NBGPU_CORPORA", raising=False)
     monkeypatch.setenv("NBGPU_BENCH_DIR", str(tmp_path / "default-results"))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))  # where an unasked chart goes
+    (tmp_path / "tmp").mkdir()
     return cwd
 
 
@@ -37,7 +41,7 @@ def test_results_go_to_the_named_folder_and_never_over_earlier_ones(elsewhere, t
     assert "median of 1 interleaved repeats" in captured.err and "threads: " in captured.err
     results = json.loads(files[0].read_text())
     assert results["data"]["text"]["label"].startswith("text corpus (synthetic)")
-    assert "text corpus (synthetic)" in captured.out  # the table names its data
+    assert "MultinomialNB" in captured.out.splitlines()[-4]  # the summary, last
 
 
 def test_default_folder_is_announced(elsewhere, tmp_path, capsys):
@@ -87,7 +91,7 @@ def test_real_text_rows_use_the_corpus_and_say_so(elsewhere, tmp_path, capsys):
     assert not results["data"]["pydoc-en tfidf32"]["sorted_indices"]
     ours = [r for r in results["rows"] if r["backend"] == "nbgpu-cpu"]
     assert len(ours) == 4 and all(r["same_predictions"] for r in ours)
-    assert "(real text)" in captured.out
+    assert "yes, all 2 data sets" in captured.out
 
 
 def test_real_text_rows_use_the_standard_library_without_a_corpus(elsewhere, tmp_path, capsys):
@@ -125,3 +129,93 @@ def test_streaming_and_model_file_helpers(library, tmp_path):
     np.testing.assert_array_equal(predicted, whole.predict(X[:1]))
     path = bench.save_model(library, whole, tmp_path)
     np.testing.assert_array_equal(bench.load_and_predict(library, path, X), whole.predict(X))
+
+
+# ---- the report --------------------------------------------------------- #
+def _row(model, op, backend, data, speedup, *, same=True, target=None):
+    return {"model": model, "op": op, "backend": backend, "data": data, "median_s": 0.01, "min_s": 0.009,
+            "speedup_vs_sklearn": speedup, "speedup_vs_sklearn_of_min": speedup, "bandwidth_GBps": 1.0,
+            "fit_peak_extra_bytes": None, "same_predictions": None if backend == "sklearn" else same,
+            "target": target}
+
+
+def _results(*, gpu=False, size="small", targets=False):
+    """What a run on five models and two text data sets leaves, with known speed-ups."""
+    backends = ["sklearn", "nbgpu-cpu", *(["nbgpu-gpu"] if gpu else [])]
+    data = {key: {"label": f"{key} data", **({"real": True} if key == "corpus counts64" else {})}
+            for key in ("text", "corpus counts64", "categorical", "gaussian")}
+    rows = []
+    for model in bench.MODELS:
+        for key in [bench.DATA_OF[model], *(["corpus counts64"] if model in bench.TEXT_MODELS else [])]:
+            for op in ("fit", "predict"):
+                for b in backends:
+                    speedup = 1.0 if b == "sklearn" else 3.0 if key == "text" else 0.5 if b == "nbgpu-cpu" else 40.0
+                    synthetic = key == bench.DATA_OF[model]  # the speed goals are set on the synthetic data
+                    target = bench.CPU_TARGETS[model, op] if targets and synthetic and b == "nbgpu-cpu" else None
+                    rows.append(_row(model, op, b, key, speedup, same=(model, key) != ("BernoulliNB", "text"),
+                                     target=target))
+    devices = {"sklearn": "A CPU", "nbgpu-cpu": "A CPU", **({"nbgpu-gpu": "A GPU"} if gpu else {})}
+    versions = {"python": "3.x", "nbgpu": "0.x", "numpy": "2.x", "scipy": "1.x", "scikit-learn": "1.x"}
+    return {"size": size, "repeats": 5, "machine": "host", "system": "Linux x86_64", "gpu_found": gpu,
+            "devices": devices, "threads": 4, "versions": versions, "data": data, "rows": rows}
+
+
+def test_the_summary_answers_in_at_most_12_lines():
+    lines = bench.summary(_results(gpu=True), files=["chart: /somewhere/c.png"])
+    assert len(lines) <= 12
+    assert "median of 5 runs; over data sets: median (range)" in lines[0]
+    assert lines[1].split() == ["fit", "(CPU)", "predict", "(CPU)", "fit", "(GPU)", "predict", "(GPU)", "same",
+                                "predictions"]
+    by_model = {line.split()[0]: line for line in lines[2:7]}
+    assert list(by_model) == list(bench.MODELS)
+    # Two data sets: the median of 3× and 0.5×, then the range; one data set: its figure.
+    assert by_model["MultinomialNB"].split()[1:5] == ["1.8×", "(0.5–3.0×)", "1.8×", "(0.5–3.0×)"]
+    assert by_model["MultinomialNB"].endswith("yes, all 2 data sets")
+    assert by_model["BernoulliNB"].endswith("NO: text (CPU), text (GPU)")
+    assert by_model["GaussianNB"].split()[1:5] == ["0.5×", "0.5×", "40×", "40×"]
+    assert lines[-3] == "devices: CPU A CPU, 4 threads used; GPU A GPU"
+    assert lines[-2].startswith("machine: host, Linux x86_64; Python 3.x, nbgpu 0.x, scikit-learn 1.x")
+    assert lines[-1] == "chart: /somewhere/c.png"
+
+
+def test_the_summary_says_which_speed_goals_were_missed():
+    lines = bench.summary(_results(size="full", targets=True))
+    (goals,) = [line for line in lines if line.startswith("speed goals")]
+    assert goals.startswith("speed goals at this size (CPU): 4 of 10 met; missed: MultinomialNB fit 3.0× (goal 5×), "
+                            "ComplementNB fit 3.0× (goal 5×), CategoricalNB fit 0.5× (goal 5×)")
+    assert lines[-2] == "devices: CPU A CPU, 4 threads used; no GPU found (no usable cupy/GPU)"
+    assert len(lines) <= 12
+
+
+def test_the_detailed_table_has_no_empty_column():
+    plain = bench.format_table(_results()).splitlines()
+    header = next(line for line in plain if line.startswith("| model"))
+    assert "target" not in header and "fit peak extra" not in header
+    assert header.count("|") - 1 == len(bench._COLUMNS) - 2
+    assert all(line.count("|") == header.count("|") for line in plain if line.startswith("|"))
+    full = bench.format_table(_results(size="full", targets=True))
+    assert "| target |" in full and "| >= 5x |" in full
+
+
+def test_the_chart_is_readable():
+    pytest.importorskip("matplotlib")
+    fig = bench.chart(_results(gpu=True))
+    fig.canvas.draw()
+    for ax, title in zip(fig.axes, ("fit", "predict")):
+        assert ax.get_title() == title
+        assert [t.get_text() for t in ax.get_xticklabels()] == [m.removesuffix("NB") for m in bench.MODELS]
+        ticks = [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
+        assert ticks and all(t.endswith("×") and "10^" not in t and "$" not in t for t in ticks), ticks
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+
+
+def test_a_chart_is_written_unasked_only_to_the_temporary_folder(elsewhere, tmp_path, monkeypatch, capsys):
+    pytest.importorskip("matplotlib")
+    monkeypatch.delenv("NBGPU_BENCH_DIR")
+    assert bench.main([*QUICK, "--data", "synthetic", "--quiet"]) == 0
+    (chart,) = (tmp_path / "tmp").glob("nbgpu-bench-tiny-*.png")
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == f"chart: {chart}" and len(out) <= 12
+    assert list(elsewhere.iterdir()) == []

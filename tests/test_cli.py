@@ -194,7 +194,7 @@ def test_bench_runs_and_writes_its_results(tmp_path):
     out = tmp_path / "bench.json"
     result = nbgpu_cli(
         "bench", "--size", "tiny", "--repeats", "1", "--models", "MultinomialNB,GaussianNB",
-        "--backends", "sklearn,nbgpu-cpu", "--json", str(out), "--png", "none", cwd=tmp_path,
+        "--backends", "sklearn,nbgpu-cpu", "--json", str(out), "--png", "none", "--details", cwd=tmp_path,
     )
     assert result.returncode == 0, result.stderr
     results = json.loads(out.read_text())
@@ -205,7 +205,10 @@ def test_bench_runs_and_writes_its_results(tmp_path):
         assert r["speedup_vs_sklearn"] == pytest.approx(rows[(model, op, "sklearn")]["median_s"] / r["median_s"])
         assert r["target"] is None  # targets belong to --size full only
     assert "cpu_targets_met" not in results
-    assert "| MultinomialNB | fit | nbgpu-cpu |" in result.stdout
+    assert "| MultinomialNB | fit | nbgpu-cpu |" in result.stdout  # --details: the tables
+    summary = result.stdout.splitlines()[-7:]  # then the answer
+    assert summary[2].startswith("MultinomialNB ") and summary[3].startswith("GaussianNB ")
+    assert summary[-1] == f"raw results: {out}"
 
 
 # --------------------------------------------------------------------------- #

@@ -1,22 +1,24 @@
 """``nbgpu bench``: nbgpu on the CPU and GPU against scikit-learn, same data.
 
 It times ``fit`` and ``predict`` of every model on every backend side by side in one process: on
-synthetic data of a size preset (``--size full`` is exactly the CPU targets of the speed issue,
-``--size gpu`` the GPU corpus of >= 1e8 stored values), on a real labelled text corpus vectorised the
-way people do (``INPUT_KINDS``) and, with ``--data streaming``, on a wide hashed model streamed in
-chunks and loaded from a file. It prints what it built and a table of median times, speed-ups over
-scikit-learn and achieved bandwidth (bytes of ``X`` read once / time). Data are built outside the
-timers; GPU calls are synchronised before the clock stops; the backends' repeats are interleaved
-(sklearn, nbgpu, sklearn, ...) so that a noisy machine disturbs them alike.
+synthetic data of a size preset (``--size full``: the sizes nbgpu's CPU speed goals are set at,
+``--size gpu``: a corpus of >= 1e8 stored values), on a real labelled text corpus vectorised the way
+people do (``INPUT_KINDS``) and, with ``--data streaming``, on a wide hashed model streamed in chunks
+and loaded from a file. It ends with its answer (:func:`summary`): per model, how many times faster
+than scikit-learn ``fit`` and ``predict`` are on each backend, whether the predictions were
+scikit-learn's, the devices and the machine; ``--details`` adds a table per data set (median and
+minimum times, achieved bandwidth: bytes of ``X`` read once / time, the memory a fit takes). Data are
+built outside the timers; GPU calls are synchronised before the clock stops; the backends' repeats are
+interleaved (sklearn, nbgpu, sklearn, ...) so that a noisy machine disturbs them alike.
 
-The real corpora are JSON lines ``{"text": ..., "label": ...}`` built offline by ``benchmarks/corpora.py``
-(in the repository, not in the package), shuffled so that the first documents are a fair sample; where
-none is built, the docstrings of the running Python's standard library stand in.
+The real corpora are JSON lines ``{"text": ..., "label": ...}`` (a checkout of the repository builds
+larger ones), shuffled so that the first documents are a fair sample; where none is found, the
+docstrings of the running Python's standard library stand in.
 
-The raw results (JSON) and a PNG chart are kept only where asked: in the folder named by ``--out`` (else
-``$NBGPU_BENCH_DIR``, if set), under names that carry the size and the time of the run, or in the files
-named by ``--json`` and ``--png``; an existing file is replaced only with ``--overwrite``.
-"""
+A chart (PNG, where matplotlib is installed) is written by default, in the temporary folder unless
+``--png`` or ``--out`` says where; the raw results (JSON) are kept only where asked: in the folder
+named by ``--out`` (else ``$NBGPU_BENCH_DIR``, if set), under names that carry the size and the time
+of the run, or in the file named by ``--json``; an existing file is replaced only with ``--overwrite``."""
 
 from __future__ import annotations
 
@@ -57,7 +59,7 @@ SIZES = {
         "categorical": (20_000, 50, 10, 10),
         "gaussian": (50_000, 100, 10),
     },
-    # The speed issue's CPU targets, exactly.
+    # The sizes nbgpu's CPU speed goals (CPU_TARGETS) are set at.
     "full": {
         "text": (100_000, 2**18, 100, 20),
         "categorical": (100_000, 50, 10, 10),
@@ -84,7 +86,7 @@ DATA_OF = {**dict.fromkeys(TEXT_MODELS, "text"), "CategoricalNB": "categorical",
 DATA_SETS = ("synthetic", "real", "streaming")
 BACKENDS = ("sklearn", "nbgpu-cpu", "nbgpu-gpu")
 RESULTS_ENV = "NBGPU_BENCH_DIR"  # the results folder where --out is not given
-# The speed issue's CPU targets: scikit-learn time / nbgpu-CPU time.
+# nbgpu's CPU speed goals at --size full: scikit-learn time / nbgpu-CPU time.
 CPU_TARGETS = {
     ("MultinomialNB", "fit"): 5.0, ("MultinomialNB", "predict"): 2.0,
     ("ComplementNB", "fit"): 5.0, ("ComplementNB", "predict"): 2.0,
@@ -490,63 +492,190 @@ def _run_streaming(results, backends, log):
 
 
 # ---- the report -------------------------------------------------------- #
+_SHORT = {"nbgpu-cpu": "CPU", "nbgpu-gpu": "GPU"}  # the summary's column names
+_SAME = {None: "", True: "yes", False: "NO"}
+
+
 def _ratio(value):
     return "" if value is None else f"{value:.2f}x"
 
 
+def _times(value):
+    """A speed-up as people write it: "0.7×", "2.3×", "41×"."""
+    return f"{value:.0f}×" if value >= 9.95 else f"{value:.1f}×"
+
+
+# The detailed table's columns: (header, alignment, cell of a row); a column
+# whose every cell is empty (no targets below --size full, no GPU peak) is left out.
+_COLUMNS = (
+    ("model", "---", lambda r: r["model"]),
+    ("op", "---", lambda r: r["op"] if r.get("vs_one_chunk") is None
+     else f"{r['op']} ({r['vs_one_chunk']:.2f}x one chunk)"),
+    ("backend", "---", lambda r: r["backend"]),
+    ("median (ms)", "---:", lambda r: f"{1e3 * r['median_s']:.1f}"),
+    ("min (ms)", "---:", lambda r: f"{1e3 * r['min_s']:.1f}"),
+    ("vs scikit-learn (median)", "---:", lambda r: _ratio(r["speedup_vs_sklearn"])),
+    ("(min)", "---:", lambda r: _ratio(r["speedup_vs_sklearn_of_min"])),
+    ("GB/s of X", "---:", lambda r: f"{r['bandwidth_GBps']:.2f}"),
+    ("fit peak extra (MB)", "---:", lambda r: "" if r["fit_peak_extra_bytes"] is None
+     else f"{r['fit_peak_extra_bytes'] / 2**20:.0f}"),
+    ("same predictions", ":---:", lambda r: _SAME[r.get("same_predictions")]),
+    ("target", "---:", lambda r: "" if r["target"] is None else f">= {r['target']:g}x"),
+)
+
+
 def format_table(results):
-    """The results as Markdown: a line per data set, then a table of its rows."""
+    """The results as Markdown: a line per data set, then a table of its rows (``--details``)."""
     lines = []
     for key, data in results["data"].items():
         rows = [r for r in results["rows"] if r["data"] == key]
         if not rows:
             continue
+        cells = [[cell(r) for _, _, cell in _COLUMNS] for r in rows]
+        keep = [i for i in range(len(_COLUMNS)) if any(row[i] for row in cells)]
         lines += [
             "", f"**{key}**: {data['label']}", "",
-            "| model | op | backend | median (ms) | min (ms) | vs scikit-learn (median) | (min) "
-            "| GB/s of X | fit peak extra (MB) | same predictions | target |",
-            "|---|---|---|---:|---:|---:|---:|---:|---:|:---:|---:|",
+            "| " + " | ".join(_COLUMNS[i][0] for i in keep) + " |",
+            "|" + "|".join(_COLUMNS[i][1] for i in keep) + "|",
         ]
-        for r in rows:
-            target = "" if r["target"] is None else f">= {r['target']:g}x"
-            peak = "" if r["fit_peak_extra_bytes"] is None else f"{r['fit_peak_extra_bytes'] / 2**20:.0f}"
-            same = {None: "", True: "yes", False: "NO"}[r.get("same_predictions")]
-            op = r["op"] if r.get("vs_one_chunk") is None else f"{r['op']} ({r['vs_one_chunk']:.2f}x one chunk)"
-            lines.append(
-                f"| {r['model']} | {op} | {r['backend']} | {1e3 * r['median_s']:.1f} | {1e3 * r['min_s']:.1f} | "
-                f"{_ratio(r['speedup_vs_sklearn'])} | {_ratio(r['speedup_vs_sklearn_of_min'])} | "
-                f"{r['bandwidth_GBps']:.2f} | {peak} | {same} | {target} |"
-            )
+        lines += ["| " + " | ".join(row[i] for i in keep) + " |" for row in cells]
     return "\n".join(lines).lstrip("\n")
 
 
-def plot(results, path):
-    """A bar chart of the speed-ups over scikit-learn (log scale), as PNG."""
+def _over_data(values):
+    """Speed-ups of one model and operation on several data sets: their median, and their range."""
+    middle = _times(float(np.median(values)))
+    return middle if len(values) == 1 else f"{middle} ({_times(min(values))[:-1]}–{_times(max(values))})"
+
+
+def _same_predictions(rows):
+    """Whether a model's predictions were scikit-learn's on every data set and backend, in words."""
+    seen = [r for r in rows if r.get("same_predictions") is not None]
+    differ = dict.fromkeys(f"{r['data']} ({_SHORT[r['backend']]})" for r in seen if not r["same_predictions"])
+    if differ:
+        return "NO: " + ", ".join(differ)
+    n = len({r["data"] for r in seen})
+    return "" if not seen else "yes" if n == 1 else f"yes, all {n} data sets"
+
+
+def _aligned(table):
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in table]
+
+
+def summary(results, *, files=()):
+    """The answer, at most 12 lines: per model, nbgpu's speed-up over scikit-learn in ``fit`` and
+    ``predict`` on each of its backends and whether it predicted scikit-learn's labels; then the
+    wide model streamed (if run), the speed goals (``--size full``), the devices, the machine, and
+    ``files`` (lines saying what was written where)."""
+    rows = [r for r in results["rows"] if r["backend"] != "sklearn"]
+    backends = [b for b in BACKENDS if b != "sklearn" and any(r["backend"] == b for r in rows)]
+    ops = [(op, b) for b in backends for op in ("fit", "predict")]
+    table = [["", *(f"{op} ({_SHORT[b]})" for op, b in ops), "same predictions"]]
+    for model in (m for m in MODELS if any(r["model"] == m and r["op"] in ("fit", "predict") for r in rows)):
+        mine = [r for r in rows if r["model"] == model and r["op"] in ("fit", "predict")]
+        cells = []
+        for op, b in ops:
+            ratios = [r["speedup_vs_sklearn"] for r in mine if (r["op"], r["backend"]) == (op, b)]
+            cells.append("n/a" if None in ratios else _over_data(ratios) if ratios else "")
+        table.append([model, *cells, _same_predictions(mine) or "n/a"])
+    several = any(len({r["data"] for r in rows if r["model"] == m}) > 1 for m in MODELS)
+    repeats = results["repeats"]
+    lines = [
+        f"nbgpu against scikit-learn, size {results['size']}: times faster (× > 1: nbgpu is faster; median of "
+        f"{repeats} run{'s' if repeats > 1 else ''}" + ("; over data sets: median (range))" if several else ")"),
+        *(_aligned(table) if len(table) > 1 else ["(no nbgpu backend timed)"]),
+    ]
+    if rows and "sklearn" not in results["devices"]:
+        lines.append("n/a: the speed-ups need the sklearn backend (--backends)")
+    streamed = [r for r in rows if r["data"] == "wide" and r["speedup_vs_sklearn"] is not None]
+    if streamed:
+        lines.append("wide model (MultinomialNB, 2^20 features), CPU: " + ", ".join(
+            f"{r['op'].replace('stream ', 'streamed in ')} {_times(r['speedup_vs_sklearn'])}" for r in streamed))
+    goals = [r for r in rows if r["target"] is not None and r["speedup_vs_sklearn"] is not None]
+    if goals:
+        missed = [f"{r['model']} {r['op']} {_times(r['speedup_vs_sklearn'])} (goal {r['target']:g}×)"
+                  for r in goals if r["speedup_vs_sklearn"] < r["target"]]
+        lines.append(f"speed goals at this size (CPU): {len(goals) - len(missed)} of {len(goals)} met"
+                     + (f"; missed: {', '.join(missed)}" if missed else ""))
+    devices = [f"{_SHORT[b]} {results['devices'][b]}" for b in backends]
+    if "nbgpu-cpu" in backends:
+        devices[0] += f", {results['threads']} threads used"
+    if "nbgpu-gpu" not in backends:
+        devices.append("GPU not asked for" if results.get("gpu_found") else "no GPU found (no usable cupy/GPU)")
+    lines.append(f"devices: {'; '.join(devices)}")
+    v = results["versions"]
+    lines.append(f"machine: {results['machine']}, {results.get('system', '')}; Python {v['python']}, nbgpu "
+                 f"{v['nbgpu']}, scikit-learn {v['scikit-learn']}, numpy {v['numpy']}, scipy {v['scipy']}"
+                 + "".join(f", {name} {v[name]}" for name in v if name not in _CORE_LIBRARIES))
+    return [*lines, *files]
+
+
+_CORE_LIBRARIES = ("python", "nbgpu", "numpy", "scipy", "scikit-learn")
+
+
+def _bars(ax, rows, groups, key, colours):
+    """Bars of ``rows``' speed-ups over scikit-learn, one group per name in ``groups`` (``key(row)``), a bar
+    per data set (``colours[data]``) and backend in each; returns {(data, backend): bars} for the legend."""
+    drawn, width = {}, 0.8 / max(sum(key(r) == g for r in rows) for g in groups)
+    for x, group in enumerate(groups):
+        mine = [r for r in rows if key(r) == group]
+        for i, r in enumerate(mine):
+            at = x + (i - (len(mine) - 1) / 2) * width
+            bars = ax.bar(at, r["speedup_vs_sklearn"], width, color=colours[r["data"]],
+                          hatch="//" if r["backend"] == "nbgpu-gpu" else None, edgecolor="white", lw=0.5)
+            drawn[r["data"], r["backend"]] = bars
+            if r["target"]:
+                ax.plot([at - width / 2, at + width / 2], [r["target"]] * 2, "k-", lw=2)
+    return drawn
+
+
+def chart(results):
+    """A matplotlib figure of the speed-ups over scikit-learn: a panel for ``fit`` and one for ``predict``
+    (a group of bars per model, a bar per data set, hatched on the GPU; black marks: the speed goals),
+    and one for the wide model streamed, if run. Log scale, ticks written "2×"."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     rows = [r for r in results["rows"] if r["backend"] != "sklearn" and r["speedup_vs_sklearn"]]
-    labels = sorted({(r["data"], r["model"], r["op"]) for r in rows}, key=lambda l: (l[0], MODELS.index(l[1]), l[2]))
-    backends = sorted({r["backend"] for r in rows})
-    fig, ax = plt.subplots(figsize=(max(6, 0.7 * len(labels)), 4.5))
-    width = 0.8 / max(len(backends), 1)
-    for i, b in enumerate(backends):
-        value = {(r["data"], r["model"], r["op"]): r["speedup_vs_sklearn"] for r in rows if r["backend"] == b}
-        ax.bar([j + i * width for j in range(len(labels))], [value.get(lab, 0) for lab in labels], width, label=b)
-    targets = {(r["data"], r["model"], r["op"]): r["target"] for r in rows if r["target"]}  # nbgpu-cpu's rows
-    for lab, target in targets.items():
-        x0 = labels.index(lab) + backends.index("nbgpu-cpu") * width
-        ax.plot([x0 - width / 2, x0 + width / 2], [target, target], "k-", lw=2)
-    ax.axhline(1.0, color="grey", lw=0.8)
-    ax.set_yscale("log")
-    ax.set_ylabel("speed-up over scikit-learn (x)")
-    ax.set_xticks([j + width * (len(backends) - 1) / 2 for j in range(len(labels))])
-    ax.set_xticklabels([f"{d}\n{m.replace('NB', '')}\n{o}" for d, m, o in labels], fontsize=6)
-    ax.set_title(f"nbgpu bench, size={results['size']} ({results['devices'].get('nbgpu-cpu', '')})", fontsize=9)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
+    palette = plt.get_cmap("tab10").colors
+    colours = {key: palette[i % len(palette)] for i, key in enumerate(results["data"])}
+    panels = [(op, [r for r in rows if r["op"] == op], lambda r: r["model"]) for op in ("fit", "predict")]
+    panels.append(("wide model streamed, then loaded to predict", [r for r in rows if r["data"] == "wide"],
+                   lambda r: r["op"]))
+    panels = [(title, mine, key) for title, mine, key in panels if mine]
+    fig, axes = plt.subplots(1, max(len(panels), 1), figsize=(5.5 * max(len(panels), 1), 4.8), squeeze=False)
+    drawn = {}
+    for ax, (title, mine, key) in zip(axes[0], panels):
+        groups = list(dict.fromkeys(key(r) for r in sorted(mine, key=lambda r: MODELS.index(r["model"]))))
+        drawn.update(_bars(ax, mine, groups, key, colours))
+        ax.set_xticks(range(len(groups)))
+        ax.set_xticklabels([g.removesuffix("NB") if g in MODELS else g.replace("stream ", "") for g in groups],
+                           fontsize=8)
+        ax.set_yscale("log")
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}×"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
+        ax.axhline(1.0, color="grey", lw=0.8)
+        ax.set_title(title, fontsize=10)
+    axes[0][0].set_ylabel("times faster than scikit-learn")
+    labels = [f"{data}{'' if results['data'][data].get('real') else ' (synthetic)'}"
+              f"{' on the GPU' if b == 'nbgpu-gpu' else ''}" for data, b in drawn]
+    fig.legend(list(drawn.values()), labels, loc="lower center", ncol=min(len(labels), 4), fontsize=8, frameon=False)
+    devices = "; ".join(f"{_SHORT.get(b, b)}: {name}" for b, name in results["devices"].items() if b != "sklearn")
+    fig.suptitle(f"nbgpu against scikit-learn, size {results['size']} ({devices})", fontsize=10)
+    fig.tight_layout(rect=(0, 0.06 + 0.04 * (len(labels) // 4), 1, 1))
+    return fig
+
+
+def plot(results, path):
+    """:func:`chart`, written as PNG to ``path`` (whole or not at all)."""
+    import matplotlib.pyplot as plt
+
+    fig = chart(results)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     with atomic_output(path, "wb") as f:
         fig.savefig(f, dpi=120, format="png")
@@ -569,8 +698,9 @@ def _csv(choices):
 def configure_parser(parser: argparse.ArgumentParser) -> None:
     """Add the ``bench`` flags to ``parser``."""
     parser.add_argument("--size", choices=tuple(SIZES), default="small",
-                        help="data sizes: tiny, small (default, about a minute on a laptop CPU), "
-                        "full (the issue's CPU targets), gpu (>= 1e8 stored values)")
+                        help="data sizes: tiny (seconds), small (default, about a minute on a laptop CPU), "
+                        "full (the sizes nbgpu's CPU speed goals are set at, 100,000 documents: minutes), "
+                        "gpu (>= 1e8 stored values, for a GPU)")
     parser.add_argument("--models", type=_csv(MODELS), default=list(MODELS),
                         help=f"comma-separated models (default: all of {','.join(MODELS)})")
     parser.add_argument("--backends", type=_csv(BACKENDS),
@@ -578,25 +708,40 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
                         "(default: all this machine has)")
     parser.add_argument("--repeats", type=int, default=5, help="timed repeats per op (default 5)")
     parser.add_argument("--data", type=_csv(DATA_SETS), default=["synthetic", "real"],
-                        help="comma-separated data sets: synthetic (built here), real (a labelled text corpus, "
-                        "when one is found), streaming (a wide hashed model in 1, 10, 100 chunks, and loaded "
-                        "from a file); default synthetic,real")
+                        help="comma-separated data sets: synthetic (built here), real (a labelled text corpus: "
+                        "--corpus, else the docstrings of this Python's standard library), streaming (a wide hashed "
+                        "model in 1, 10, 100 chunks, and loaded from a file); default synthetic,real")
     parser.add_argument("--corpus", help="the real corpus: a JSON-lines file or a folder holding "
-                        f"{DEFAULT_CORPUS}.jsonl (default: ${CORPORA_ENV}, then benchmarks/.corpora)")
+                        f"{DEFAULT_CORPUS}.jsonl (default: ${CORPORA_ENV}, then benchmarks/.corpora in a "
+                        "checkout of nbgpu's repository)")
     parser.add_argument("--inputs", type=_csv(tuple(INPUT_KINDS)), help="how the real corpus is vectorised: "
                         + "; ".join(f"{k}: {v}" for k, v in INPUT_KINDS.items()) + " (default: all)")
     parser.add_argument("--out", help="folder to keep the results in, as nbgpu-bench-<size>-<time>.json and .png "
-                        f"(default: ${RESULTS_ENV} if set, else none: only the table is printed)")
+                        f"(default: ${RESULTS_ENV} if set, else none: the raw results are not kept)")
     parser.add_argument("--json", help="where to write the raw results (default: in the --out folder, if any)")
-    parser.add_argument("--png", help="where to write the chart "
-                        "(default: next to the JSON, if any; 'none' for no chart)")
+    parser.add_argument("--png", help="where to write the chart (default, where matplotlib is installed: next to "
+                        "the JSON, if any, else in the temporary folder; 'none' for no chart)")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --json or --png file")
-    parser.add_argument("--quiet", "-q", action="store_true", help="print only the table")
+    parser.add_argument("--details", action="store_true", help="print a table per data set before the summary: "
+                        "every timing, its minimum, the bandwidth, the memory a fit takes and, at --size full, "
+                        "the speed goal")
+    parser.add_argument("--quiet", "-q", action="store_true", help="print only the results (no progress)")
+
+
+def _free_name(folder, size, suffix):
+    """``<folder>/nbgpu-bench-<size>-<time><suffix>``, with ``-2``, ``-3``, ... before the suffix if taken."""
+    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
+    stem = Path(folder) / f"nbgpu-bench-{size}-{stamp}"
+    path, n = f"{stem}{suffix}", 2
+    while Path(path).exists():
+        path, n = f"{stem}-{n}{suffix}", n + 1
+    return path
 
 
 def _output_paths(args):
-    """(results folder, JSON path, PNG path), each None unless asked for (--out, --json, --png or
-    $NBGPU_BENCH_DIR); names already taken in a folder get a suffix."""
+    """(results folder, JSON path, PNG path): the JSON only where asked for (--out, --json or
+    $NBGPU_BENCH_DIR); the chart beside it, where --png says, or in the temporary folder (never in
+    the current one unasked); None for what is not written."""
     env = os.environ.get(RESULTS_ENV)
     folder = os.path.abspath(args.out) if args.out else str(Path(env)) if env else None
     json_path = png_path = None
@@ -604,15 +749,12 @@ def _output_paths(args):
         json_path = os.path.abspath(args.json)
         folder = os.path.dirname(json_path)
     elif folder is not None:
-        stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
-        stem = Path(folder) / f"nbgpu-bench-{args.size}-{stamp}"
-        json_path, n = f"{stem}.json", 2
-        while Path(json_path).exists():
-            json_path, n = f"{stem}-{n}.json", n + 1
+        json_path = _free_name(folder, args.size, ".json")
     if args.png and args.png != "none":
         png_path = os.path.abspath(args.png)
-    elif not args.png and json_path is not None:
-        png_path = os.path.splitext(json_path)[0] + ".png"
+    elif not args.png:
+        png_path = (os.path.splitext(json_path)[0] + ".png" if json_path is not None
+                    else _free_name(tempfile.gettempdir(), args.size, ".png"))
     return folder, json_path, png_path
 
 
@@ -642,6 +784,8 @@ def run(args: argparse.Namespace) -> int:
         "size": args.size,
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "machine": platform.node(),
+        "system": f"{platform.system()} {platform.machine()}",
+        "gpu_found": "nbgpu-gpu" in have,
         "devices": {b: device_name(b) for b in backends},
         "threads": n_threads(),
         "versions": versions(),
@@ -654,7 +798,7 @@ def run(args: argparse.Namespace) -> int:
     log(f"threads: {results['threads']} (NBGPU_NUM_THREADS); devices: "
         + "; ".join(f"{b}: {name}" for b, name in results["devices"].items()))
     log(f"results: {folder}" if folder is not None
-        else "results: not kept (--out DIR keeps the raw results and the chart)")
+        else "results: the summary at the end (--out DIR keeps the raw results too)")
     if corpus == STDLIB_CORPUS:
         log("real text: docstrings of this Python's standard library, read from its sources (a larger corpus: "
             f"build one with `python benchmarks/corpora.py build {DEFAULT_CORPUS}` in a checkout of the "
@@ -673,20 +817,23 @@ def run(args: argparse.Namespace) -> int:
             for r in results["rows"]
             if r["target"] is not None and r["speedup_vs_sklearn"] is not None
         }
-    print(format_table(results))
+    files = []
     if json_path is not None:
         Path(json_path).parent.mkdir(parents=True, exist_ok=True)
         with atomic_output(json_path) as f:
             json.dump(results, f, indent=1)
-        print(f"\nraw results: {json_path}")
+        files.append(f"raw results: {json_path}")
     if png_path is not None:
         try:
             import matplotlib  # noqa: F401  (an optional dependency: the cli extra)
         except ImportError:
-            print("chart: skipped, matplotlib is not installed (pip install 'nbgpu[cli]')", file=sys.stderr)
+            files.append("chart: not drawn, matplotlib is not installed (pip install 'nbgpu[cli]')")
         else:
             plot(results, png_path)
-            print(f"chart: {png_path}")
+            files.append(f"chart: {png_path}")
+    if args.details:
+        print(format_table(results), end="\n\n")
+    print("\n".join(summary(results, files=files)))
     return 0
 
 

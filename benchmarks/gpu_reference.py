@@ -22,7 +22,7 @@ For MultinomialNB on Zipfian hashed text (the GPU targets' 1.2M documents × 2**
 
 Launch, read and sync counts of nbgpu's steps come from the emulated device on any machine
 (``python benchmarks/device_cost.py``); this script times them. Streaming from pinned host
-chunks is ``python -m nbgpu._app.bench_gpu`` (stage ``targets`` of ``ci/gpu.sh``). Results
+chunks is ``python benchmarks/gpu_targets.py`` (stage ``targets`` of ``ci/gpu.sh``). Results
 are JSON with the device's name; ``ci/gpu.sh`` runs this as its stage ``reference``.
 """
 

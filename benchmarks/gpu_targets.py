@@ -1,6 +1,6 @@
-"""The speed issue's GPU targets, measured in one run (cupy and a CUDA GPU).
+"""nbgpu's GPU speed goals, measured in one run (cupy and a CUDA GPU).
 
-``python -m nbgpu._app.bench_gpu --json gpu-targets.json`` measures, on the current device:
+``python benchmarks/gpu_targets.py --json gpu-targets.json`` measures, on the current device:
 
 1. the device copy bandwidth (a 2 GiB device-to-device copy) and the host-to-device bandwidth from
    pinned memory;
@@ -24,10 +24,9 @@ import scipy.sparse as sp
 
 import nbgpu
 
-from . import bench as _bench
-from .._array.devices import copy_bandwidths, device_memory_bytes, gpu_array_like, host_to_like
-from .._array.devices import pinned_copy, timed_runs
-from .._interop.atomic_files import atomic_output
+from nbgpu._app import bench as _bench  # the data and timings of `nbgpu bench --size gpu`
+from nbgpu._array.devices import copy_bandwidths, device_memory_bytes, gpu_array_like, host_to_like
+from nbgpu._array.devices import pinned_copy, timed_runs
 
 
 def multinomial_targets(copy_bw, *, size="gpu", repeats=3, sklearn_repeats=1):
@@ -100,7 +99,7 @@ def gaussian_targets(like, copy_bw, *, size="gpu", repeats=3):
 
 def main(argv=None) -> int:
     """Measure every GPU target and write them as JSON."""
-    parser = argparse.ArgumentParser(prog="python -m nbgpu._app.bench_gpu", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python benchmarks/gpu_targets.py", description=__doc__.splitlines()[0])
     parser.add_argument("--json", required=True, help="where to write the results")
     parser.add_argument("--size", default="gpu", choices=tuple(_bench.SIZES), help="data size preset")
     parser.add_argument("--skip-streaming", action="store_true", help="leave out the 2x-memory stream")
@@ -125,7 +124,7 @@ def main(argv=None) -> int:
     if not args.skip_streaming:
         results["streaming"] = streaming_target(like, h2d_bw)
         print(json.dumps(results["streaming"], indent=1), flush=True)
-    with atomic_output(args.json) as f:  # whole or not at all, as bench's
+    with open(args.json, "w", encoding="utf-8") as f:  # written once, at the end
         json.dump(results, f, indent=1)
     print(f"GPU target results: {args.json}")
     return 0

@@ -19,7 +19,7 @@ def _wide(size):
 
 def _host_only(backend):
     if backend == "nbgpu-gpu":
-        pytest.skip("streaming from host chunks on a GPU is timed by nbgpu._app.bench_gpu")
+        pytest.skip("streaming from host chunks on a GPU is timed by benchmarks/gpu_targets.py")
 
 
 @pytest.mark.parametrize("chunks", _bench.CHUNKS)

@@ -24,8 +24,8 @@
 #                                          every model against numpy, streaming, Dask, synchronisations
 #   gpu-tests-<stamp>.log                  the test suite with cupy and torch_cuda required
 #   gpu-pytest-benchmark-<stamp>.json      pytest-benchmark, every model, cupy vs sklearn
-#   gpu-<device>-<stamp>.json / .png       `nbgpu bench --size gpu` table data and chart
-#   gpu-targets-<device>-<stamp>.json      the GPU targets (nbgpu._app.bench_gpu)
+#   gpu-<device>-<stamp>.json / .png       `nbgpu bench --size gpu` raw results and chart
+#   gpu-targets-<device>-<stamp>.json      nbgpu's GPU speed goals (benchmarks/gpu_targets.py)
 #   gpu-reference-<device>-<stamp>.json    nbgpu's steps beside raw-cupy plans (benchmarks/gpu_reference.py)
 # The run stops at the first failure, with one line on standard error that
 # says what failed ("ci/gpu.sh: ..."); its exit status is that of the failed
@@ -179,11 +179,11 @@ if stage bench; then
     size="${NBGPU_GPU_BENCH_SIZE:-gpu}"
     backends="sklearn,nbgpu-gpu"
     [ "$dry" = "1" ] && { size=tiny; backends="$bench_backends"; }
-    run bench "" "$py" -m nbgpu._app.bench --size "$size" --backends "$backends" --repeats 3 \
+    run bench "" "$py" -m nbgpu bench --size "$size" --backends "$backends" --repeats 3 --details \
         --json "$out/gpu-$device-$stamp.json"
 fi
 
-# 4. The GPU targets: copy and host-to-device bandwidth, multinomial
+# 4. nbgpu's GPU speed goals: copy and host-to-device bandwidth, multinomial
 #    fit/predict bandwidth and speed-up, Gaussian vs the matmul roofline,
 #    streaming twice the GPU memory through fit_stream.
 if stage targets; then
@@ -192,7 +192,7 @@ if stage targets; then
     else
         skip=()
         [ "${NBGPU_GPU_SKIP_STREAM:-0}" = "1" ] && skip=(--skip-streaming)
-        run targets "" "$py" -m nbgpu._app.bench_gpu --json "$out/gpu-targets-$device-$stamp.json" "${skip[@]}"
+        run targets "" "$py" benchmarks/gpu_targets.py --json "$out/gpu-targets-$device-$stamp.json" "${skip[@]}"
     fi
 fi
 

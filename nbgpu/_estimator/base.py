@@ -151,8 +151,17 @@ class _BaseNB(_ScoringMixin, abc.ABC):
 
     def _check_params_for_fit(self, n_classes, n_features):
         """Check every data-dependent parameter ``_finalize`` reads, before any statistic
-        is computed: a call that defers finalizing still refuses a bad one."""
-        self._check_fixed_prior(self, n_classes)
+        is computed (a call that defers finalizing still refuses a bad one); the checked
+        values by name, which ``_finalize`` reads instead of checking them again."""
+        prior, smoothing = self._check_fixed_prior(self, n_classes)
+        return {self._prior_parameter: prior, "prior_smoothing": smoothing}
+
+    def _hyper(self, n_classes, n_features, checked=None):
+        """``_finalize``'s ``params``: this model's hyper-parameters, those that depend on the
+        data as ``_check_params_for_fit`` gave them (``checked``; else checked now)."""
+        if checked is None:
+            checked = self._check_params_for_fit(n_classes, n_features)
+        return SimpleNamespace(**{**self._params(), **checked})
 
     # The parameter that fixes the class prior ("class_prior" for the count models).
     _prior_parameter = "priors"
@@ -194,10 +203,10 @@ class _BaseNB(_ScoringMixin, abc.ABC):
         return check_loss_matrix(getattr(self, "loss_matrix", None), n_classes)
 
     def _class_prior(self, class_count, params, *, xp):
-        """``(prior, log_prior)`` under ``params``: the fixed prior as given, uniform without
-        ``fit_prior``, else the counts smoothed by ``prior_smoothing`` λ, ``P(c) = (N_c + λ) / (N + Kλ)``."""
+        """``(prior, log_prior)`` under ``params`` (:meth:`_hyper`): the fixed prior as given, uniform
+        without ``fit_prior``, else the counts smoothed by ``prior_smoothing`` λ, ``P(c) = (N_c + λ) / (N + Kλ)``."""
         k = class_count.shape[0]
-        fixed, smoothing = self._check_fixed_prior(params, k)
+        fixed, smoothing = getattr(params, self._prior_parameter), params.prior_smoothing
         if fixed is not None:
             prior = to_namespace(fixed, xp, class_count.device)
             return prior, log_or_neg_inf(prior, xp=xp)
@@ -347,8 +356,8 @@ class _BaseNB(_ScoringMixin, abc.ABC):
             xp, device = summed["xp"], summed["device"]
             stats = self._merge(to_namespace_tree(self._stats, xp, device), batch, xp=xp)
             check_statistics_finite(stats, estimator=self, X=summed["X"], sample_weight=summed["weights"])
-            return self._become_fitted(stats, fitted, n_features=summed["n_features"],
-                                       feature_names=summed["feature_names"], score_dtype=summed["score_dtype"], lazy=True)
+            return self._become_fitted(stats, fitted, n_features=summed["n_features"], feature_names=summed["feature_names"],
+                                       score_dtype=summed["score_dtype"], lazy=True, hyper=summed["hyper"])
 
     def _fit_batch_held(self, X, y, classes, sample_weight, *, reset, partial):
         """:meth:`_fit_batch` with the model's lock held."""
@@ -357,9 +366,9 @@ class _BaseNB(_ScoringMixin, abc.ABC):
         stats, summed = self._batch_statistics(X, y, classes, sample_weight, reset=reset, mode="onto")
         # fit finalizes at once (scikit-learn's predict does not change a fitted model's
         # __dict__); partial_fit only stores its statistics, finalized at the first read.
-        return self._become_fitted(
+        return self._become_fitted_held(
             stats, summed["classes"], n_features=summed["n_features"], feature_names=summed["feature_names"],
-            score_dtype=summed["score_dtype"], lazy=partial,
+            score_dtype=summed["score_dtype"], lazy=partial, hyper=summed["hyper"],
         )
 
     def _batch_statistics(self, X, y, classes, sample_weight, *, reset, mode):
@@ -389,7 +398,7 @@ class _BaseNB(_ScoringMixin, abc.ABC):
                 check_classes_unchanged(classes, self.classes_)
             classes = self.classes_
         n_classes = classes.shape[0]
-        self._check_params_for_fit(n_classes, n_features)
+        hyper = self._hyper(n_classes, n_features, self._check_params_for_fit(n_classes, n_features))
         self._loss_matrix(n_classes)
         codes = encode_labels(y, classes, xp=xp, device=device)
         acc = accumulation_dtype(xp, device)
@@ -403,21 +412,24 @@ class _BaseNB(_ScoringMixin, abc.ABC):
             check_statistics_finite(stats, estimator=self, X=X, sample_weight=weights)
         else:  # checks what it adds, so the running sums are not read whole per chunk
             stats = self._accumulate_onto(previous, Xt, codes, weights, n_classes, xp=xp, dtype=acc)
-        summed = {"classes": classes, "n_features": n_features, "feature_names": feature_names, "xp": xp,
-                  "device": device, "X": X, "weights": weights, "score_dtype": score_dtype_name(X.dtype, xp=xp)}
+        summed = {"classes": classes, "n_features": n_features, "feature_names": feature_names, "xp": xp, "device": device,
+                  "X": X, "weights": weights, "score_dtype": score_dtype_name(X.dtype, xp=xp), "hyper": hyper}
         return stats, summed
 
-    def _become_fitted(self, stats, classes, *, n_features, feature_names, score_dtype, lazy=False):
+    def _become_fitted(self, stats, classes, *, n_features, feature_names, score_dtype, lazy=False, hyper=None):
         """Become the model ``stats`` define (fitted arrays where ``stats`` are, scores in ``score_dtype``);
-        ``lazy`` derives parameters at their first read unless ``_lazy_parameters`` is False."""
+        ``lazy`` derives parameters at their first read unless ``_lazy_parameters`` is False; ``hyper``:
+        the hyper-parameters as a fit checked them (:meth:`_hyper`; else checked here)."""
         with lock_of(self).update():
             return self._become_fitted_held(stats, classes, n_features=n_features, feature_names=feature_names,
-                                            score_dtype=score_dtype, lazy=lazy)
+                                            score_dtype=score_dtype, lazy=lazy, hyper=hyper)
 
-    def _become_fitted_held(self, stats, classes, *, n_features, feature_names, score_dtype, lazy):
+    def _become_fitted_held(self, stats, classes, *, n_features, feature_names, score_dtype, lazy, hyper=None):
+        if hyper is None:
+            hyper = self._hyper(classes.shape[0], n_features)
         attrs = None
         if not (lazy and self._lazy_parameters):
-            attrs = self._derived_from(stats, classes, score_dtype, self)  # this fit's hyper-parameters
+            attrs = self._derived_from(stats, classes, score_dtype, hyper)
             # Sparse statistics are a wide model's: its deferred parameters wait for a read.
             if not any(map(is_sparse_counts, stats.values())):
                 for name, method in self._deferred_parameters.items():
@@ -434,6 +446,7 @@ class _BaseNB(_ScoringMixin, abc.ABC):
         self._fit_dtype_ = score_dtype
         # Parameters derive from this fit's hyper-parameters (set_params changes nothing until a refit).
         self._fit_params_ = self._params()
+        self._hyper_ = hyper
         self._derived_ = None  # None: nothing derived yet; else the names of what was
         if attrs is not None:
             self._store_derived(attrs)
@@ -443,10 +456,6 @@ class _BaseNB(_ScoringMixin, abc.ABC):
         """``_finalize`` of ``stats`` under ``params``."""
         xp = get_namespace(first_array(stats))
         return self._finalize(stats, classes, params, xp=xp, dtype=score_dtype_of(stats, score_dtype))
-
-    def _fit_hyper_parameters(self):
-        """The hyper-parameters of the last fit, read as attributes (``_finalize``'s ``params``)."""
-        return self if self._params_unchanged() else SimpleNamespace(**self._fit_params_)
 
     def _fitted_params(self):
         """The hyper-parameters of the last fit that ``set_params`` has changed since (name -> value)."""
@@ -509,7 +518,7 @@ class _BaseNB(_ScoringMixin, abc.ABC):
         with lock.reading(), lock.deriving:
             if state.get("_derived_", False) is None:
                 stats, classes, dtype = state["_stats"], state["classes_"], state["_fit_dtype_"]
-                self._store_derived(self._derived_from(stats, classes, dtype, self._fit_hyper_parameters()))
+                self._store_derived(self._derived_from(stats, classes, dtype, state["_hyper_"]))
 
     def _fitted_parameter(self, name):
         """The fitted parameter ``name`` (:class:`fitted_parameter`), derived now if it is not yet."""

@@ -37,7 +37,7 @@ from .._estimator.statistics_checks import (
     check_smoothed_total,
 )
 from .._validation import check_alpha, check_categories
-from .discrete import DISCRETE_CONSTRAINTS, smoothing_alpha
+from .discrete import DISCRETE_CONSTRAINTS, check_smoothing, smoothing_alpha
 
 
 def _offsets(n_categories):
@@ -282,9 +282,9 @@ class CategoricalNB(_BaseNB):
     _alpha = staticmethod(smoothing_alpha)
 
     def _check_params_for_fit(self, n_classes, n_features):
-        super()._check_params_for_fit(n_classes, n_features)
-        check_alpha(self.alpha, n_features, force_alpha=self.force_alpha)  # warns here, once
+        checked = {**super()._check_params_for_fit(n_classes, n_features), "alpha": check_smoothing(self, n_features)}
         self._min_categories(n_features)
+        return checked
 
     # ---- statistics ---------------------------------------------------- #
     def _check_statistics(self, stats, n_classes, n_features, *, feature_names=None, values=True):
@@ -375,7 +375,7 @@ class CategoricalNB(_BaseNB):
 
     def _finalize(self, stats, classes, params, *, xp, dtype):
         count, counts, n_cat = stats["class_count"], stats["counts"], to_numpy(stats["n_categories"])
-        alpha = self._alpha(params, n_cat.shape[0], xp=xp, device=counts.device, dtype=counts.dtype)
+        alpha = self._alpha(params, xp=xp, device=counts.device, dtype=counts.dtype)
         if alpha.ndim == 1:
             alpha = _spread(xp.reshape(alpha, (1, -1)), n_cat, xp=xp)
         smoothed = counts + alpha

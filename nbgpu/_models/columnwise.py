@@ -304,11 +304,10 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, ClassifierMixin, _BaseComposition
         with lock_of(self).update() if commit else contextlib.nullcontext(), self._fitting(n_features, names, reset=reset):
             return super()._fit_batch(X, y, classes, sample_weight, reset=reset, commit=commit, partial=partial)
 
-    def _become_fitted(self, stats, classes, *, n_features, feature_names, score_dtype, lazy=False):
+    def _become_fitted(self, stats, classes, *, n_features, feature_names, score_dtype, lazy=False, hyper=None):
         with self._fitting(n_features, feature_names, reset=True):
-            return super()._become_fitted(
-                stats, classes, n_features=n_features, feature_names=feature_names, score_dtype=score_dtype, lazy=lazy
-            )
+            return super()._become_fitted(stats, classes, n_features=n_features, feature_names=feature_names,
+                                          score_dtype=score_dtype, lazy=lazy, hyper=hyper)
 
     @contextlib.contextmanager
     def _fitting(self, n_features, feature_names, *, reset):
@@ -452,10 +451,11 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, ClassifierMixin, _BaseComposition
                     raise ValueError(f"part {name!r}: {exc}") from exc
 
     def _check_params_for_fit(self, n_classes, n_features):
-        super()._check_params_for_fit(n_classes, n_features)
+        checked = super()._check_params_for_fit(n_classes, n_features)
         plan = self._plan()
         for part, cols in zip(plan.parts, plan.columns):
             part._check_params_for_fit(n_classes, cols.shape[0])
+        return checked
 
     def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
         if previous is not None:

@@ -48,10 +48,14 @@ DISCRETE_CONSTRAINTS: dict = {
 }
 
 
-def smoothing_alpha(params, n_features, *, xp, device, dtype):
-    """The additive smoothing of ``params`` (``alpha``, ``force_alpha``): a scalar or one per feature."""
-    alpha = check_alpha(params.alpha, n_features, force_alpha=params.force_alpha, warn=False)
-    return xp.asarray(alpha, dtype=dtype, device=device)
+def check_smoothing(model, n_features):
+    """``model.alpha`` checked (a scalar or one per feature), warning once about a small one."""
+    return check_alpha(model.alpha, n_features, force_alpha=model.force_alpha)
+
+
+def smoothing_alpha(params, *, xp, device, dtype):
+    """The additive smoothing of ``params`` (checked by :func:`check_smoothing`) as an array."""
+    return xp.asarray(params.alpha, dtype=dtype, device=device)
 
 
 class _CountNB(_BaseNB):
@@ -99,8 +103,7 @@ class _CountNB(_BaseNB):
     _context_attributes: dict = {}
 
     def _check_params_for_fit(self, n_classes, n_features):
-        super()._check_params_for_fit(n_classes, n_features)
-        check_alpha(self.alpha, n_features, force_alpha=self.force_alpha)  # warns here, once
+        return {**super()._check_params_for_fit(n_classes, n_features), "alpha": check_smoothing(self, n_features)}
 
     def _check_values(self, X):
         check_non_negative(X, estimator=self)
@@ -164,7 +167,7 @@ class _CountNB(_BaseNB):
 
     def _finalize(self, stats, classes, params, *, xp, dtype):
         cc, fc = stats["class_count"], stats["feature_count"]
-        alpha = self._alpha(params, fc.shape[1], xp=xp, device=cc.device, dtype=fc.dtype)
+        alpha = self._alpha(params, xp=xp, device=cc.device, dtype=fc.dtype)
         log_prior = self._class_prior(cc, params, xp=xp)[1]
         context = {"alpha": alpha, "bias": log_prior, **self._class_context(cc, fc, alpha, log_prior, params, xp=xp)}
         return {

@@ -185,6 +185,7 @@ def _model_and_chunks(args, output, *, labels):
     from .._array.devices import host_to_like
     from .._array.namespace import to_numpy
     from .._interop.model_files import read_model_file
+    from .._interop.vectorizer_settings import check_weighting, weighted
 
     _check_output(output, args.model_file, args.data)
     try:
@@ -209,8 +210,11 @@ def _model_and_chunks(args, output, *, labels):
                              n_features=n_features, **options)
         zero_based = True if options["zero_based"] is None else options["zero_based"]
 
-        def finish(chunk):
-            return chunk._replace(X=reader.layout(chunk, zero_based=zero_based, n_features=n_features))
+        metadata = loaded.header.get("metadata")
+        tf = check_weighting(metadata.get("features") if isinstance(metadata, dict) else None, args.model_file)
+
+        def finish(chunk):  # laid out as the model's columns, weighted as at training (--model auto's choice)
+            return chunk._replace(X=weighted(reader.layout(chunk, zero_based=zero_based, n_features=n_features), tf))
 
         bar = _bar(args, "scoring")
         rows = 0
@@ -249,22 +253,31 @@ def cmd_train(args):
     _check_output(args.output, args.data)
     vectorizer = None  # the HashingVectorizer's parameters: JSON lines, or CSV with --text-column
     if fmt == "jsonl" or (fmt == "csv" and args.text_column is not None):
-        vectorizer = {**TEXT_DEFAULTS, "n_features": args.hash_features, "ngram_range": tuple(args.ngram_range),
-                      "lowercase": not args.no_lowercase, "stop_words": args.stop_words,
-                      "binary": args.binary_counts, "analyzer": args.analyzer}
-    open_data = functools.partial(open_reader, args.data, fmt, vectorizer=vectorizer, n_features=None,
-                                  **_reader_options(args))
-    reader = open_data()
+        vectorizer = {**TEXT_DEFAULTS, "n_features": args.hash_features,
+                      "ngram_range": tuple(args.ngram_range or (1, 1)), "lowercase": not args.no_lowercase,
+                      "stop_words": args.stop_words, "binary": args.binary_counts, "analyzer": args.analyzer}
     from .._array.devices import host_to_like
     from .._interop.model_files import save
+    from .feature_choice import text_transform
     from .model_choice import NotCounts, search_setup
 
     if args.model is None:  # auto, unless --alpha is given (then multinomial, as before auto was the default)
         args.model = "multinomial" if hasattr(args, "alpha") else "auto"
+    # --model auto on word text chooses the n-grams, unless they are given: both are hashed, side by side.
+    ngram_fixed = args.ngram_range is not None or args.analyzer != "word" or args.binary_counts
+    choose_ngrams = args.model == "auto" and vectorizer is not None and not ngram_fixed
     if args.model == "auto":
-        model, state = search_setup(given_flags(args))
+        model, state = search_setup(given_flags(args), text=vectorizer is not None, ngram_fixed=ngram_fixed)
     else:
         model, state = checked_model(MODELS[args.model], given_flags(args)), None
+
+    def open_data():
+        reader = open_reader(args.data, fmt, vectorizer=vectorizer, n_features=None, **_reader_options(args))
+        if choose_ngrams:
+            reader._transform = text_transform(vectorizer)
+        return reader
+
+    reader = open_data()
     # After the usage checks, before any thread starts: cupy imported while a
     # parser thread runs can meet importlib's deadlock guard and come back partly initialised.
     like = _device(args.device)
@@ -317,8 +330,17 @@ def cmd_train(args):
     metadata = {"reader": settings, "trained_on": {"file": Path(shown(args.data)).name, "rows": trained.rows}}
     if trained.search is not None:
         metadata["model_search"] = trained.search.record()
-        _say(args, f"nbgpu train: {trained.search.table()}")
+        features = metadata["model_search"]["features"]
+        metadata["features"] = {"tf": features["tf"]}  # applied to the vectorizer's output by predict/evaluate
+        if choose_ngrams:
+            vectorizer = {**vectorizer, "ngram_range": tuple(features["ngram_range"])}
+        if trained.search.scored:
+            _say(args, f"nbgpu train: {trained.search.table()}")
         _say(args, f"nbgpu train: chose {trained.search.summary()}")
+    if len(trained.model.classes_) == 1:  # shown even with --quiet: every prediction will be that class
+        print(f"nbgpu train: warning: {shown(args.data)} holds one class only, "
+              f"{label_text(np.asarray(trained.model.classes_))[0]!r}: the model predicts it for every row",
+              file=sys.stderr)
     bar.set_description(f"saving {args.output}")
     save(trained.model, args.output, vectorizer=vectorizer, metadata=metadata)
     bar.close()
@@ -569,8 +591,10 @@ def build_parser():
     p.add_argument("-o", "--output", required=True, help="model file to write ('-': standard output)")
     p.add_argument("--model", choices=("auto", *MODELS),
                    help="naive Bayes model (default auto, or multinomial when --alpha is given): auto chooses "
-                        "MultinomialNB or ComplementNB (with or without --norm) and --alpha by 5-fold "
-                        "cross-validation in the same pass, or GaussianNB when a feature is negative")
+                        "MultinomialNB, ComplementNB or (not on text) BernoulliNB and --alpha by 5-fold "
+                        "cross-validation in the same pass, on text also unigrams or 1-2grams (unless "
+                        "--ngram-range is given) and raw or sublinear (1 + log) counts; GaussianNB when a value "
+                        "is negative, or not a whole number in numeric columns (measurements)")
     p.add_argument("--classes", help="comma-separated class labels (default: the labels found in the file)")
     p.add_argument("--n-features", type=feature_count,
                    help="svmlight: number of features (default: the largest index found, +1 if zero-based)")
@@ -581,8 +605,9 @@ def build_parser():
     text = p.add_argument_group("text (JSON lines, CSV with --text-column; stored in the model for predict/evaluate)")
     text.add_argument("--hash-features", type=feature_count, default=TEXT_DEFAULTS["n_features"],
                       help="HashingVectorizer n_features (default %(default)s)")
-    text.add_argument("--ngram-range", type=ngram_range, default=[1, 1], metavar="MIN,MAX",
-                      help="n-grams of words, or of characters with --analyzer char/char_wb (default 1,1)")
+    text.add_argument("--ngram-range", type=ngram_range, metavar="MIN,MAX",
+                      help="n-grams of words, or of characters with --analyzer char/char_wb (default 1,1; "
+                           "--model auto chooses 1,1 or 1,2 of words)")
     text.add_argument("--analyzer", choices=("word", "char", "char_wb"), default="word",
                       help="word n-grams, character n-grams, or character n-grams inside word boundaries "
                            "(default %(default)s)")

@@ -179,9 +179,11 @@ class _OnePass:
         """Add the rows ``X`` (laid out, on the host), labels ``y`` (typed)."""
         self.model = self._grown(self.model, self.to_device(X), y, where)
 
-    def _grown(self, model, X, y, where):
-        """``model`` (None: no rows yet) with the rows ``X``, ``y`` added; a refusal (bad values
-        for this model, e.g. negative counts) names the lines it comes from."""
+    def _grown(self, model, X, y, where, *, base=None):
+        """``model`` (None: no rows yet) with the rows ``X``, ``y`` added (a new model: one like ``base``,
+        default the estimator's); a refusal (bad values for this model, e.g. negative counts) names the lines
+        it comes from."""
+        base = self.base if base is None else base
         chunk_classes = self.classes if self.classes is not None else np.unique(y)
         fits = model is not None and X.shape[1] == model.n_features_in_
         fits = fits and np.all(np.isin(chunk_classes, model.classes_))
@@ -189,7 +191,7 @@ class _OnePass:
             n_classes = len(chunk_classes) if model is None else len(np.union1d(chunk_classes, model.classes_))
             _check_size(self.estimator, n_classes, X.shape[1], self.reader.path, hashed=self.reader._transform is not None)
         try:
-            part = model.partial_fit(X, y) if fits else self.base._unfitted().partial_fit(X, y, classes=chunk_classes)
+            part = model.partial_fit(X, y) if fits else base._unfitted().partial_fit(X, y, classes=chunk_classes)
         except ValueError as exc:
             raise ValueError(f"{where}: {exc}") from None
         if fits or model is None:

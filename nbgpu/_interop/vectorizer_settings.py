@@ -12,6 +12,10 @@ number of features), both when a file is written and when it is read;
 (``alternate_sign=True``'s negative values for a model of counts).
 :func:`vectorizer_settings` and :func:`vectorizer_from_settings` are the
 one place that maps a vectorizer to settings and back.
+
+``nbgpu train --model auto`` may also choose a term weighting (:data:`TERM_WEIGHTINGS`), stored in
+the model's metadata as ``features: {"tf": ...}`` and applied to the vectorizer's output by
+:func:`weighted`, at training and at ``predict``/``evaluate`` alike.
 """
 
 from __future__ import annotations
@@ -166,3 +170,32 @@ def _is_text_encoding(name):
         return codecs.lookup(name).name in ENCODINGS
     except (LookupError, ValueError, TypeError):
         return False
+
+
+# Term weightings of a vectorizer's counts: as they are, or scikit-learn's ``sublinear_tf`` (1 + log tf).
+TERM_WEIGHTINGS = ("counts", "sublinear")
+
+
+def check_weighting(features, where):
+    """The term weighting that ``features`` (a model file's ``metadata['features']``, None if absent) name;
+    a ValueError naming ``where`` if it is not one of :data:`TERM_WEIGHTINGS`."""
+    if features is None:
+        return "counts"
+    tf = features.get("tf", "counts") if isinstance(features, dict) else None
+    if tf not in TERM_WEIGHTINGS:
+        shown = features.get("tf") if isinstance(features, dict) else features
+        msg = f"{where}: inconsistent model file (features tf={shown!r:.80}; expected one of {list(TERM_WEIGHTINGS)})"
+        raise ValueError(msg)
+    return tf
+
+
+def weighted(X, tf):
+    """The counts ``X`` (a host CSR matrix, or a dense array) weighted by ``tf`` (of :data:`TERM_WEIGHTINGS`):
+    ``X`` itself for counts, else a copy with every stored nonzero count c made 1 + log(c)."""
+    if tf == "counts":
+        return X
+    out = X.copy()
+    values = out.data if hasattr(out, "indices") else out
+    present = values > 0  # 1 + log(c) for counts of at least 1; zeros stay zero
+    values[present] = 1.0 + np.log(values[present])
+    return out

@@ -1,0 +1,177 @@
+"""``nbgpu train --model auto`` against scikit-learn naive Bayes pipelines tuned by hand, in one run.
+
+For each corpus, the documents (shuffled with a fixed seed) are split 80/20 into a training and a
+test file (JSON lines). Then:
+
+- scikit-learn, tuned by hand: every pipeline of the grid ``HashingVectorizer(n_features=2**20,
+  alternate_sign=False, norm=None)`` with ``ngram_range`` (1, 1) or (1, 2), then raw counts or
+  sublinear TF-IDF (``TfidfTransformer(sublinear_tf=True)``), then ``MultinomialNB`` or
+  ``ComplementNB`` with alpha in 0.01 .. 10 (half decades), fitted on the training file and scored
+  on the test file. The best *test* accuracy of the grid is the target (an oracle: no tuning by
+  cross-validation can do better on this test file), and where it sits is reported.
+- nbgpu: ``python -m nbgpu train TRAIN -o MODEL`` (``--model auto``, the default) then
+  ``python -m nbgpu evaluate MODEL TEST --json``: the test accuracy of the model auto chose by
+  cross-validation on the training file alone.
+- cost: ``nbgpu train`` with ``--model auto`` against a plain ``nbgpu train`` of the chosen family,
+  alpha and n-grams (raw counts: the command has no flag for sublinear tf, which adds one log per
+  stored value), each a child process timed on the wall clock and in CPU seconds (user + system,
+  the reader's thread included), repeats interleaved, medians.
+
+Corpora: ``debian`` (the package descriptions of ``apt-cache dumpavail`` labelled by archive
+section, as ``streaming_real_text.py`` reads them) and ``pydoc-en`` (``corpora.py``; built if
+missing, 1-4 minutes). Results: ``benchmarks/results/auto-vs-tuned-sklearn-CORPUS-Ncore.json``.
+
+    python benchmarks/auto_vs_tuned_sklearn.py [--corpus debian pydoc-en] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+RESULTS = HERE / "results"
+ALPHAS = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
+N_FEATURES = 2**20
+SEED = 0
+
+
+def documents(corpus):
+    """(texts, labels) of ``corpus``, shuffled with a fixed seed."""
+    if corpus == "debian":
+        from streaming_real_text import debian_descriptions
+
+        texts, labels = debian_descriptions()
+    else:
+        import corpora
+
+        texts, labels = corpora.load(corpus)
+    order = np.random.default_rng(SEED).permutation(len(texts))
+    return [texts[i] for i in order], [str(labels[i]) for i in order]
+
+
+def write_split(texts, labels, folder):
+    """The training (first 80 %) and test files, JSON lines; their paths."""
+    cut = int(0.8 * len(texts))
+    paths = []
+    for name, rows in (("train", range(cut)), ("test", range(cut, len(texts)))):
+        path = Path(folder) / f"{name}.jsonl"
+        with open(path, "w", encoding="utf-8") as f:
+            f.writelines(json.dumps({"text": texts[i], "label": labels[i]}) + "\n" for i in rows)
+        paths.append(path)
+    return paths, cut
+
+
+def sklearn_grid(texts, labels, cut):
+    """Test accuracy of every pipeline of the grid: ``{name: accuracy}``."""
+    from sklearn.feature_extraction.text import HashingVectorizer, TfidfTransformer
+    from sklearn.naive_bayes import ComplementNB, MultinomialNB
+
+    y = np.asarray(labels)
+    out = {}
+    for ngram in ((1, 1), (1, 2)):
+        vec = HashingVectorizer(n_features=N_FEATURES, ngram_range=ngram, alternate_sign=False, norm=None)
+        X_train, X_test = vec.transform(texts[:cut]), vec.transform(texts[cut:])
+        tfidf = TfidfTransformer(sublinear_tf=True).fit(X_train)
+        for weighting, (A, B) in (("counts", (X_train, X_test)),
+                                  ("sublinear tf-idf", (tfidf.transform(X_train), tfidf.transform(X_test)))):
+            for family in (MultinomialNB, ComplementNB):
+                for alpha in ALPHAS:
+                    accuracy = float(np.mean(family(alpha=alpha).fit(A, y[:cut]).predict(B) == y[cut:]))
+                    out[f"{ngram[0]}-{ngram[1]}grams, {weighting}, {family.__name__}(alpha={alpha:g})"] = accuracy
+                    print(f"  scikit-learn {ngram} {weighting} {family.__name__} alpha={alpha:g}: {accuracy:.4f}",
+                          flush=True)
+    return out
+
+
+def timed(command):
+    """Wall and CPU seconds (user + system, all threads) of ``command`` run as a child process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def nbgpu(*args):
+    return [sys.executable, "-m", "nbgpu", *map(str, args)]
+
+
+def run_corpus(corpus, repeats):
+    texts, labels = documents(corpus)
+    with tempfile.TemporaryDirectory() as folder:
+        (train, test), cut = write_split(texts, labels, folder)
+        model = Path(folder) / "auto.nbgpu"
+        done = subprocess.run(nbgpu("train", train, "-o", model), check=True, capture_output=True, text=True)
+        print(done.stderr, flush=True)
+        report = json.loads(subprocess.run(nbgpu("evaluate", model, test, "--json"), check=True,
+                                           capture_output=True, text=True).stdout)
+        info = json.loads(subprocess.run(nbgpu("info", model, "--json"), check=True, capture_output=True,
+                                         text=True).stdout)
+        search = info["model_search"]
+        chosen, features = search["chosen"], search["features"]
+        plain = ["train", train, "-o", Path(folder) / "plain.nbgpu", "-q", "--model",
+                 {"MultinomialNB": "multinomial", "ComplementNB": "complement"}[chosen["estimator"]],
+                 "--alpha", chosen["alpha"], "--ngram-range", ",".join(map(str, features["ngram_range"]))]
+        commands = {"auto": nbgpu("train", train, "-o", model, "-q"), "plain": nbgpu(*plain)}
+        times = {name: [] for name in commands}
+        for _ in range(repeats):  # interleaved
+            for name, command in commands.items():
+                times[name].append(timed(command))
+        grid = sklearn_grid(texts, labels, cut)
+    best = max(grid, key=grid.get)
+    wall = {name: statistics.median(t[0] for t in ts) for name, ts in times.items()}
+    cpu = {name: statistics.median(t[1] for t in ts) for name, ts in times.items()}
+    return {
+        "corpus": corpus, "train_documents": cut, "test_documents": len(texts) - cut,
+        "classes": len(set(labels)),
+        "nbgpu_auto": {"test_accuracy": report["accuracy"], "chosen": chosen, "features": features,
+                       "cv_rows_scored": search["rows_scored"], "candidates": len(search["candidates"]),
+                       "alpha_grid_extended": search.get("alpha_grid_extended", [])},
+        "sklearn_best": {"pipeline": best, "test_accuracy": grid[best]},
+        "accuracy_gap": grid[best] - report["accuracy"],
+        "sklearn_grid": grid,
+        "cost": {"repeats": repeats, "wall_s": wall, "cpu_s": cpu,
+                 "auto_over_plain_wall": wall["auto"] / wall["plain"], "auto_over_plain_cpu": cpu["auto"] / cpu["plain"],
+                 "plain_command": "nbgpu " + " ".join(map(str, plain[3:])),
+                 "runs": {name: [[round(w, 3), round(c, 3)] for w, c in ts] for name, ts in times.items()}},
+    }
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", nargs="+", default=["debian", "pydoc-en"])
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args(argv)
+    RESULTS.mkdir(exist_ok=True)
+    for corpus in args.corpus:
+        result = run_corpus(corpus, args.repeats)
+        result["machine"] = {"cpus": os.cpu_count(), "platform": platform.platform(),
+                             "load_average": os.getloadavg()}
+        out = RESULTS / f"auto-vs-tuned-sklearn-{corpus}-{os.cpu_count()}core.json"
+        out.write_text(json.dumps(result, indent=2) + "\n")
+        auto, best, cost = result["nbgpu_auto"], result["sklearn_best"], result["cost"]
+        print(f"{corpus}: nbgpu auto {auto['test_accuracy']:.4f} ({auto['chosen']}, {auto['features']}); "
+              f"scikit-learn best of the grid {best['test_accuracy']:.4f} ({best['pipeline']}); "
+              f"gap {result['accuracy_gap']:+.4f}")
+        print(f"  cost: auto {cost['wall_s']['auto']:.2f} s wall / {cost['cpu_s']['auto']:.2f} s CPU, plain "
+              f"{cost['wall_s']['plain']:.2f} s / {cost['cpu_s']['plain']:.2f} s: {cost['auto_over_plain_wall']:.2f}x "
+              f"wall, {cost['auto_over_plain_cpu']:.2f}x CPU -> {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

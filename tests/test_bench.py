@@ -219,3 +219,13 @@ def test_a_chart_is_written_unasked_only_to_the_temporary_folder(elsewhere, tmp_
     out = capsys.readouterr().out.splitlines()
     assert out[-1] == f"chart: {chart}" and len(out) <= 12
     assert list(elsewhere.iterdir()) == []
+
+
+def test_without_scikit_learn_the_summary_gives_times():
+    results = _results()
+    results["rows"] = [{**r, "speedup_vs_sklearn": None, "same_predictions": None}
+                       for r in results["rows"] if r["backend"] != "sklearn"]
+    del results["devices"]["sklearn"]
+    lines = bench.summary(results)
+    assert lines[2].split()[:5] == ["MultinomialNB", "10.0", "ms", "10.0", "ms"] and lines[2].endswith("n/a")
+    assert "without the sklearn backend" in lines[-3]

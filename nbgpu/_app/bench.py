@@ -576,10 +576,15 @@ def summary(results, *, files=()):
         mine = [r for r in rows if r["model"] == model and r["op"] in ("fit", "predict")]
         cells = []
         for op, b in ops:
-            ratios = [r["speedup_vs_sklearn"] for r in mine if (r["op"], r["backend"]) == (op, b)]
-            cells.append("n/a" if None in ratios else _over_data(ratios) if ratios else "")
+            timed = [r for r in mine if (r["op"], r["backend"]) == (op, b)]
+            ratios = [r["speedup_vs_sklearn"] for r in timed]
+            if None in ratios:  # no scikit-learn to compare with: the median time
+                cells.append(f"{1e3 * float(np.median([r['median_s'] for r in timed])):.1f} ms")
+            else:
+                cells.append(_over_data(ratios) if ratios else "")
         table.append([model, *cells, _same_predictions(mine) or "n/a"])
-    several = any(len({r["data"] for r in rows if r["model"] == m}) > 1 for m in MODELS)
+    several = any(len({r["data"] for r in rows if r["model"] == m and r["op"] in ("fit", "predict")}) > 1
+                  for m in MODELS)
     repeats = results["repeats"]
     lines = [
         f"nbgpu against scikit-learn, size {results['size']}: times faster (× > 1: nbgpu is faster; median of "
@@ -587,7 +592,7 @@ def summary(results, *, files=()):
         *(_aligned(table) if len(table) > 1 else ["(no nbgpu backend timed)"]),
     ]
     if rows and "sklearn" not in results["devices"]:
-        lines.append("n/a: the speed-ups need the sklearn backend (--backends)")
+        lines.append("without the sklearn backend (--backends): median times instead of speed-ups")
     streamed = [r for r in rows if r["data"] == "wide" and r["speedup_vs_sklearn"] is not None]
     if streamed:
         lines.append("wide model (MultinomialNB, 2^20 features), CPU: " + ", ".join(
@@ -823,7 +828,9 @@ def run(args: argparse.Namespace) -> int:
         with atomic_output(json_path) as f:
             json.dump(results, f, indent=1)
         files.append(f"raw results: {json_path}")
-    if png_path is not None:
+    if png_path is not None and not any(r["speedup_vs_sklearn"] for r in results["rows"] if r["backend"] != "sklearn"):
+        files.append("chart: not drawn, no speed-up to show (it needs the sklearn backend and an nbgpu one)")
+    elif png_path is not None:
         try:
             import matplotlib  # noqa: F401  (an optional dependency: the cli extra)
         except ImportError:

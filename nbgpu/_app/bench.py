@@ -563,6 +563,9 @@ def _aligned(table):
     return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in table]
 
 
+_CORE_LIBRARIES = ("python", "nbgpu", "numpy", "scipy", "scikit-learn")  # named first on the machine's line
+
+
 def summary(results, *, files=()):
     """The answer, at most 12 lines: per model, nbgpu's speed-up over scikit-learn in ``fit`` and
     ``predict`` on each of its backends and whether it predicted scikit-learn's labels; then the
@@ -614,9 +617,6 @@ def summary(results, *, files=()):
                  f"{v['nbgpu']}, scikit-learn {v['scikit-learn']}, numpy {v['numpy']}, scipy {v['scipy']}"
                  + "".join(f", {name} {v[name]}" for name in v if name not in _CORE_LIBRARIES))
     return [*lines, *files]
-
-
-_CORE_LIBRARIES = ("python", "nbgpu", "numpy", "scipy", "scikit-learn")
 
 
 def _bars(ax, rows, groups, key, colours):
@@ -840,7 +840,7 @@ def run(args: argparse.Namespace) -> int:
             files.append(f"chart: {png_path}")
     if args.details:
         print(format_table(results), end="\n\n")
-    print("\n".join(summary(results, files=files)))
+    print("\n".join(summary(results, files=["; ".join(files)] if files else [])))  # one line: 12 at most
     return 0
 
 

@@ -292,9 +292,8 @@ def test_the_readme_text_example(tmp_path):
     after = _text("README.md").split(script, 1)[1].split("\n\n", 2)[1]
     (accuracy,) = re.findall(r"`accuracy: (\d\.\d+)`", after)
     assert f"accuracy: {accuracy}\n" in result.stdout
-    (chosen,) = re.findall(r"keeps (\w+\(alpha=[\d.]+\))", after)
-    (candidates,) = re.findall(r"the (\d+) candidates", after)
-    assert f"chose {chosen}," in result.stderr and f"among {candidates} candidates" in result.stderr, result.stderr
+    (chosen, ngrams, tf) = re.findall(r"keeps the best, here (\w+\(alpha=[\d.]+\))\s+on (\S+) with (\w+) counts", after)[0]
+    assert f"chose {chosen} on {ngrams}, {tf} tf," in result.stderr, result.stderr
     labels = (tmp_path / "predicted.csv").read_text().split()
     assert len(labels) == 500 and set(labels) <= {"billing", "outage", "account"}
 
@@ -387,4 +386,28 @@ def test_the_readme_cpu_table_is_its_results_file():
             assert cells[2] == f"{sk['median_s'] * 1e3:.1f}" and cells[3] == f"{ours['median_s'] * 1e3:.1f}", line
             assert cells[4] == f"{ours['speedup_vs_sklearn']:.2f}×", line
             checked += 1
+    assert checked == 10
+
+
+def test_the_readme_default_bench_table_is_its_results_files():
+    readme = _text("README.md")
+    full_name, default_name = "cpu-amd-epyc-2core-full-20261123.json", "cpu-2core-bench-default-20261129.json"
+    assert f"benchmarks/results/{default_name}" in readme
+
+    def speedups(name, model, op, *, real):
+        return [r["speedup_vs_sklearn"] for r in _json(name)["rows"]
+                if r["model"] == model and r["op"] == op and r["backend"] == "nbgpu-cpu"
+                and (str(r.get("data")).startswith("python-stdlib") == real)]
+
+    checked = 0
+    for line in readme.splitlines():
+        cells = [c.strip() for c in line.split("|")[1:-1]]
+        if len(cells) != 5 or not cells[2].endswith("×"):
+            continue
+        model, op = cells[0], cells[1]
+        (full,), (small,) = speedups(full_name, model, op, real=False), speedups(default_name, model, op, real=False)
+        assert cells[2] == f"{full:.2f}×" and cells[3] == f"{small:.2f}×", line
+        real = speedups(default_name, model, op, real=True)
+        assert cells[4] == (f"{min(real):.2f}–{max(real):.2f}×" if real else ""), line
+        checked += 1
     assert checked == 10

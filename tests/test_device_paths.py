@@ -37,14 +37,9 @@ FIT_BUDGET = 8
 PREDICT_BUDGET = 3
 CALLS = ("fit", "partial_fit", "predict", "predict_proba")
 BUDGET = {"fit": FIT_BUDGET, "partial_fit": FIT_BUDGET, "predict": PREDICT_BUDGET, "predict_proba": PREDICT_BUDGET}
-_GET = "sparse.py row_slicer: to_numpy(X.indptr) once X is cut in row blocks (1 sync; none for one block)"
-_GAUSS = "gaussian.py _finalize: bool() of `centred`, float() of `epsilon_`; scoring.py: bool() of the finite flags"
 # (model, format, call) over budget today: the measured count and where the
 # synchronisations are (xfails whose count is asserted, so a change shows).
-OVER_BUDGET = {
-    ("GaussianNB", "csr", "predict"): (4, f"{_GET}, {_GAUSS}"),
-    ("GaussianNB", "csc", "predict"): (4, f"{_GET}, {_GAUSS}"),
-}
+OVER_BUDGET: dict = {}
 
 
 @pytest.fixture(autouse=True)

@@ -20,6 +20,7 @@ import numpy as np
 from .._array.namespace import (
     accumulation_dtype,
     first_array,
+    on_host,
     get_device,
     get_namespace,
     is_array,
@@ -38,6 +39,7 @@ from .._validation import (
     check_n_features,
     check_prior,
     check_sample_weight,
+    check_finite,
     check_statistics_finite,
     check_X,
     check_y,
@@ -131,6 +133,10 @@ class _BaseNB(_ScoringMixin, abc.ABC):
     # The memory of the parameters derived from dense statistics, per byte of them (model files
     # bound a load by it before reading: ``model_files.memory_needed``).
     _derived_per_statistic = 1
+
+    # True where a NaN or infinity in X always makes the summed statistics non-finite (not where
+    # X is binarized or kept as it is): a fit on a device then checks X only if they are not.
+    _sums_show_nonfinite = True
 
     # How check_X takes X: False for a model that only sums and multiplies a sparse X's
     # stored values (duplicates kept); _integer_input keeps integers on the host (no copy).
@@ -385,7 +391,12 @@ class _BaseNB(_ScoringMixin, abc.ABC):
             feature_names = self.__dict__.get("feature_names_in_")
             if "feature_names_in_" in self.__dict__ or not (is_array(X) or is_sparse(X)):
                 check_feature_names(self, X, reset=False)  # an array has no names: nothing to check
-        X, xp, device = check_X(X, estimator=self, allow_nan=self._ignore_missing)
+        X, xp, device = check_X(X, estimator=self, allow_nan=self._ignore_missing, finite=False)
+        # On a device a NaN or infinity in X reaches the sums, whose finiteness is read back anyway:
+        # X itself is looked at only when they are not finite (a pass over X and a sync fewer).
+        from_sums = self._sums_show_nonfinite and not self._ignore_missing and not on_host(xp)
+        if not from_sums:
+            check_finite(X, estimator=self, allow_nan=self._ignore_missing)
         n_samples, n_features = X.shape
         if not reset:
             check_n_features(self, n_features)
@@ -406,12 +417,17 @@ class _BaseNB(_ScoringMixin, abc.ABC):
 
         previous = None if reset else to_namespace_tree(self._stats, xp, device)
         Xt = self._model_input(X, xp)
-        if previous is None or mode != "onto":
-            batch = self._accumulate(Xt, codes, weights, n_classes, xp=xp, dtype=acc, previous=previous)
-            stats = batch if previous is None or mode == "alone" else self._merge(previous, batch, xp=xp)
-            check_statistics_finite(stats, estimator=self, X=X, sample_weight=weights)
-        else:  # checks what it adds, so the running sums are not read whole per chunk
-            stats = self._accumulate_onto(previous, Xt, codes, weights, n_classes, xp=xp, dtype=acc)
+        try:
+            if previous is None or mode != "onto":
+                batch = self._accumulate(Xt, codes, weights, n_classes, xp=xp, dtype=acc, previous=previous)
+                stats = batch if previous is None or mode == "alone" else self._merge(previous, batch, xp=xp)
+                check_statistics_finite(stats, estimator=self, X=X, sample_weight=weights)
+            else:  # checks what it adds, so the running sums are not read whole per chunk
+                stats = self._accumulate_onto(previous, Xt, codes, weights, n_classes, xp=xp, dtype=acc)
+        except ValueError:
+            if from_sums:
+                check_finite(X, estimator=self)  # a NaN or infinity in X, rather than an overflow
+            raise
         summed = {"classes": classes, "n_features": n_features, "feature_names": feature_names, "xp": xp, "device": device,
                   "X": X, "weights": weights, "score_dtype": score_dtype_name(X.dtype, xp=xp), "hyper": hyper}
         return stats, summed

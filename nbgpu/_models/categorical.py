@@ -280,6 +280,7 @@ class CategoricalNB(_BaseNB):
 
     _prior_parameter = "class_prior"
     _alpha = staticmethod(smoothing_alpha)
+    _sums_show_nonfinite = False  # category codes are looked up, not summed
 
     def _check_params_for_fit(self, n_classes, n_features):
         checked = {**super()._check_params_for_fit(n_classes, n_features), "alpha": check_smoothing(self, n_features)}

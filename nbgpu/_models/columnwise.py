@@ -530,6 +530,10 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, ClassifierMixin, _BaseComposition
         )
 
     @property
+    def _sums_show_nonfinite(self):
+        return all(part._sums_show_nonfinite for part in self._plan().parts)
+
+    @property
     def _raw_statistics(self):
         """The parts' raw data (KernelDensityNB's points: NaN where missing), not sums."""
         return tuple({key for part in self._plan().parts for key in getattr(part, "_raw_statistics", ())})

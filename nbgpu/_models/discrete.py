@@ -529,6 +529,10 @@ class BernoulliNB(_CountNB):
     def _acts_on_elements(self):
         return self.binarize is not None
 
+    @property
+    def _sums_show_nonfinite(self):
+        return self.binarize is None  # (NaN > binarize is False)
+
     # Any real values (binarized), and dense sums (k × d log-probabilities of both outcomes).
     _sparse_statistics = ()
     _check_values = _BaseNB._check_values

@@ -248,7 +248,9 @@ class GaussianNB(_BaseNB):
         weight = xp.where(count > 0, precision, xp.zeros_like(precision))
         weighted = xp.sum(weight * mean, axis=0) / nonzero(xp.sum(weight, axis=0), xp=xp)
         weighted = xp.astype(xp.astype(weighted, dtype), mean.dtype)
-        at_zero, at_shift = to_numpy(xp.stack([_cancelled(mean - s, precision, xp=xp) for s in (0.0, weighted)])).tolist()
+        # One read back for the three numbers the host needs (on a device, a synchronisation).
+        errors = [_cancelled(mean - s, precision, xp=xp) for s in (0.0, weighted)]
+        at_zero, at_shift, epsilon = to_numpy(xp.stack([*errors, xp.astype(epsilon, errors[0].dtype)])).tolist()
         centred = at_shift < at_zero / 2
         shift = weighted if centred else xp.zeros_like(weighted)
         # Where that error would exceed _SCORE_TOLERANCE in float32, float32 input is
@@ -266,7 +268,7 @@ class GaussianNB(_BaseNB):
             "var_": xp.astype(var, dtype),
             "class_count_": rows,
             "class_prior_": xp.astype(prior, dtype),
-            "epsilon_": float(epsilon),
+            "epsilon_": epsilon,
             "_shift_": xp.astype(shift, score_dtype),
             "_centred_": centred,
             "_cancelled_": cancelled,

@@ -131,6 +131,7 @@ class KernelDensityNB(_BaseMeasureMixin, _BaseNB):
 
     # The training points themselves (NaN marks a missing value), not sums.
     _raw_statistics = ("points",)
+    _sums_show_nonfinite = False  # the points are kept, not summed
     # Fitted parameters (``_finalize``), made at a fit or at their first read.
     bandwidth_ = fitted_parameter()
     class_count_ = fitted_parameter()

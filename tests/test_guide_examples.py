@@ -411,3 +411,16 @@ def test_the_readme_default_bench_table_is_its_results_files():
         assert cells[4] == (f"{min(real):.2f}–{max(real):.2f}×" if real else ""), line
         checked += 1
     assert checked == 10
+
+
+def test_the_guide_em_learning_curve_is_its_results_file():
+    name = "semi-supervised-learning-curve-pydoc-en-20261129.txt"
+    guide = _text("GUIDE.md")
+    assert f"benchmarks/results/{name}" in guide
+    measured = {}
+    for line in (REPO / "benchmarks" / "results" / name).read_text(encoding="utf-8").splitlines():
+        found = re.fullmatch(r"\s*([\d.]+)%\s+([\d.]+)\s+([\d.]+)\s+[\d.]+", line)
+        if found:
+            measured[float(found[1])] = (found[2], found[3])
+    quoted = {float(m[1]): (m[2], m[3]) for m in re.finditer(r"^\| ([\d.]+) % \| ([\d.]+) \| ([\d.]+) \|$", guide, re.M)}
+    assert quoted == measured and len(quoted) == 4

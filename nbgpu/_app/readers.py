@@ -35,6 +35,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .svmlight import SvmlightLineError, parse_svmlight
+
 FORMATS = ("svmlight", "npz", "csv", "jsonl")
 _SUFFIXES = {
     ".svm": "svmlight", ".svmlight": "svmlight", ".libsvm": "svmlight",
@@ -498,58 +500,28 @@ class SvmlightReader(_Reader):
     format = "svmlight"
 
     def __init__(self, path, *, zero_based=None, **options):
-        from sklearn.datasets import load_svmlight_file  # here: see open_reader
-
         super().__init__(path, **options)
         self.zero_based = zero_based  # None: decided while reading (scikit-learn's rule)
-        self._load_svmlight = load_svmlight_file
 
     settings = property(lambda self: {"format": self.format, "zero_based": self.zero_based is None or bool(self.zero_based)})
 
     def parse(self, block, *, labels=True):
+        # nbgpu's reader (svmlight.py): scikit-learn's load_svmlight_file(zero_based=True), without importing it
         try:
-            X, y = self._load_svmlight(io.BytesIO(block.data), zero_based=True, dtype=self.dtype)
-        except (ValueError, OverflowError) as exc:
-            raise self._error(block, exc) from None
-        if not np.all(np.isfinite(y)):
+            rows = parse_svmlight(block.data, self.dtype)
+        except SvmlightLineError as exc:
+            msg = f"{self.path} line {block.first + exc.line}: not a valid svmlight/libsvm line ({exc.reason})"
+            raise ValueError(msg) from None
+        if not np.all(np.isfinite(rows.labels)):
             raise ValueError(f"{lines_where(self.path, block.lines)}: a label is NaN or infinite")
-        infinite = np.flatnonzero(np.isinf(X.data))
+        infinite = np.flatnonzero(np.isinf(rows.data))
         if infinite.size:  # every model refuses it: said here, where its line is known
-            row = int(np.searchsorted(X.indptr, infinite[0], side="right")) - 1
-            where = self._line_of_row(block, row)
-            msg = (f"{where}: a feature value is infinite as a {np.dtype(self.dtype).name} "
-                   f"({X.data[infinite[0]]}); features must be finite numbers")
+            row = int(np.searchsorted(rows.indptr, infinite[0], side="right")) - 1
+            msg = (f"{self.path} line {block.first + int(rows.row_lines[row])}: a feature value is infinite as a "
+                   f"{np.dtype(self.dtype).name} ({rows.data[infinite[0]]}); features must be finite numbers")
             raise ValueError(msg)
-        return Chunk(X, y, block.lines, block.nbytes)
-
-    def _line_of_row(self, block, row):
-        """``path line N`` of the ``row``-th row of ``block``: the lines that hold a row are those with a
-        field before any ``#`` (scikit-learn's reader); the block's lines if that line holds no such row."""
-        for offset, line in enumerate(block.data.split(b"\n")):
-            if line.split(b"#", 1)[0].split():
-                row -= 1
-            if row < 0:
-                found = self._load_svmlight(io.BytesIO(line), zero_based=True, dtype=self.dtype)[0]
-                if np.isinf(found.data).any():
-                    return f"{self.path} line {block.first + offset}"
-                break
-        return lines_where(self.path, block.lines)
-
-    def _error(self, block, exc):
-        """The first bad line of ``block``, and why."""
-        for offset, line in enumerate(block.data.split(b"\n")):  # the lines Block counts (not a lone \r)
-            try:
-                self._load_svmlight(io.BytesIO(line), zero_based=True, n_features=1)
-            except OverflowError:  # scikit-learn reads feature indices as C ints
-                reason = f"a feature index is larger than {2**31 - 1}"
-            except ValueError as line_exc:
-                if "n_features was set" in str(line_exc):
-                    continue
-                reason = str(line_exc).replace(" in SVMlight/LibSVM data file", "")
-            else:
-                continue
-            return ValueError(f"{self.path} line {block.first + offset}: not a valid svmlight/libsvm line ({reason})")
-        return ValueError(f"{lines_where(self.path, block.lines)}: not a valid svmlight/libsvm file ({exc})")
+        X = _csr(rows.data, rows.indices, rows.indptr, rows.labels.shape[0], rows.width)
+        return Chunk(X, rows.labels, block.lines, block.nbytes)
 
     def layout(self, chunk, *, zero_based, n_features):
         """``chunk.X`` with indices shifted to ``zero_based`` and ``n_features`` columns."""

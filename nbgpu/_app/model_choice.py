@@ -33,12 +33,12 @@ from .training import PER_CLASS_PARAMETERS, _OnePass, _SecondPassNeeded, made_fr
 FOLDS = 5
 ALPHAS = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
 ALPHA_LIMITS = (1e-6, 1e6)  # the grid is extended no further than this
-SAMPLE_ROWS = 4000  # per fold: 5 x 4000 rows scored at most
+SAMPLE_ROWS = 2000  # per fold: 5 x 2000 rows scored at most
 # Successive halving (:func:`search`): beyond this many rows x candidates, all candidates are scored on one
 # fold and the best SURVIVORS on every fold.
 SCREEN_ABOVE = 200_000
-SCREEN_ROWS = 1000
-SURVIVORS = 8
+SCREEN_ROWS = 500
+SURVIVORS = 4
 FAMILIES = ("MultinomialNB", "ComplementNB")  # those whose parameters --model auto takes
 SEED = 0
 # The statistics each family is made from: ComplementNB's are MultinomialNB's.

@@ -217,7 +217,7 @@ def _numbers(part, a, starts, ends, is_index):
     simple = lengths <= _SIMPLE_DIGITS + 2
     n = starts.size
     mantissa, negative = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
-    n_digits, n_after_point, points = (np.zeros(n, dtype=np.int8) for _ in range(3))
+    n_digits, read, points, before_point = (np.zeros(n, dtype=np.int8) for _ in range(4))
     padded = np.concatenate([a, np.zeros(_SIMPLE_DIGITS + 3, dtype=np.uint8)])  # reads past the last field stay inside
     at = starts.copy()
     # the k-th byte of every field at once; a field's bytes end where it does (``inside``)
@@ -225,22 +225,21 @@ def _numbers(part, a, starts, ends, is_index):
         byte = padded[at]
         at += 1
         inside = lengths > k
-        digit = byte - np.uint8(ord("0"))  # wraps above 9 for every other byte
-        is_digit = inside & (digit <= 9)
+        is_digit = inside & (byte - np.uint8(ord("0")) <= 9)  # the difference wraps above 9 for other bytes
         is_point = inside & (byte == ord("."))
         if k == 0:
             negative = inside & (byte == ord("-"))
-            simple &= ~inside | is_digit | is_point | negative | (byte == ord("+"))
-        else:
-            simple &= ~inside | is_digit | is_point
-            n_after_point += is_digit & (points > 0)
+            read += negative | (inside & (byte == ord("+")))
         np.multiply(mantissa, 10, out=mantissa, where=is_digit)
-        np.add(mantissa, digit, out=mantissa, where=is_digit)
+        np.add(mantissa, byte - np.uint8(ord("0")), out=mantissa, where=is_digit)
+        np.copyto(before_point, n_digits, where=is_point)
         n_digits += is_digit
         points += is_point
+        read += is_digit | is_point
     if np.any(is_index & ((n_digits != lengths) | (lengths > 10))) or np.any(mantissa[is_index] > MAX_INDEX):
         return None
-    simple &= (n_digits >= 1) & (n_digits <= _SIMPLE_DIGITS) & (points <= 1)
+    simple &= (read == lengths) & (n_digits >= 1) & (n_digits <= _SIMPLE_DIGITS) & (points <= 1)
+    n_after_point = np.where(points > 0, n_digits - before_point, 0)
     value = mantissa / _POWERS_OF_TEN[np.minimum(n_after_point, _SIMPLE_DIGITS)]
     value = np.where(negative, -value, value)
     other = np.flatnonzero(~simple & ~is_index)

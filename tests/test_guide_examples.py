@@ -424,3 +424,18 @@ def test_the_guide_em_learning_curve_is_its_results_file():
             measured[float(found[1])] = (found[2], found[3])
     quoted = {float(m[1]): (m[2], m[3]) for m in re.finditer(r"^\| ([\d.]+) % \| ([\d.]+) \| ([\d.]+) \|$", guide, re.M)}
     assert quoted == measured and len(quoted) == 4
+
+
+def test_the_guide_hashing_and_search_figures_are_their_results_files():
+    guide = _text("GUIDE.md")
+    hashing = (REPO / "benchmarks/results/text-hashing-pydoc-en-2core-20261129.txt").read_text(encoding="utf-8")
+    ratios = {m[1]: float(m[2]) for m in re.finditer(r"^pydoc-en\s+(\w+)\s.*\s([\d.]+)x\s+[\d.]+x\s+[\d.]+$", hashing, re.M)}
+    quoted = re.search(r"by ([\d.]+)×\nfor words, ([\d.]+)× for words and word pairs, ([\d.]+)× for char \(2, 4\) and "
+                       r"([\d.]+)× for char_wb \(3, 5\)", guide)
+    assert quoted, "the hashing sentence of GUIDE.md changed: update this test"
+    for config, value in zip(("word", "word12", "char24", "char_wb35"), quoted.groups()):
+        assert value == f"{ratios[config]:.1f}", (config, value, ratios[config])
+    search = (REPO / "benchmarks/results/smoothing-search-pipeline-pydoc-en-2core-20261129.txt").read_text(encoding="utf-8")
+    grid, fast, ratio = re.search(r"GridSearchCV ([\d.]+) s, SmoothingSearchCV ([\d.]+) s, ratio ([\d.]+)x", search).groups()
+    assert "best_params_ equal: True" in search
+    assert (f"it took {float(fast):.1f} s against GridSearchCV's\n{float(grid):.1f} s ({ratio}×)" in guide)

@@ -12,7 +12,7 @@ labels, columns (the file's own indices) and values, and refuses what it refuses
   ``int``), greater than the line's previous one; the value Python's ``float``, rounded to the
   dtype asked for.
 
-Lines are parsed a slice of about :data:`SLICE_BYTES` at a time, on the CPU threads: the fields are found and the
+Lines are parsed a slice of about :data:`SLICE_BYTES` at a time: the fields are found and the
 numbers read as array operations (digits to integers, a decimal with at most 15 digits as
 an integer divided by a power of ten, which is the correctly rounded value ``float`` gives);
 numbers of another form (exponents, ``nan``, 16 digits and more) are read by ``float`` one
@@ -29,7 +29,6 @@ from typing import NamedTuple
 import numpy as np
 
 from .._array.host_memory import retain_freed_blocks
-from .._array.threads import parallel_map
 
 __all__ = ["SLICE_BYTES", "Parsed", "SvmlightLineError", "parse_svmlight"]
 
@@ -64,21 +63,21 @@ class Parsed(NamedTuple):
 
 def parse_svmlight(data, dtype=np.float64):
     """The rows of the svmlight/libsvm bytes ``data`` as a :class:`Parsed`; a
-    :class:`SvmlightLineError` naming the first line that is not valid. Slices are parsed on
-    the CPU threads."""
+    :class:`SvmlightLineError` naming the first line that is not valid."""
     retain_freed_blocks()  # the slices' temporaries reused, not faulted in again
-    bounds, start = [], 0
+    pieces, start, first_line = [], 0, 0
     while start < len(data):
         end = data.find(b"\n", start + SLICE_BYTES) + 1 or len(data)
-        bounds.append((start, end))
+        part = data[start:end]
+        try:
+            parsed = _parse_fast(part, dtype)
+            if parsed is None:  # a rule broken, or a form only Python reads: line by line
+                parsed = _parse_lines(part, dtype)
+        except SvmlightLineError as exc:
+            raise SvmlightLineError(first_line + exc.line, exc.reason) from None
+        pieces.append(parsed._replace(row_lines=parsed.row_lines + first_line))
+        first_line += part.count(b"\n")
         start = end
-    pieces = parallel_map(lambda bound: _parse_slice(data[bound[0] : bound[1]], dtype), bounds)
-    first_line = 0
-    for (start, end), i in zip(bounds, range(len(pieces))):
-        if isinstance(pieces[i], SvmlightLineError):  # the first bad slice's first bad line
-            raise SvmlightLineError(first_line + pieces[i].line, pieces[i].reason)
-        pieces[i] = pieces[i]._replace(row_lines=pieces[i].row_lines + first_line)
-        first_line += data.count(b"\n", start, end)
     if not pieces:
         pieces.append(_parse_lines(b"", dtype))
     offsets = np.cumsum([0] + [p.indptr[-1] for p in pieces[:-1]])
@@ -90,16 +89,6 @@ def parse_svmlight(data, dtype=np.float64):
         row_lines=np.concatenate([p.row_lines for p in pieces]),
         width=max(p.width for p in pieces),
     )
-
-
-def _parse_slice(part, dtype):
-    """The :class:`Parsed` of whole lines ``part``, or the :class:`SvmlightLineError` of its first bad
-    line (returned: every slice's outcome comes back, the first error in the file is raised)."""
-    try:
-        parsed = _parse_fast(part, dtype)
-        return _parse_lines(part, dtype) if parsed is None else parsed  # None: a rule broken, or a form only Python reads
-    except SvmlightLineError as exc:
-        return exc
 
 
 def _parsed(labels, data, indices, indptr, row_lines, dtype):

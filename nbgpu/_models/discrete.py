@@ -5,6 +5,7 @@ merged by addition; the joint log-likelihood is one matrix product ``X @ W + b``
 from __future__ import annotations
 
 import functools
+import operator
 from numbers import Real
 
 import numpy as np
@@ -558,37 +559,46 @@ class BernoulliNB(_CountNB):
         return xp.astype(X > self.binarize, result_dtype(X.dtype, xp, get_device(X)))
 
     def _class_context(self, class_count, feature_count, alpha, log_prior, params, *, xp):
-        # b = log P(c) + Σ_j log(1 − p_cj): the absent features' share of every score.
-        make = lambda cols: self._log_probs(class_count, feature_count, alpha, cols, xp=xp)[1]  # noqa: E731
-        return {"bias": log_prior + xp.reshape(row_sums_by_columns(make, feature_count.shape, xp=xp), (-1,))}
+        # One pass over the logs: log p_cj, kept (feature_log_prob_, and the weights start from
+        # it), and b = log P(c) + Σ_j log(1 − p_cj), the absent features' share of every score.
+        sums = []  # (first column, Σ_j of the chunk): added in column order, the same totals every time
+
+        def make(cols):
+            log_p = self._log_p(class_count, feature_count, alpha, cols, xp=xp)
+            sums.append((cols.start or 0, xp.sum(self._log_not_p(class_count, feature_count, alpha, cols, xp=xp), axis=1)))
+            return log_p
+
+        log_p = made_by_columns(make, feature_count.shape, feature_count.dtype, xp=xp)
+        log_not_p = functools.reduce(operator.add, (total for _, total in sorted(sums, key=operator.itemgetter(0))))
+        return {"bias": log_prior + log_not_p, "log_p": log_p}
 
     @staticmethod
-    def _log_probs(class_count, feature_count, alpha, cols, *, xp):
-        """``(log p_cj, log(1 − p_cj))`` of the features ``cols``."""
+    def _log_p(class_count, feature_count, alpha, cols, *, xp):
+        """``log p_cj = log(N_cj + α_j) − log(N_c + 2α_j)`` of the features ``cols``."""
         alpha = columns_of(alpha, cols)
-        counts = feature_count[:, cols]
+        log_p = safe_log(feature_count[:, cols] + alpha, xp=xp, overwrite=True)  # k × c, updated in place
+        log_p -= safe_log(xp.reshape(class_count, (-1, 1)) + 2 * alpha, xp=xp)
+        return log_p
+
+    @staticmethod
+    def _log_not_p(class_count, feature_count, alpha, cols, *, xp):
+        """``log(1 − p_cj) = log(N_c + α_j − N_cj) − log(N_c + 2α_j)`` of the features ``cols``:
+        from the counts directly, exact where p is close to 1."""
+        alpha = columns_of(alpha, cols)
         total = xp.reshape(class_count, (-1, 1)) + 2 * alpha
-        log_total = safe_log(total, xp=xp)
-        # The k × c temporaries are updated in place.
-        flp = safe_log(counts + alpha, xp=xp, overwrite=True)
-        flp -= log_total
-        # log(1 - p) from the counts directly: exact where p is close to 1.
-        neg = total - counts
+        neg = total - feature_count[:, cols]
         neg -= alpha
         neg = safe_log(neg, xp=xp, overwrite=True)
-        neg -= log_total
-        return flp, neg
+        neg -= safe_log(total, xp=xp)
+        return neg
 
     def _weight_columns(self, stats, context, cols, *, xp):
-        flp, neg = self._log_probs(stats["class_count"], stats["feature_count"], context["alpha"], cols, xp=xp)
-        flp -= neg
-        return flp
+        # log p − log(1 − p): a present feature's score less the absent one's, which b holds.
+        return context["log_p"][:, cols] - self._log_not_p(stats["class_count"], stats["feature_count"],
+                                                           context["alpha"], cols, xp=xp)
 
     def _feature_log_prob(self, stats, attrs, dtype):
-        cc, fc, alpha = stats["class_count"], stats["feature_count"], attrs["_context_"]["alpha"]
-        xp = get_namespace(cc)
-        make = lambda cols: self._log_probs(cc, fc, alpha, cols, xp=xp)[0]  # noqa: E731
-        return made_by_columns(make, fc.shape, dtype, xp=xp)
+        return get_namespace(stats["class_count"]).astype(attrs["_context_"]["log_p"], dtype, copy=False)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

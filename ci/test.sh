@@ -13,6 +13,8 @@
 #                         device_emulated stand-in for cupy included)
 #   NBGPU_CUPY_PATH       a folder holding cupy for tests/test_cupy_api.py (default: one
 #                         made here; cupy imports without a GPU. Set it empty to skip that test)
+#   NBGPU_TEST_REFERENCE  set to 0 to skip the second run of the suite, on the plain
+#                         reference paths (NBGPU_REFERENCE=1: nbgpu/_array/paths.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv="${NBGPU_VENV:-.venv-test}"
@@ -51,4 +53,12 @@ export NBGPU_TEST_BACKENDS="${NBGPU_TEST_BACKENDS:-$backends}"
 workers="${NBGPU_TEST_WORKERS:-auto}"
 xdist=()
 [ "$workers" != "0" ] && xdist=(-n "$workers" -p no:benchmark)
-python -m pytest "${xdist[@]}" "$@"
+status=0
+python -m pytest "${xdist[@]}" "$@" || status=$?
+# Every fast path has a plain reference computing the same values: the suite
+# again on those, so neither side drifts. Both runs report before one fails.
+if [ "${NBGPU_TEST_REFERENCE:-1}" != "0" ]; then
+    echo "ci/test.sh: the suite again on the reference paths (NBGPU_REFERENCE=1)"
+    NBGPU_REFERENCE=1 python -m pytest "${xdist[@]}" "$@" || status=$?
+fi
+exit "$status"

@@ -159,6 +159,11 @@ _BACKENDS: dict[str, Backend | None] = {}
 
 
 def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "fast_path(name, ...): checks what fast path `name` itself does (keeps sparse, syncs, "
+        "copies); skipped where NBGPU_REFERENCE sends it to its reference",
+    )
     names = requested_backends()
     if names is None:
         candidates, required = CPU_BACKENDS, ()
@@ -173,20 +178,31 @@ def pytest_configure(config):
 
 
 def pytest_report_header(config):
+    from nbgpu._array import paths
+
     lines = [f"nbgpu backends: {', '.join(active_backends())}"]
+    if paths.reference_paths():
+        lines.append(f"nbgpu reference paths (NBGPU_REFERENCE): {', '.join(sorted(paths.reference_paths()))}")
     lines += [f"import warning (not an error): {w}" for w in IMPORT_WARNINGS]
     return lines
 
 
 def pytest_collection_modifyitems(config, items):
     """Tests marked ``gpu`` run where the cupy backend runs; elsewhere they are
-    skipped, saying so (a requested cupy that cannot run already failed)."""
-    if "cupy" in active_backends():
-        return
+    skipped, saying so (a requested cupy that cannot run already failed).
+    Tests marked ``fast_path(name)`` are skipped while ``name`` runs its reference."""
+    from nbgpu._array import paths
+
+    gpu = "cupy" in active_backends()
     skip = pytest.mark.skip(reason="needs cupy and a CUDA GPU: request NBGPU_TEST_BACKENDS=cupy (ci/gpu.sh does)")
+    referenced = paths.reference_paths()
     for item in items:
-        if "gpu" in item.keywords:
+        if not gpu and "gpu" in item.keywords:
             item.add_marker(skip)
+        for mark in item.iter_markers("fast_path"):
+            names = referenced.intersection(mark.args)
+            if names:
+                item.add_marker(pytest.mark.skip(reason=f"NBGPU_REFERENCE: {', '.join(sorted(names))} runs its reference"))
 
 
 def active_backends():

@@ -159,6 +159,7 @@ def test_sparse_scoring_copies_no_weights(monkeypatch, name, fmt):
 @pytest.mark.parametrize("fmt", ["csr", "csc"])
 @pytest.mark.parametrize("power", [1, 2])
 @pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.fast_path("sparse_class_sums")
 def test_device_class_sums_equal_the_host(monkeypatch, fmt, power, weighted):
     rng = np.random.default_rng(3)
     X = sp.random(120, 9, density=0.3, format=fmt, random_state=3, dtype=np.float32)

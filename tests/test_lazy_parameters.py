@@ -140,6 +140,7 @@ WIDE = [nbgpu.MultinomialNB, nbgpu.ComplementNB, partial(nbgpu.ComplementNB, nor
 
 
 @pytest.mark.parametrize("cls", WIDE, ids=["MultinomialNB", "ComplementNB", "ComplementNB-norm", "BernoulliNB"])
+@pytest.mark.fast_path("few_columns")
 def test_few_rows_of_a_lazy_model_are_scored_from_the_weights_they_use(cls, tmp_path):
     # A loaded (or streamed) wide model scoring a few rows takes the weight
     # rows of the features those use instead of laying out all d x k weights

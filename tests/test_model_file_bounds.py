@@ -110,6 +110,7 @@ def test_dense_array_declaring_a_huge_shape_is_refused_before_it_is_read(tmp_pat
     _refused(_write(tmp_path / "huge", members, header), r"array 'stats.per_class.1' in the header's list declares shape \[3, 536870912\]")
 
 
+@pytest.mark.fast_path("sparse_sums")  # dense sums of its width take more than the default bound
 def test_the_widest_real_models_still_load(tmp_path):
     # 53 classes of 2**20 hashed features: 445 MiB dense, a few kB stored.
     X, y = _wide(n_classes=53, n_features=2**20, nnz=2000, seed=1)
@@ -142,6 +143,7 @@ def test_memory_error_while_densifying_is_a_model_file_error(tmp_path, monkeypat
     _refused(path, r"not enough memory for sparse array 'stats.feature_count.values' of shape \[4, 1048576\]")
 
 
+@pytest.mark.fast_path("sparse_sums")
 def test_memory_error_while_keeping_sparse_is_a_model_file_error(tmp_path, monkeypatch):
     from nbgpu._array import sparse_counts
 

@@ -24,6 +24,9 @@ from nbgpu._array import blocks, sparse_counts
 from nbgpu._array.class_sums import class_sums, csr_class_entries, summed_entries
 from nbgpu._array.sparse import compact_columns
 
+# What the sums kept sparse and the scoring of few columns do themselves.
+pytestmark = pytest.mark.fast_path("sparse_sums", "few_columns")
+
 MODELS = [("MultinomialNB", {}), ("ComplementNB", {}), ("ComplementNB", {"norm": True}), ("MultinomialNB", {"alpha": 0.3})]
 
 

@@ -11,7 +11,6 @@ import functools
 import numpy as np
 import scipy.sparse as sp
 
-from . import blocks
 from .namespace import (
     device_library,
     get_namespace,
@@ -20,7 +19,7 @@ from .namespace import (
     sparse_lib,
     to_numpy,
 )
-from .threads import n_threads, parallel_map
+from .paths import fast
 
 
 def _on_device(X):
@@ -170,41 +169,14 @@ def stored_rows(X, lo=0, hi=None):
     return lib.searchsorted(X.indptr[1:], position, side="right")
 
 
-# Multiply-adds of a product that cost about as much as one stored value of
-# a per-class sum (see sparse_matmul).
-_PRODUCT_WORK_PER_NNZ = 8
-_PARTS_PER_THREAD = 4
-
-
 def sparse_matmul(X, W):
     """``X @ W`` for sparse ``X`` (n × d) and dense ``W`` (d × k): dense n × k.
 
-    On the CPU a large CSR ``X`` is cut into row ranges of equal nonzeros,
-    multiplied on all cores without copying ``X`` (integer values are
-    converted a range at a time).
+    The library's product as it is. (A host product cut into row ranges on
+    the thread pool was removed: 0.69-0.75× the plain product on 2 cores,
+    also at the highest priority: benchmarks/results/fast-paths-sparse-matmul-threads-2core.json.)
     """
-    lib = sparse_lib(X)
-    threads = n_threads()
-    # A stored value costs k multiply-adds here, where a sum (what
-    # PARALLEL_NNZ is sized for) costs a gather and an add: a product is
-    # worth the pool at fewer stored values.
-    small = X.nnz * W.shape[1] < _PRODUCT_WORK_PER_NNZ * blocks.PARALLEL_NNZ
-    if lib is not np or X.format != "csr" or threads == 1 or small:
-        return lib.asarray(X @ W)
-    W = np.ascontiguousarray(W)
-    out = np.empty((X.shape[0], W.shape[1]), dtype=np.result_type(X.dtype, W.dtype))
-    # A few parts per thread, taken as threads come free: a core that the
-    # machine lends late holds up one small part, not half of the product.
-    cuts = blocks.even_nnz_splits(X.indptr, _PARTS_PER_THREAD * threads)
-
-    def part(bounds):
-        a, b = bounds
-        lo, hi = X.indptr[a], X.indptr[b]
-        view = sp.csr_matrix((X.data[lo:hi], X.indices[lo:hi], X.indptr[a : b + 1] - lo), shape=(b - a, X.shape[1]))
-        out[a:b] = view @ W
-
-    parallel_map(part, zip(cuts[:-1], cuts[1:]))
-    return out
+    return sparse_lib(X).asarray(X @ W)
 
 
 # compact_columns sorts the stored values instead of marking d columns when
@@ -220,7 +192,14 @@ def compact_columns(X):
     Values and their order are kept, so ``Xc @ W[columns]`` adds the same
     terms in the same order as ``X @ W``: the same scores, bit for bit, from
     only the rows of ``W`` that ``X`` uses.
+
+    Fast path ``few_columns`` (a model makes the weights of the columns
+    returned only); its reference returns every column and ``X`` itself.
+    Scoring 10 rows with a 20 × 2**19 model whose weights are not made yet:
+    about 200× faster, in 700× less memory (``benchmarks/fast_paths.py``).
     """
+    if not fast("few_columns"):
+        return np.arange(X.shape[1]), X
     if X.nnz * _SORT_OVER_MASK < X.shape[1]:
         # Few stored values in a wide model (one document, 2**29 hashed features):
         # a sort of them, not passes over d.
@@ -276,25 +255,33 @@ def sparse_columns(X, index):
 def gathered_row_sums(table, index, *, xp):
     """``Σ_j table[index[:, j], :]`` for every row of the integer matrix ``index``.
 
-    That is ``OneHot(index) @ table``: on numpy and cupy a sparse product
-    with one stored 1 per entry (scipy's kernel adds each gathered row of
-    ``table`` in place, with no n × d × k temporary); elsewhere a gather and
-    a sum over the middle axis.
+    That is ``OneHot(index) @ table``: on numpy and cupy fast path
+    ``gathered_row_sums``, a sparse product (:func:`_onehot_product`, 5.5-9×
+    faster in 10× less memory: ``benchmarks/fast_paths.py``); elsewhere, and
+    as its reference, a gather and a sum over the middle axis.
     """
+    if (on_host(xp) or has_sparse(xp)) and fast("gathered_row_sums"):
+        return _onehot_product(table, index, xp=xp)
     n, d = index.shape
-    if on_host(xp) or has_sparse(xp):
-        lib = np if on_host(xp) else device_library(xp).cupy
-        idx = index_dtype(lib, n * d + 1, table.shape[0])
-        flat = xp.astype(xp.reshape(index, (-1,)), idx, copy=False)
-        indptr = lib.arange(0, n * d + 1, d, dtype=idx)
-        ones = lib.ones(n * d, dtype=table.dtype)
-        if lib is np:
-            return sp.csr_matrix((ones, flat, indptr), shape=(n, table.shape[0])) @ table
-        # Indices increase along every row (callers' promise): canonical,
-        # so the product checks nothing; built without a synchronisation.
-        return device_compressed(index, "csr", ones, flat, indptr, (n, table.shape[0]), canonical=True) @ table
     rows = xp.take(table, xp.astype(xp.reshape(index, (-1,)), xp.int64), axis=0)
     return xp.sum(xp.reshape(rows, (n, d, -1)), axis=1)
+
+
+def _onehot_product(table, index, *, xp):
+    """:func:`gathered_row_sums` as a product with one stored 1 per entry of
+    ``index``: scipy's kernel adds each gathered row of ``table`` in place,
+    with no n × d × k temporary."""
+    n, d = index.shape
+    lib = np if on_host(xp) else device_library(xp).cupy
+    idx = index_dtype(lib, n * d + 1, table.shape[0])
+    flat = xp.astype(xp.reshape(index, (-1,)), idx, copy=False)
+    indptr = lib.arange(0, n * d + 1, d, dtype=idx)
+    ones = lib.ones(n * d, dtype=table.dtype)
+    if lib is np:
+        return sp.csr_matrix((ones, flat, indptr), shape=(n, table.shape[0])) @ table
+    # Indices increase along every row (callers' promise): canonical,
+    # so the product checks nothing; built without a synchronisation.
+    return device_compressed(index, "csr", ones, flat, indptr, (n, table.shape[0]), canonical=True) @ table
 
 
 def sparse_onehot_nonzero(X, offsets, *, n_columns, dtype):

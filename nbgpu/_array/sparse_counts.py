@@ -19,6 +19,10 @@ its entries, amortized, and never a pass over the whole statistics per batch.
 Only on the host, for sums of at least ``WIDE_ENTRIES`` entries of which at
 most one in ``SPARSE_FRACTION`` is stored; anything else is a dense array,
 as are the sums of a model moved to another namespace or device.
+
+Fast path ``sparse_sums`` (``paths.py``); its reference keeps every sum
+dense. Fitting 53 classes × 2**20 features and predicting 100 rows takes
+21-146× less time and 16-40× less memory with it (``benchmarks/fast_paths.py``).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import scipy.sparse as sp
 
 from .class_sums import summed_entries
 from .namespace import is_host_array, on_host, to_namespace
+from .paths import fast
 from .sparse import index_dtype
 
 # k × d from which per-class sums may be kept sparse (32 MiB of float64:
@@ -216,7 +221,7 @@ def gathers_sparse(X, n_classes) -> bool:
     matrix, a wide model (k × d at least ``WIDE_ENTRIES``), and few enough
     stored values that the sums must be sparse (each stored value makes at
     most one entry)."""
-    if not is_host_csr(X):
+    if not (is_host_csr(X) and fast("sparse_sums")):
         return False
     size = n_classes * X.shape[1]
     return size >= WIDE_ENTRIES and X.nnz * SPARSE_FRACTION <= size
@@ -230,7 +235,7 @@ def is_host_csr(X) -> bool:
 def sparse_enough(shape, nnz) -> bool:
     """Whether ``nnz`` stored entries of an array of ``shape`` stay sparse."""
     size = math.prod(shape)
-    return size >= WIDE_ENTRIES and nnz * SPARSE_FRACTION <= size
+    return fast("sparse_sums") and size >= WIDE_ENTRIES and nnz * SPARSE_FRACTION <= size
 
 
 def kept(sums):

@@ -1,0 +1,202 @@
+"""Each fast path against its plain reference, side by side in one run.
+
+    python benchmarks/fast_paths.py [--repeat 7] [--scale 1.0] [--only NAME,...] [--json FILE]
+
+For every fast path of ``nbgpu._array.paths.FAST_PATHS`` it times one
+operation on the same inputs with the fast path and with its reference
+(``paths.reference(name)``), interleaved over ``--repeat`` runs (medians),
+checks both give the same values, and records the peak memory each takes
+(``tracemalloc``: numpy and scipy report their arrays to it) in one more,
+untimed run. A fast path stays only while ``reference / fast`` is well
+above 1 in time or memory (ARCHITECTURE.md, "Cost proportional to the
+work"). ``--scale`` multiplies the sizes (0.1 for a quick look). The
+machine and its load are recorded with the figures. Not a unit test: a
+script for figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from interleaved import interleaved_medians  # noqa: E402
+
+import nbgpu  # noqa: E402
+from nbgpu._array import class_sums as cs  # noqa: E402
+from nbgpu._array import paths  # noqa: E402
+from nbgpu._array.devices import device_name  # noqa: E402
+from nbgpu._array.sparse import gathered_row_sums  # noqa: E402
+from nbgpu._array.sparse_counts import dense  # noqa: E402
+from nbgpu._array.threads import n_threads  # noqa: E402
+
+
+def _zipf_csr(rng, n, d, per_row, dtype=np.float64):
+    """Hashed-text-like counts: Zipf-distributed columns, ``per_row`` stored values a row."""
+    cols = (rng.zipf(1.3, n * per_row) - 1) % d
+    rows = np.repeat(np.arange(n), per_row)
+    X = sp.csr_matrix((np.ones(n * per_row, dtype=dtype), (rows, cols)), shape=(n, d))
+    X.sum_duplicates()
+    return X
+
+
+def _cases(scale, rng):
+    """``{name: (setup description, fast call, reference call)}``; each call returns comparable values."""
+    s = lambda n: max(int(n * scale), 1)  # noqa: E731
+    k = 20
+    cases = {}
+
+    n, d = s(200_000), 500
+    X = rng.random((n, d))
+    codes = rng.integers(0, k, n)
+    cases["class_sums"] = (
+        f"class_sums of dense X {n} x {d} float64, {k} classes",
+        lambda: cs.class_sums(X, codes, None, k, xp=np, dtype=np.float64),
+    )
+    cases["class_sums (class_totals)"] = (
+        f"class_totals of {s(5_000_000)} rows, {k} classes",
+        (lambda c: lambda: cs.class_totals(c, None, k, dtype=np.float64, xp=np))(rng.integers(0, k, s(5_000_000))),
+    )
+
+    n, d = s(200_000), 2**17
+    Xs = _zipf_csr(rng, n, d, 50)
+    scodes = rng.integers(0, k, n)
+    cases["sparse_class_sums"] = (
+        f"class_sums of CSR X {n} x {d}, {Xs.nnz} stored, {k} classes",
+        lambda: cs.class_sums(Xs, scodes, None, k, xp=np, dtype=np.float64),
+    )
+    Xc = Xs.tocsc()
+    cases["sparse_class_sums (CSC)"] = (
+        f"class_sums of the same X as CSC, {k} classes",
+        lambda: cs.class_sums(Xc, scodes, None, k, xp=np, dtype=np.float64),
+    )
+
+    n, d, m = s(200_000), 40, 12
+    Xcat = rng.integers(0, m, (n, d)).astype(np.float64)
+    ccodes = rng.integers(0, 5, n)
+    offsets = np.arange(d + 1, dtype=np.int64) * m
+    cases["category_counts"] = (
+        f"category_counts of dense X {n} x {d}, {m} categories each, 5 classes",
+        lambda: cs.category_counts(Xcat, ccodes, None, offsets, 5, xp=np, dtype=np.float64),
+    )
+
+    # partial_fit of small sparse batches onto wide running sums (dense: under the sparse-sums width).
+    d, batch, n_batches = 2**19, 200, 20
+    batches = [_zipf_csr(rng, batch, d, 50) for _ in range(n_batches)]
+    labels = [rng.integers(0, 4, batch) for _ in range(n_batches)]
+
+    def stream():
+        model = nbgpu.MultinomialNB()
+        for Xb, yb in zip(batches, labels):
+            model.partial_fit(Xb, yb, classes=np.arange(4))
+        return dense(model._stats["feature_count"])
+
+    cases["in_place_sums"] = (f"MultinomialNB.partial_fit of {n_batches} CSR batches of {batch} x {d}, 4 classes", stream)
+
+    # A wide hashed-text model: sums kept sparse or dense.
+    d, n = 2**20, s(20_000)
+    Xw = _zipf_csr(rng, n, d, 100)
+    yw = rng.integers(0, 53, n)
+
+    def fit_wide():
+        return nbgpu.MultinomialNB().fit(Xw, yw).predict(Xw[:100])
+
+    cases["sparse_sums"] = (f"MultinomialNB.fit of CSR X {n} x {d}, {Xw.nnz} stored, 53 classes, then predict 100 rows",
+                            fit_wide)
+
+    # A fitted wide model (dense sums) scoring a few rows before its weights exist.
+    d, n = 2**19, s(20_000)
+    Xf = _zipf_csr(rng, n, d, 100)
+    few = Xf[:10]
+
+    def score_few():
+        model.__dict__.pop("_weight_", None)  # as after fit: the weights not made yet
+        return model.predict_log_proba(few)
+
+    with paths.reference("sparse_sums"):  # the fast path under test is the scoring, not the sums
+        model = nbgpu.MultinomialNB().fit(Xf, rng.integers(0, k, n))
+    cases["few_columns"] = (f"predict_log_proba of 10 rows by a fitted MultinomialNB, {k} x {d}", score_few)
+
+    n, d, m = s(200_000), 40, 12
+    index = rng.integers(0, m, (n, d)) + np.arange(d) * m
+    table = rng.random((d * m, k))
+    cases["gathered_row_sums"] = (
+        f"gathered_row_sums of a {n} x {d} index into a {d * m} x {k} table",
+        lambda: gathered_row_sums(table, index, xp=np),
+    )
+    return cases
+
+
+def _peak_bytes(call):
+    tracemalloc.start()
+    try:
+        call()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def _values(result):
+    return np.asarray(result.toarray() if sp.issparse(result) else result)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--scale", type=float, default=1.0)
+    parser.add_argument("--only", default="", help="comma-separated case names (default: all)")
+    parser.add_argument("--json", default=None, help="where to write the results")
+    args = parser.parse_args()
+    rng = np.random.default_rng(0)
+    cases = _cases(args.scale, rng)
+    only = {name.strip() for name in args.only.split(",") if name.strip()}
+    report = {
+        "machine": device_name(),
+        "threads": n_threads(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "load_average_before": os.getloadavg(),
+        "nice": os.nice(0),  # a shared machine: run at -20 (as root) to measure closer to quiet
+        "repeat": args.repeat,
+        "scale": args.scale,
+        "cases": {},
+    }
+    for name, (what, call) in cases.items():
+        if only and name not in only:
+            continue
+        path = name.split(" ")[0]
+
+        def reference(call=call, path=path):
+            with paths.reference(path):
+                return call()
+
+        with paths.all_fast():
+            medians, results = interleaved_medians({"fast": call, "reference": reference}, args.repeat)
+            peaks = {"fast": _peak_bytes(call), "reference": _peak_bytes(reference)}
+        np.testing.assert_allclose(_values(results["fast"]), _values(results["reference"]), rtol=1e-9, atol=1e-12)
+        entry = {
+            "fast_path": path,
+            "what": what,
+            "seconds": medians,
+            "peak_bytes": peaks,
+            "time_ratio": medians["reference"] / medians["fast"],
+            "memory_ratio": peaks["reference"] / max(peaks["fast"], 1),
+        }
+        report["cases"][name] = entry
+        print(f"{name:28s} fast {medians['fast'] * 1e3:9.2f} ms  reference {medians['reference'] * 1e3:9.2f} ms  "
+              f"time x{entry['time_ratio']:5.2f}  memory x{entry['memory_ratio']:5.2f}   ({what})", flush=True)
+    report["load_average_after"] = os.getloadavg()
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

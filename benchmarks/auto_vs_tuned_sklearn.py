@@ -32,10 +32,11 @@ Measured 2026-11-29 on this 2-core machine, shared (load average 6-9), medians o
   best 0.8521 (1-2grams, sublinear tf-idf, ComplementNB alpha=0.1): auto 0.0010 above. Cost: 8.40 s CPU
   against 2.84 s, 2.95x (wall 3.15x).
 
-Before this choice of features (unigram counts only) auto chose ComplementNB(alpha=1) on debian: 0.6819 on
-this split (the grid's figure for that pipeline). The accuracy target (within 0.005 of the grid's best) is met; the cost target (1.3x) is not:
-the rest is scoring candidates (weights of the sampled rows' columns, sparse products), merging fold
-statistics into "every fold but f", and tokenizing the text twice (unigrams, bigrams).
+Before this choice of features (unigram counts only) auto chose ComplementNB(alpha=1) on debian:
+0.6819 on this split (the grid's figure for that pipeline). The accuracy target (within 0.005 of the
+grid's best) is met; the cost target (1.3x) is not: the rest is scoring candidates (weights of the
+sampled rows' columns, sparse products), merging fold statistics into "every fold but f", and
+tokenizing the text twice (unigrams, bigrams).
 """
 
 from __future__ import annotations

@@ -39,18 +39,19 @@ from .namespace import (
     sparse_lib,
 )
 from .sparse import (
+    device_compressed,
     index_dtype,
     onehot_nonzero_columns,
     sparse_onehot_nonzero,
     sparse_with_values,
-    stored_rows,
 )
 from .threads import n_threads, parallel_map
 
 
-def onehot(codes, n_classes, *, dtype, xp, weights=None):
-    """The (weighted) one-hot class matrix ``Y`` (n × k) of integer ``codes``."""
-    classes = xp.arange(n_classes, dtype=codes.dtype, device=codes.device)
+def onehot(codes, n_classes, *, dtype, xp, weights=None, first=0):
+    """The (weighted) one-hot class matrix ``Y`` (n × k) of integer ``codes``;
+    ``first``: its columns are classes ``first`` to ``first + n_classes - 1``."""
+    classes = xp.arange(first, first + n_classes, dtype=codes.dtype, device=codes.device)
     Y = xp.astype(xp.reshape(codes, (-1, 1)) == classes, dtype)
     if weights is not None:
         Y = Y * xp.reshape(weights, (-1, 1))
@@ -176,6 +177,7 @@ def sparse_class_sums(X, codes, weights, n_classes, *, power=1, dtype=None):
     (float64 by default); ``power=2`` sums the squared values.
 
     A host CSR matrix is summed class by class (:func:`_csr_class_sums`).
+    On a device, a product by columns (:func:`_device_sparse_class_sums`).
     Otherwise each stored value is scattered into bin ``column * n_classes +
     code[row]`` (int32 keys where they fit): one pass over the nonzeros
     whatever the number of classes, a CSC matrix filling the bins in order.
@@ -244,29 +246,28 @@ def _column_class_keys(columns, classes, n_classes, key_dtype):
 
 
 def _device_sparse_class_sums(X, codes, weights, n_classes, *, power, dtype):
-    """:func:`sparse_class_sums` on a device: one ``cupy.add.at`` pass (an
-    atomic add per stored value, where a product with the one-hot ``Y`` does
-    ``k``), in blocks of about ``blocks.block_bytes`` of temporaries. Rows
-    (CSR) or columns (CSC) come from a search in ``indptr`` on the device:
-    nothing is read back to the host, however many blocks.
+    """:func:`sparse_class_sums` on a device, without atomics: ``X`` by columns
+    (a CSR ``X`` converted, one transposition), whose transpose is a CSR matrix
+    (d × n), times the one-hot ``Y``: the library's row-parallel product, each
+    (feature, class) sum made by one thread from its column's stored values.
+    An atomic add per stored value (``cupy.add.at`` into ``column * k + class``,
+    or the transposed product) lands millions of times on the few bins of a
+    frequent word. Classes are taken in groups whose one-hot columns fit
+    ``blocks.block_bytes``; nothing is read back to the host.
     """
     xp = get_namespace(codes)
-    cupy = device_library(xp).cupy
-    n_features = X.shape[1]
-    key_dtype = index_dtype(cupy, n_features * n_classes)
-    codes = codes.astype(key_dtype)
-    out = cupy.zeros(n_features * n_classes, dtype=dtype)
-    # keys, major index, positions, values, gathered weights: ~32 bytes each
-    step = max(blocks.block_bytes(xp) // 32, 1)
-    for lo in range(0, X.nnz, step):
-        hi = min(lo + step, X.nnz)
-        major = stored_rows(X, lo, hi)
-        minor = X.indices[lo:hi]
-        rows, columns = (major, minor) if X.format == "csr" else (minor, major)
-        keys = _column_class_keys(columns, codes[rows], n_classes, key_dtype)
-        values = _nonzero_values(X.data[lo:hi], power, None if weights is None else weights[rows], dtype)
-        cupy.add.at(out, keys, values)
-    return out.reshape(n_features, n_classes).T
+    columns = X if X.format == "csc" else X.tocsc()
+    # Xᵀ (d × n CSR) with the values in ``dtype``. Its indices are sorted (the transposition
+    # keeps the order of rows), and duplicate entries add up in a product as they would summed
+    # first: recorded as canonical, so that neither reads a flag back.
+    values = _nonzero_values(columns.data, power, None, dtype)
+    by_feature = device_compressed(columns, "csr", values, columns.indices, columns.indptr, X.shape[::-1], canonical=True)
+    group = max(1, min(n_classes, blocks.block_bytes(xp) // max(8 * X.shape[0], 1)))
+    parts = []
+    for first in range(0, n_classes, group):
+        Y = onehot(codes, min(group, n_classes - first), dtype=dtype, xp=xp, weights=weights, first=first)
+        parts.append(by_feature @ Y)
+    return (parts[0] if len(parts) == 1 else xp.concat(parts, axis=1)).T
 
 
 def _csr_class_sums(X, codes, weights, n_classes, *, power, dtype):

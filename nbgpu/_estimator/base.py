@@ -52,7 +52,7 @@ from .adapters import adapter_for, computed
 from .feature_names import check_feature_names, feature_names_of
 from .model_lock import lock_of
 from .params import Interval, Options, param_names, validate_params
-from .scoring import _ScoringMixin
+from . import scoring
 from .statistics_checks import check_class_count, check_keys
 
 
@@ -103,7 +103,7 @@ def score_dtype_of(stats, name):
     return result_dtype(getattr(xp, name), xp, get_device(like))
 
 
-class _BaseNB(_ScoringMixin, abc.ABC):
+class _BaseNB(abc.ABC):
     """The core of every model (no scikit-learn). ``loss_matrix``, ``prior_smoothing`` and
     ``missing`` are read with a default: a subclass opts in by naming them in ``__init__``."""
 
@@ -113,6 +113,35 @@ class _BaseNB(_ScoringMixin, abc.ABC):
         "prior_smoothing": [Interval(Real, 0, None, closed="left")],
         "missing": [Options({"error", "ignore"})],
     }
+
+    # Scoring (scoring.py): the predict* family and score, the same for every model.
+    _NotFittedError = scoring.NotFittedError
+    _check_is_fitted = scoring._check_is_fitted
+    _validated_for_scoring = scoring._validated_for_scoring
+    _check_block_values = scoring._check_block_values
+    _score_blocks = scoring._score_blocks
+    _ready_to_score = scoring._ready_to_score
+    _fitted_arrays = scoring._fitted_arrays
+    _scores_and_joint = scoring._scores_and_joint
+    _risk_of = scoring._risk_of
+    _decide = scoring._decide
+    _labels_of = scoring._labels_of
+    predict_joint_log_proba = scoring.predict_joint_log_proba
+    predict_log_proba = scoring.predict_log_proba
+    predict_proba = scoring.predict_proba
+    predict = scoring.predict
+    predict_risk = scoring.predict_risk
+    score = scoring.score
+
+    # True where a NaN or infinity in a row of X always makes the row's scores non-finite:
+    # scoring then checks each row's best score (n values) instead of the n × d of X.
+    _nonfinite_reaches_scores = False
+
+    # True where the density has a class-independent factor h(x) (base_measure.py): the joint
+    # log-likelihood adds it, posteriors and decisions are scored without it. ``_excludes``:
+    # where a density may be 0.
+    _has_base_measure = False
+    _excludes = False
 
     # False where scores are not joint log-likelihoods (ComplementNB): not a ColumnwiseNB part.
     _scores_are_log_likelihoods = True

@@ -1,12 +1,15 @@
 """Models whose density has a class-independent factor ``h(x)``: PoissonNB's ``−Σ log xⱼ!``, and
 the support of a model whose densities may be 0 (KernelDensityNB's compact kernels). Posteriors
-and decisions are scored without it; it is added for the joint only."""
+and decisions are scored without it; it is added for the joint only (``scoring._scores_and_joint``).
+
+Such a model sets ``_has_base_measure`` and defines ``_class_free_log(X, *, xp, device, dtype)``,
+``log h(x)`` of every row of a validated block (n × 1) but for the support; where a density may be
+0 (``_excludes``) it also has ``_excluded_and_joint(X, ..., scores=)`` giving ``(z, s)`` as
+:func:`least_excluded` takes them (``s`` only where ``scores``)."""
 
 from __future__ import annotations
 
 import math
-
-from .scoring import _ScoringMixin, blockwise_collections
 
 
 def least_excluded(z, s, *, xp):
@@ -18,35 +21,12 @@ def least_excluded(z, s, *, xp):
     return xp.where(z == fewest, s, xp.full_like(s, -math.inf))
 
 
-class _BaseMeasureMixin:
-    """``predict_joint_log_proba`` = scores + ``_log_base_measure`` (n × 1)."""
-
-    # True where a density may be 0: the model then has ``_excluded_and_joint(X, ..., scores=)``
-    # giving ``(z, s)`` as :func:`least_excluded` takes them (``s`` only where ``scores``).
-    _excludes = False
-
-    def _class_free_log(self, X, *, xp, device, dtype):
-        """``log h(x)`` of every row of a validated block (n × 1), the support aside."""
-        return xp.zeros((X.shape[0], 1), dtype=dtype, device=device)
-
-    def _log_base_measure(self, X, *, xp, device, dtype):
-        out = self._class_free_log(X, xp=xp, device=device, dtype=dtype)
-        if self._excludes:  # h(x) = 0 where every class has a density of 0 at x
-            z, _ = self._excluded_and_joint(X, xp=xp, device=device, dtype=dtype, scores=False)
-            fewest = xp.min(z, axis=1, keepdims=True)
-            out = out + xp.where(fewest == 0, xp.zeros_like(fewest), xp.full_like(fewest, -math.inf))
-        return out
-
-    def _scores_and_joint(self, X):
-        # Posteriors come from the scores without log h(x): a large
-        # class-independent term added first would cost float32 precision.
-        jll, _, _ = self._score_blocks(X)
-        X, xp, device = self._validated_for_scoring(X)  # _score_blocks checked the values
-        return jll, jll + self._log_base_measure(self._model_input(X, xp), xp=xp, device=device, dtype=jll.dtype)
-
-    @blockwise_collections
-    def predict_joint_log_proba(self, X):
-        return self._scores_and_joint(X)[1]
-
-
-_BaseMeasureMixin.predict_joint_log_proba.__doc__ = _ScoringMixin.predict_joint_log_proba.__doc__
+def log_base_measure(model, X, *, xp, device, dtype):
+    """``log h(x)`` (n × 1) of ``model`` at the rows of a validated block: ``-inf`` where every
+    class has a density of 0."""
+    out = model._class_free_log(X, xp=xp, device=device, dtype=dtype)
+    if model._excludes:
+        z, _ = model._excluded_and_joint(X, xp=xp, device=device, dtype=dtype, scores=False)
+        fewest = xp.min(z, axis=1, keepdims=True)
+        out = out + xp.where(fewest == 0, xp.zeros_like(fewest), xp.full_like(fewest, -math.inf))
+    return out

@@ -1,4 +1,6 @@
-"""Scoring: a model's ``_joint_log_likelihood`` mapped over row blocks, every ``predict*`` from it."""
+"""Scoring: a model's ``_joint_log_likelihood`` mapped over row blocks, every ``predict*`` from it.
+
+The functions here are the methods of every model (``_BaseNB`` names them)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from .._array.numerics import best_scores_finite, float_warnings_off, log_poster
 from .._array.sparse import row_slicer
 from .._validation import check_finite, check_n_features, check_X
 from .adapters import adapter_for, computed
+from .base_measure import log_base_measure
 from .feature_names import check_feature_names
 from .model_lock import lock_of
 
@@ -34,251 +37,248 @@ class NotFittedError(ValueError, AttributeError):
     """A model used before it was fitted (the public estimators raise scikit-learn's)."""
 
 
-class _ScoringMixin:
-    """The ``predict*`` family and ``score`` of every nbgpu estimator."""
+def _check_is_fitted(self):
+    if not hasattr(self, "_stats"):
+        msg = (
+            f"This {type(self).__name__} instance is not fitted yet. Call 'fit' "
+            "with appropriate arguments before using this estimator."
+        )
+        raise self._NotFittedError(msg)
 
-    _NotFittedError = NotFittedError
+def _validated_for_scoring(self, X):
+    """``(X, xp, device)`` checked for scoring, but for the passes over its values."""
+    self._check_is_fitted()
+    check_feature_names(self, X, reset=False)  # before X becomes an array
+    X, xp, device = check_X(X, estimator=self, allow_nan=self._ignore_missing, finite=False)
+    check_n_features(self, X.shape[1])
+    return X, xp, device
 
-    # True where a NaN or infinity in a row of X always makes the row's scores non-finite:
-    # scoring then checks each row's best score (n values) instead of the n × d of X.
-    _nonfinite_reaches_scores = False
+def _check_block_values(self, X, *, finite=True):
+    if finite:
+        check_finite(X, estimator=self, allow_nan=self._ignore_missing)
+    self._check_values(X)
 
-    def _check_is_fitted(self):
-        if not hasattr(self, "_stats"):
-            msg = (
-                f"This {type(self).__name__} instance is not fitted yet. Call 'fit' "
-                "with appropriate arguments before using this estimator."
-            )
-            raise self._NotFittedError(msg)
+def _score_blocks(self, X, *, per_block=None):
+    """``(jll, xp, device)``; ``per_block(jll, xp)`` maps each row block's scores on the worker
+    that made them (``predict``'s argmax then runs on all cores and concatenates less)."""
+    X, xp, device = self._validated_for_scoring(X)
+    # Values are checked where it is cheapest: on the host per row block, on the core that
+    # scores it; on a device all at once (one synchronisation).
+    in_blocks = on_host(xp)
+    from_scores = self._nonfinite_reaches_scores and not self._ignore_missing
+    if not in_blocks:
+        self._check_block_values(X, finite=not from_scores)
+    dtype = result_dtype(X.dtype, xp, device)
+    rows = row_slicer(X)
 
-    def _validated_for_scoring(self, X):
-        """``(X, xp, device)`` checked for scoring, but for the passes over its values."""
-        self._check_is_fitted()
-        check_feature_names(self, X, reset=False)  # before X becomes an array
-        X, xp, device = check_X(X, estimator=self, allow_nan=self._ignore_missing, finite=False)
-        check_n_features(self, X.shape[1])
-        return X, xp, device
+    def block(start, stop):
+        # All rows: X itself (slicing a sparse matrix copies it).
+        Xb = X if stop - start == X.shape[0] else rows(start, stop)
+        if in_blocks:
+            self._check_block_values(Xb, finite=not from_scores)
+        # With from_scores, a NaN in X is reported below, as an error.
+        with float_warnings_off() if from_scores else contextlib.nullcontext():
+            jll = self._joint_log_likelihood(self._model_input(Xb, xp), xp=xp, device=device, dtype=dtype)
+        finite = best_scores_finite(jll, xp=xp, cheap_sync=in_blocks) if from_scores else True
+        return (jll if per_block is None else per_block(jll, xp)), finite
 
-    def _check_block_values(self, X, *, finite=True):
-        if finite:
-            check_finite(X, estimator=self, allow_nan=self._ignore_missing)
-        self._check_values(X)
+    # One model throughout, however many threads update it (model_lock.py).
+    with lock_of(self).reading():
+        # Lazy parameters are derived here, on all cores, not on one row block's worker thread.
+        self._ready_to_score(X)
+        stored = -(-X.nnz // max(X.shape[0], 1)) if is_sparse(X) else None
+        row_bytes = self._score_row_bytes(X.shape[1], self.classes_.shape[0], xp=xp, stored=stored)
+        results = map_row_blocks(block, X.shape[0], row_bytes, xp=xp)
+    flags = [finite for _, finite in results if finite is not True]
+    if flags and not bool(xp.all(xp.stack(flags))):  # one synchronisation
+        check_finite(X, estimator=self)  # raises on a NaN or infinity in X
+        msg = (
+            f"{type(self).__name__}: the joint log-likelihood is not finite for some "
+            f"samples (values of X too large for {X.dtype})."
+        )
+        warnings.warn(msg, RuntimeWarning, stacklevel=3)
+    parts = [part for part, _ in results]
+    jll = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
+    return jll, xp, device
 
-    def _score_blocks(self, X, *, per_block=None):
-        """``(jll, xp, device)``; ``per_block(jll, xp)`` maps each row block's scores on the worker
-        that made them (``predict``'s argmax then runs on all cores and concatenates less)."""
-        X, xp, device = self._validated_for_scoring(X)
-        # Values are checked where it is cheapest: on the host per row block, on the core that
-        # scores it; on a device all at once (one synchronisation).
-        in_blocks = on_host(xp)
-        from_scores = self._nonfinite_reaches_scores and not self._ignore_missing
-        if not in_blocks:
-            self._check_block_values(X, finite=not from_scores)
-        dtype = result_dtype(X.dtype, xp, device)
-        rows = row_slicer(X)
+def _ready_to_score(self, X):
+    """Derive what scoring validated ``X`` needs, if the model is lazy and has not yet."""
+    self._derive_if_lazy()
 
-        def block(start, stop):
-            # All rows: X itself (slicing a sparse matrix copies it).
-            Xb = X if stop - start == X.shape[0] else rows(start, stop)
-            if in_blocks:
-                self._check_block_values(Xb, finite=not from_scores)
-            # With from_scores, a NaN in X is reported below, as an error.
-            with float_warnings_off() if from_scores else contextlib.nullcontext():
-                jll = self._joint_log_likelihood(self._model_input(Xb, xp), xp=xp, device=device, dtype=dtype)
-            finite = best_scores_finite(jll, xp=xp, cheap_sync=in_blocks) if from_scores else True
-            return (jll if per_block is None else per_block(jll, xp)), finite
+def _fitted_arrays(self, names, *, xp, device, dtype):
+    """Fitted arrays as ``dtype`` on the scoring namespace and device."""
+    arrays = (to_namespace(getattr(self, name), xp, device) for name in names)
+    return [a if a.dtype == dtype else xp.astype(a, dtype) for a in arrays]
 
-        # One model throughout, however many threads update it (model_lock.py).
-        with lock_of(self).reading():
-            # Lazy parameters are derived here, on all cores, not on one row block's worker thread.
-            self._ready_to_score(X)
-            stored = -(-X.nnz // max(X.shape[0], 1)) if is_sparse(X) else None
-            row_bytes = self._score_row_bytes(X.shape[1], self.classes_.shape[0], xp=xp, stored=stored)
-            results = map_row_blocks(block, X.shape[0], row_bytes, xp=xp)
-        flags = [finite for _, finite in results if finite is not True]
-        if flags and not bool(xp.all(xp.stack(flags))):  # one synchronisation
-            check_finite(X, estimator=self)  # raises on a NaN or infinity in X
-            msg = (
-                f"{type(self).__name__}: the joint log-likelihood is not finite for some "
-                f"samples (values of X too large for {X.dtype})."
-            )
-            warnings.warn(msg, RuntimeWarning, stacklevel=3)
-        parts = [part for part, _ in results]
-        jll = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
-        return jll, xp, device
-
-    def _ready_to_score(self, X):
-        """Derive what scoring validated ``X`` needs, if the model is lazy and has not yet."""
-        self._derive_if_lazy()
-
-    def _fitted_arrays(self, names, *, xp, device, dtype):
-        """Fitted arrays as ``dtype`` on the scoring namespace and device."""
-        arrays = (to_namespace(getattr(self, name), xp, device) for name in names)
-        return [a if a.dtype == dtype else xp.astype(a, dtype) for a in arrays]
-
-    def _scores_and_joint(self, X):
-        """``(scores posteriors come from, joint log-likelihood)`` of ``X``: one array here."""
-        jll = self._score_blocks(X)[0]
+def _scores_and_joint(self, X):
+    """``(scores posteriors come from, joint log-likelihood)`` of ``X``: one array, unless the model's
+    density has a class-independent factor ``h(x)`` (``_has_base_measure``, ``base_measure.py``)."""
+    jll = self._score_blocks(X)[0]
+    if not self._has_base_measure:
         return jll, jll
+    # Posteriors come from the scores without log h(x): a large class-independent
+    # term added first would cost float32 precision.
+    X, xp, device = self._validated_for_scoring(X)  # _score_blocks checked the values
+    return jll, jll + log_base_measure(self, self._model_input(X, xp), xp=xp, device=device, dtype=jll.dtype)
 
-    @blockwise_collections
-    def predict_joint_log_proba(self, X):
-        """Joint log-probability ``log P(x, c)`` of every sample and class.
+@blockwise_collections
+def predict_joint_log_proba(self, X):
+    """Joint log-probability ``log P(x, c)`` of every sample and class.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
 
-        Returns
-        -------
-        jll : array of shape (n_samples, n_classes)
-            In the namespace and on the device of ``X``; columns follow
-            ``classes_``.
-        """
-        return self._score_blocks(X)[0]
+    Returns
+    -------
+    jll : array of shape (n_samples, n_classes)
+        In the namespace and on the device of ``X``; columns follow
+        ``classes_``.
+    """
+    return self._scores_and_joint(X)[1]
 
-    @blockwise_collections
-    def predict_log_proba(self, X):
-        """Log of the posterior probability of every class.
+@blockwise_collections
+def predict_log_proba(self, X):
+    """Log of the posterior probability of every class.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
 
-        Returns
-        -------
-        log_proba : array of shape (n_samples, n_classes)
-        """
-        jll, xp, _ = self._score_blocks(X)
-        return log_posterior(jll, xp=xp)
+    Returns
+    -------
+    log_proba : array of shape (n_samples, n_classes)
+    """
+    jll, xp, _ = self._score_blocks(X)
+    return log_posterior(jll, xp=xp)
 
-    @blockwise_collections
-    def predict_proba(self, X):
-        """Posterior probability of every class.
+@blockwise_collections
+def predict_proba(self, X):
+    """Posterior probability of every class.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
 
-        Returns
-        -------
-        proba : array of shape (n_samples, n_classes)
-            Rows sum to one; columns follow ``classes_``.
-        """
-        jll, xp, _ = self._score_blocks(X)
-        return xp.exp(log_posterior(jll, xp=xp))
+    Returns
+    -------
+    proba : array of shape (n_samples, n_classes)
+        Rows sum to one; columns follow ``classes_``.
+    """
+    jll, xp, _ = self._score_blocks(X)
+    return xp.exp(log_posterior(jll, xp=xp))
 
-    @blockwise_collections
-    def predict(self, X):
-        """The class of least expected loss of every sample.
+@blockwise_collections
+def predict(self, X):
+    """The class of least expected loss of every sample.
 
-        With ``loss_matrix=None`` (the 0-1 loss) that is the most probable
-        class; otherwise the class ``c_i`` minimising the conditional risk
-        ``R(c_i|x) = Σ_j loss_matrix[i, j] P(c_j|x)`` (see :meth:`predict_risk`).
+    With ``loss_matrix=None`` (the 0-1 loss) that is the most probable
+    class; otherwise the class ``c_i`` minimising the conditional risk
+    ``R(c_i|x) = Σ_j loss_matrix[i, j] P(c_j|x)`` (see :meth:`predict_risk`).
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
 
-        Returns
-        -------
-        y : array of shape (n_samples,)
-            Labels from ``classes_``: in the namespace and on the device of
-            ``X`` when labels are numbers, a numpy array otherwise (strings).
-        """
-        if getattr(self, "loss_matrix", None) is None:
-            best, xp, device = self._score_blocks(X, per_block=lambda jll, xp: xp.argmax(jll, axis=1))
-            return self._labels_of(best, xp=xp, device=device)
-        return self._decide(self.predict_proba(X))
+    Returns
+    -------
+    y : array of shape (n_samples,)
+        Labels from ``classes_``: in the namespace and on the device of
+        ``X`` when labels are numbers, a numpy array otherwise (strings).
+    """
+    if getattr(self, "loss_matrix", None) is None:
+        best, xp, device = self._score_blocks(X, per_block=lambda jll, xp: xp.argmax(jll, axis=1))
+        return self._labels_of(best, xp=xp, device=device)
+    return self._decide(self.predict_proba(X))
 
-    @blockwise_collections
-    def predict_risk(self, X):
-        """Conditional risk (expected loss) of deciding each class.
+@blockwise_collections
+def predict_risk(self, X):
+    """Conditional risk (expected loss) of deciding each class.
 
-        ``risk[n, i] = Σ_j loss_matrix[i, j] P(classes_[j] | X[n])``, i.e.
-        ``predict_proba(X) @ loss_matrix.T``; ``predict`` returns the class
-        of least risk. With ``loss_matrix=None`` the 0-1 loss is used, so the
-        risk is ``1 - predict_proba(X)``.
+    ``risk[n, i] = Σ_j loss_matrix[i, j] P(classes_[j] | X[n])``, i.e.
+    ``predict_proba(X) @ loss_matrix.T``; ``predict`` returns the class
+    of least risk. With ``loss_matrix=None`` the 0-1 loss is used, so the
+    risk is ``1 - predict_proba(X)``.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
 
-        Returns
-        -------
-        risk : array of shape (n_samples, n_classes)
-            In the namespace, device and float dtype of the scores; columns
-            follow ``classes_``.
+    Returns
+    -------
+    risk : array of shape (n_samples, n_classes)
+        In the namespace, device and float dtype of the scores; columns
+        follow ``classes_``.
 
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from nbgpu import GaussianNB
-        >>> X = np.array([[0.0], [1.0], [2.0], [3.0]])
-        >>> y = np.array([0, 0, 1, 1])
-        >>> # Missing class 1 costs ten times more than a false alarm.
-        >>> nb = GaussianNB(loss_matrix=[[0, 10], [1, 0]]).fit(X, y)
-        >>> nb.predict_proba([[1.3]]).round(3)
-        array([[0.832, 0.168]])
-        >>> nb.predict_risk([[1.3]]).round(3)
-        array([[1.68 , 0.832]])
-        >>> nb.predict([[1.3]])
-        array([1])
-        """
-        return self._risk_of(self.predict_proba(X))
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nbgpu import GaussianNB
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    >>> y = np.array([0, 0, 1, 1])
+    >>> # Missing class 1 costs ten times more than a false alarm.
+    >>> nb = GaussianNB(loss_matrix=[[0, 10], [1, 0]]).fit(X, y)
+    >>> nb.predict_proba([[1.3]]).round(3)
+    array([[0.832, 0.168]])
+    >>> nb.predict_risk([[1.3]]).round(3)
+    array([[1.68 , 0.832]])
+    >>> nb.predict([[1.3]])
+    array([1])
+    """
+    return self._risk_of(self.predict_proba(X))
 
-    def _risk_of(self, proba):
-        """``proba @ loss_matrix.T`` (the 0-1 loss when there is none) of a fitted model."""
-        k = self.classes_.shape[0]
-        loss = self._loss_matrix(k)
-        if loss is None:
-            loss = 1.0 - np.eye(k)
-        loss = get_namespace(proba).asarray(loss, dtype=proba.dtype, device=proba.device)
-        return proba @ loss.T
+def _risk_of(self, proba):
+    """``proba @ loss_matrix.T`` (the 0-1 loss when there is none) of a fitted model."""
+    k = self.classes_.shape[0]
+    loss = self._loss_matrix(k)
+    if loss is None:
+        loss = 1.0 - np.eye(k)
+    loss = get_namespace(proba).asarray(loss, dtype=proba.dtype, device=proba.device)
+    return proba @ loss.T
 
-    def _decide(self, proba):
-        """The labels ``predict`` gives for posteriors ``proba`` (n × k): the one decision rule."""
-        xp = get_namespace(proba)
-        if getattr(self, "loss_matrix", None) is None:
-            index = xp.argmax(proba, axis=1)
-        else:
-            index = xp.argmin(self._risk_of(proba), axis=1)
-        return self._labels_of(index, xp=xp, device=proba.device)
+def _decide(self, proba):
+    """The labels ``predict`` gives for posteriors ``proba`` (n × k): the one decision rule."""
+    xp = get_namespace(proba)
+    if getattr(self, "loss_matrix", None) is None:
+        index = xp.argmax(proba, axis=1)
+    else:
+        index = xp.argmin(self._risk_of(proba), axis=1)
+    return self._labels_of(index, xp=xp, device=proba.device)
 
-    def _labels_of(self, index, *, xp, device):
-        """``classes_[index]``, in ``xp`` when the labels are numeric."""
-        classes = self.classes_
-        if isinstance(classes, np.ndarray) and classes.dtype.kind not in "biuf":
-            return classes[to_numpy(index)]
-        return xp.take(to_namespace(classes, xp, device), index)
+def _labels_of(self, index, *, xp, device):
+    """``classes_[index]``, in ``xp`` when the labels are numeric."""
+    classes = self.classes_
+    if isinstance(classes, np.ndarray) and classes.dtype.kind not in "biuf":
+        return classes[to_numpy(index)]
+    return xp.take(to_namespace(classes, xp, device), index)
 
-    def score(self, X, y, sample_weight=None):
-        """Mean accuracy of ``predict(X)`` against ``y``.
+def score(self, X, y, sample_weight=None):
+    """Mean accuracy of ``predict(X)`` against ``y``.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        sample_weight : array-like of shape (n_samples,), default=None
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+    sample_weight : array-like of shape (n_samples,), default=None
 
-        Returns
-        -------
-        score : float
-        """
-        if (adapter := adapter_for(X)) is not None:
-            return adapter.score(self, X, y, sample_weight)
-        y, sample_weight = computed(y, sample_weight)
-        pred = to_numpy(self.predict(X))
-        y = to_numpy(y) if is_array(y) else np.asarray(y)
-        # scikit-learn's accuracy_score, less its label analysis (np.unique of
-        # every string label, most of a cross-validated search's scoring).
-        if y.ndim != 1 or y.shape[0] != pred.shape[0]:
-            msg = f"`y` must hold one label per row of X ({pred.shape[0]}); got an array of shape {y.shape}."
-            raise ValueError(msg)
-        if (y.dtype.kind in "biuf") != (pred.dtype.kind in "biuf"):
-            msg = f"Mix of label input types (string and number): `y` holds {y.dtype} labels, the classes are {pred.dtype}."
-            raise ValueError(msg)
-        if is_array(sample_weight):
-            sample_weight = to_numpy(sample_weight)
-        weights = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-        return float(np.average(y == pred, weights=weights))
+    Returns
+    -------
+    score : float
+    """
+    if (adapter := adapter_for(X)) is not None:
+        return adapter.score(self, X, y, sample_weight)
+    y, sample_weight = computed(y, sample_weight)
+    pred = to_numpy(self.predict(X))
+    y = to_numpy(y) if is_array(y) else np.asarray(y)
+    # scikit-learn's accuracy_score, less its label analysis (np.unique of
+    # every string label, most of a cross-validated search's scoring).
+    if y.ndim != 1 or y.shape[0] != pred.shape[0]:
+        msg = f"`y` must hold one label per row of X ({pred.shape[0]}); got an array of shape {y.shape}."
+        raise ValueError(msg)
+    if (y.dtype.kind in "biuf") != (pred.dtype.kind in "biuf"):
+        msg = f"Mix of label input types (string and number): `y` holds {y.dtype} labels, the classes are {pred.dtype}."
+        raise ValueError(msg)
+    if is_array(sample_weight):
+        sample_weight = to_numpy(sample_weight)
+    weights = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    return float(np.average(y == pred, weights=weights))

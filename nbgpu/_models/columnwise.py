@@ -33,7 +33,7 @@ from .._array.namespace import (
 from .._array.numerics import log_or_neg_inf
 from .._array.sparse import sparse_columns
 from .._estimator.base import _BaseNB, fitted_parameter
-from .._estimator.base_measure import _BaseMeasureMixin, least_excluded
+from .._estimator.base_measure import least_excluded
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.feature_names import feature_names_of
 from .._estimator.model_lock import lock_of
@@ -132,7 +132,7 @@ class _Plan(NamedTuple):
 
 
 @shared_parameters_doc("prior_smoothing", "loss_matrix")
-class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, ClassifierMixin, _BaseComposition):
+class ColumnwiseNB(_BaseNB, ClassifierMixin, _BaseComposition):
     """Naive Bayes on mixed feature types: one nbgpu estimator per group of columns.
 
     Gaussian columns, count columns, binary and categorical columns in one
@@ -572,11 +572,13 @@ class ColumnwiseNB(_BaseMeasureMixin, _BaseNB, ClassifierMixin, _BaseComposition
         z, total = self._excluded_and_joint(X, xp=xp, device=device, dtype=dtype)
         return total if z is None else least_excluded(z, total, xp=xp)
 
+    _has_base_measure = True
+
     def _class_free_log(self, X, *, xp, device, dtype):
         """The parts' class-independent terms (e.g. PoissonNB's ``−Σ log x!``)."""
         total = xp.zeros((X.shape[0], 1), dtype=dtype, device=device)
         for part, Xp in self._part_inputs(X, xp):
-            if isinstance(part, _BaseMeasureMixin):
+            if part._has_base_measure:
                 total = total + part._class_free_log(Xp, xp=xp, device=device, dtype=dtype)
         return total
 

@@ -18,7 +18,7 @@ from .._estimator.params import Interval, Options
 from .._array.class_sums import class_totals
 from .._array.numerics import log_or_neg_inf, logsumexp_last, nonzero
 from .._estimator.base import _BaseNB, fitted_parameter
-from .._estimator.base_measure import _BaseMeasureMixin, least_excluded
+from .._estimator.base_measure import least_excluded
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.statistics_checks import check_array, check_keys, check_part_of, check_prior_smoothing
 
@@ -58,7 +58,7 @@ def _weighted_spread(values, w, observed, *, xp):
 
 
 @shared_parameters_doc("prior_smoothing", "loss_matrix", "missing")
-class KernelDensityNB(_BaseMeasureMixin, _BaseNB):
+class KernelDensityNB(_BaseNB):
     """Naive Bayes with a kernel density estimate per class and feature.
 
     Each class ``c`` models feature ``j`` by the weighted kernel density of
@@ -270,6 +270,12 @@ class KernelDensityNB(_BaseMeasureMixin, _BaseNB):
     def _score_row_bytes(self, n_features, n_classes, *, xp, stored=None):
         m = self._points_.shape[1]
         return 8 * (4 * n_classes * m + n_features + n_classes)
+
+    _has_base_measure = True
+
+    def _class_free_log(self, X, *, xp, device, dtype):
+        """No class-independent factor but the support (``_excludes``)."""
+        return xp.zeros((X.shape[0], 1), dtype=dtype, device=device)
 
     @property
     def _excludes(self):

@@ -11,7 +11,6 @@ from .._array.namespace import get_namespace, is_sparse
 from .._array.numerics import lgamma, nonzero, safe_log, scoring_weights
 from .._array.sparse import sparse_matmul, sparse_values, sparse_with_values
 from .._estimator.base import fitted_parameter
-from .._estimator.base_measure import _BaseMeasureMixin
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.missing import drop_missing, observed_weights, split_missing
 from .._estimator.statistics_checks import check_array, check_part_of
@@ -24,7 +23,7 @@ def _observed_count(stats, *, xp):
 
 
 @shared_parameters_doc("prior_smoothing", "loss_matrix", "missing")
-class PoissonNB(_BaseMeasureMixin, _CountNB):
+class PoissonNB(_CountNB):
     """Poisson naive Bayes for count features, on CPU or GPU, dense or sparse.
 
     Each feature ``j`` of a sample of class ``c`` is a Poisson count with its
@@ -197,6 +196,8 @@ class PoissonNB(_BaseMeasureMixin, _CountNB):
     def _score_row_bytes(self, n_features, n_classes, *, xp, stored=None):
         # + the filled copy of X and the missing-value indicator
         return 8 * (n_classes + (2 * n_features if self._ignore_missing else 0))
+
+    _has_base_measure = True
 
     def _class_free_log(self, X, *, xp, device, dtype):
         """``−Σⱼ log xⱼ!`` (as ``log Γ(x + 1)``) of every row; sparse ``X`` stays sparse."""

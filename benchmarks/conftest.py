@@ -18,6 +18,7 @@ import pytest
 
 from nbgpu._app import bench as _bench
 from nbgpu._array.devices import synchronize
+from nbgpu.datasets import make_zipf_text
 
 
 def pytest_addoption(parser):
@@ -63,7 +64,7 @@ def _data(kind, size, variant):
     """(X, y) for a data kind and size; ``variant`` scales the text density."""
     if kind == "text" and variant != 1.0:
         n, d, tokens, k = _bench.SIZES[size]["text"]
-        return _bench.zipf_corpus(n, d, int(tokens * variant), k)
+        return make_zipf_text(n, d, tokens_per_doc=int(tokens * variant), n_classes=k, random_state=0)
     return _bench.make_data(kind, size)
 
 

@@ -25,7 +25,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from nbgpu._app import bench as _bench
+from nbgpu.datasets import make_zipf_text
 
 DEFAULTS = {"blocks": 64, "docs": 50_000, "features": 2**16, "tokens": 100, "classes": 20, "distinct": 4}
 
@@ -34,7 +34,7 @@ def write_corpus(folder, *, blocks, docs, features, tokens, classes, distinct):
     """``distinct`` Zipfian CSR blocks as .npz files; returns the file of every block."""
     paths = []
     for i in range(distinct):
-        X, y = _bench.zipf_corpus(docs, features, tokens, classes, seed=i)
+        X, y = make_zipf_text(docs, features, tokens_per_doc=tokens, n_classes=classes, random_state=i)
         path = os.path.join(folder, f"block{i}.npz")
         sp.save_npz(path, X, compressed=False)
         np.save(path + ".y.npy", y)
@@ -127,7 +127,7 @@ def main(argv=None):
     speedup = float(np.median(times[1]) / np.median(times[2]))
     result = {
         "benchmark": "dask fit scaling (MultinomialNB.partial_fit, one pass)",
-        "machine": {"cpu": _bench.device_name("nbgpu-cpu"), "cores": os.cpu_count(), "python": platform.python_version()},
+        "machine": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(), "python": platform.python_version()},
         "sizes": sizes,
         "corpus_bytes": total,
         "worker_memory_limit": args.worker_memory,

@@ -43,8 +43,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 import emulated_device as emu  # noqa: E402  (the tests' stand-in device)
 
 import nbgpu  # noqa: E402
-from nbgpu._app import bench as _bench  # noqa: E402
-from nbgpu._array import blocks  # noqa: E402
+from nbgpu._array import blocks  # noqa: E402  (the block sizes measured, on purpose)
+from nbgpu.datasets import make_categorical, make_gaussian, make_zipf_text  # noqa: E402
 
 TEXT_MODELS = ("MultinomialNB", "ComplementNB", "BernoulliNB", "PoissonNB")
 MODELS = ("GaussianNB", *TEXT_MODELS, "CategoricalNB", "NormalBayesClassifier", "KernelDensityNB")
@@ -61,19 +61,19 @@ def workload(name, scale):
     """``(X, y, description)`` on the host for ``name`` at ``scale``."""
     rows = lambda n: max(int(n * scale), 50)  # noqa: E731
     if name == "GaussianNB":
-        X, y = _bench.gaussian_data(rows(400_000), 100, 10)
+        X, y = make_gaussian(rows(400_000), 100, n_classes=10, random_state=0)
         return X, y, f"{X.shape[0]:,} × {X.shape[1]} float32 dense, 10 classes"
     if name in TEXT_MODELS:
-        X, y = _bench.zipf_corpus(rows(30_000), 2**20, 100, 20)
+        X, y = make_zipf_text(rows(30_000), 2**20, tokens_per_doc=100, n_classes=20, random_state=0)
         return X, y, f"Zipfian hashed text CSR {X.shape[0]:,} × 2^20, {X.nnz:,} stored float32, 20 classes"
     if name == "CategoricalNB":
-        X, y = _bench.categorical_data(rows(200_000), 50, 10, 10)
+        X, y = make_categorical(rows(200_000), 50, n_categories=10, n_classes=10, random_state=0)
         return X, y, f"{X.shape[0]:,} × {X.shape[1]} categories (10 each) float32 dense, 10 classes"
     if name == "NormalBayesClassifier":
-        X, y = _bench.gaussian_data(rows(100_000), 20, 10)
+        X, y = make_gaussian(rows(100_000), 20, n_classes=10, random_state=0)
         return X, y, f"{X.shape[0]:,} × {X.shape[1]} float32 dense (full covariances), 10 classes"
     if name == "KernelDensityNB":
-        X, y = _bench.gaussian_data(rows(4_000), 8, 5)
+        X, y = make_gaussian(rows(4_000), 8, n_classes=5, random_state=0)
         return X, y, f"{X.shape[0]:,} × {X.shape[1]} float32 dense, 5 classes"
     raise ValueError(name)
 

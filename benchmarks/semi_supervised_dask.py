@@ -24,11 +24,11 @@ from interleaved import interleaved_medians, print_ratios
 from sklearn.exceptions import ConvergenceWarning
 
 import nbgpu
-from nbgpu._app.bench import zipf_corpus
+from nbgpu.datasets import make_zipf_text
 
 
 def main(repeats=5):
-    X, y = zipf_corpus(40_000, 2**16, 100, 20, seed=0)
+    X, y = make_zipf_text(40_000, 2**16, tokens_per_doc=100, n_classes=20, random_state=0)
     partial = np.where(np.arange(X.shape[0]) % 50 == 0, y, -1)
     blocks = -(-X.shape[0] // 8)
     computed = []

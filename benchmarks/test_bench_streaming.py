@@ -7,13 +7,14 @@ import functools
 import numpy as np
 import pytest
 
-from nbgpu._app import bench as _bench
+from nbgpu._app import bench as _bench  # the wide run of `nbgpu bench --data streaming`
+from nbgpu.datasets import make_zipf_text
 
 
 @functools.lru_cache(maxsize=1)
 def _wide(size):
     n, d, tokens, k = _bench.WIDE_SIZES[size]
-    X, y = _bench.zipf_corpus(n + _bench.VALIDATION_DOCS, d, tokens, k, seed=1)
+    X, y = make_zipf_text(n + _bench.VALIDATION_DOCS, d, tokens_per_doc=tokens, n_classes=k, random_state=1)
     return X[:n], y[:n], X[n:]
 
 

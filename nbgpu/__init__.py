@@ -34,8 +34,8 @@ _PUBLIC = {
     "save": "._interop.model_files",
     "svmlight_chunks": "._interop.streaming",
 }
-# Subpackages reachable as attributes (``nbgpu.text``), imported on first use too.
-_SUBPACKAGES = ("text",)
+# Public modules reachable as attributes (``nbgpu.text``, ``nbgpu.datasets``), imported on first use too.
+_SUBPACKAGES = ("datasets", "text")
 
 __all__ = [
     "BernoulliNB",
@@ -60,7 +60,7 @@ __all__ = [
 
 
 if TYPE_CHECKING:  # what IDEs and type checkers read; at run time each name loads on first use
-    from . import text
+    from . import datasets, text
     from ._estimator.base import InconsistentVersionWarning
     from ._estimator.feature_selection import chi2
     from ._interop.model_files import load, save

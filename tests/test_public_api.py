@@ -55,3 +55,21 @@ def test_public_estimators_are_class_statements_tools_can_read():
     checked = next(node for node in tree.body if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING")
     imported = {alias.asname or alias.name for node in ast.walk(checked) if isinstance(node, ast.ImportFrom) for alias in node.names}
     assert set(nbgpu.__all__) - {"__version__"} <= imported
+
+
+@pytest.mark.parametrize("module", ["datasets", "text"])
+def test_public_modules_load_on_first_use(module):
+    # ``nbgpu.text`` and ``nbgpu.datasets`` are public modules outside ``__all__`` (as scikit-learn's
+    # submodules): reachable as attributes, listed by dir(), loaded only when used.
+    import subprocess
+    import sys
+
+    code = f"import sys, nbgpu; print(any(m.startswith('nbgpu.{module}') for m in sys.modules))"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
+    assert module in dir(nbgpu)
+    public = getattr(nbgpu, module)
+    assert public is importlib.import_module(f"nbgpu.{module}")
+    assert list(public.__all__) == sorted(public.__all__)
+    for name in public.__all__:
+        assert not name.startswith("_")
+        exec(f"from nbgpu.{module} import {name}", {})  # noqa: S102

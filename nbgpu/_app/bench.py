@@ -23,7 +23,6 @@ of the run, or in the file named by ``--json``; an existing file is replaced onl
 from __future__ import annotations
 
 import argparse
-import ast
 import datetime as _dt
 import functools
 import gc
@@ -33,7 +32,6 @@ import os
 import pickle
 import platform
 import sys
-import sysconfig
 import tempfile
 import tracemalloc
 from pathlib import Path
@@ -48,6 +46,7 @@ from .._array.devices import gpu_array_like, gpu_versions, host_to_like, timed_r
 from .._array.namespace import to_numpy
 from .._array.threads import n_threads
 from .._interop.atomic_files import atomic_output
+from ..datasets import load_stdlib_docstrings, make_categorical, make_gaussian, make_zipf_text
 
 # ---- sizes ------------------------------------------------------------- #
 # text: (documents, features, tokens per document, classes)
@@ -95,9 +94,7 @@ CPU_TARGETS = {
     ("GaussianNB", "fit"): 1.5, ("GaussianNB", "predict"): 20.0,
 }
 DEFAULT_CORPUS = "pydoc-en"
-STDLIB_CORPUS = "python-stdlib"  # the corpus every installation has (stdlib_corpus)
-# Parts of the standard library folder that are not its documented modules.
-_NOT_STDLIB = frozenset({"site-packages", "dist-packages", "idlelib", "lib2to3", "turtledemo"})
+STDLIB_CORPUS = "python-stdlib"  # the corpus every installation has (load_stdlib_docstrings)
 # Where benchmarks/corpora.py puts the corpora (its --out and $NBGPU_CORPORA).
 CORPORA_ENV = "NBGPU_CORPORA"
 REPOSITORY_CORPORA = Path("benchmarks") / ".corpora"
@@ -110,55 +107,25 @@ INPUT_KINDS = {
 
 
 # ---- data -------------------------------------------------------------- #
+# The builders are public (nbgpu.datasets); bench fills them from SIZES, seeded.
+stdlib_corpus = load_stdlib_docstrings  # its name here before nbgpu.datasets (tests/test_bench.py)
+
+
 def zipf_corpus(n_docs, n_features, tokens_per_doc, n_classes, *, seed=0):
-    """``(X, y)``: a bag-of-words corpus (CSR of float32 counts, int64 labels) whose word frequencies follow
-    Zipf's law. Every document has a Poisson number of tokens; a token is the word of rank ``r`` with
-    probability ``∝ 1 / r`` (ranks hashed onto ``n_features`` columns by a random permutation); a fifth
-    of the tokens is shifted by the document's class so the classes differ."""
-    rng = np.random.default_rng(seed)
-    lengths = rng.poisson(tokens_per_doc, n_docs)
-    total = int(lengths.sum())
-    cdf = np.cumsum(1.0 / np.arange(1, n_features + 1))
-    ranks = np.searchsorted(cdf, rng.random(total) * cdf[-1])
-    y = rng.integers(0, n_classes, n_docs)
-    topic = rng.random(total) < 0.2
-    doc_class = np.repeat(y, lengths)
-    ranks = np.where(topic, (ranks + doc_class * 1013) % n_features, ranks)
-    words = rng.permutation(n_features).astype(np.int32)[ranks]
-    indptr = np.concatenate([[0], np.cumsum(lengths)])
-    index_dtype = np.int32 if total < 2**31 else np.int64
-    X = sp.csr_matrix(
-        (np.ones(total, np.float32), words, indptr.astype(index_dtype)), shape=(n_docs, n_features)
-    )
-    X.sum_duplicates()
-    return X, y
-
-
-def categorical_data(n, d, n_categories, n_classes, *, seed=0):
-    """Integer category codes (as float32) that depend on the class."""
-    rng = np.random.default_rng(seed)
-    y = rng.integers(0, n_classes, n)
-    shift = rng.integers(0, n_categories, (n_classes, d))
-    noise = rng.integers(0, n_categories, (n, d))
-    keep = rng.random((n, d)) < 0.5
-    X = np.where(keep, (shift[y] + noise // 3) % n_categories, noise)
-    return X.astype(np.float32), y
-
-
-def gaussian_data(n, d, n_classes, *, seed=0):
-    """Normal features whose means depend on the class, float32."""
-    rng = np.random.default_rng(seed)
-    y = rng.integers(0, n_classes, n)
-    means = rng.standard_normal((n_classes, d)).astype(np.float32)
-    X = rng.standard_normal((n, d), dtype=np.float32)
-    X += means[y]
-    return X, y
+    """:func:`nbgpu.datasets.make_zipf_text` of a ``SIZES[size]["text"]`` tuple, seeded by ``seed``."""
+    return make_zipf_text(n_docs, n_features, tokens_per_doc=tokens_per_doc, n_classes=n_classes, random_state=seed)
 
 
 def make_data(kind, size):
     """(X, y) for a data kind ('text', 'categorical', 'gaussian') of a size preset."""
     shape = SIZES[size][kind]
-    return {"text": zipf_corpus, "categorical": categorical_data, "gaussian": gaussian_data}[kind](*shape)
+    if kind == "text":
+        return zipf_corpus(*shape)
+    if kind == "categorical":
+        n, d, n_categories, n_classes = shape
+        return make_categorical(n, d, n_categories=n_categories, n_classes=n_classes, random_state=0)
+    n, d, n_classes = shape
+    return make_gaussian(n, d, n_classes=n_classes, random_state=0)
 
 
 def bytes_read(X):
@@ -180,38 +147,10 @@ def find_corpus(where=None):
     return next((path for path in places if path.is_file()), STDLIB_CORPUS)
 
 
-def stdlib_corpus(*, limit=None):
-    """``(texts, labels)``: the docstrings (at least 40 characters and 5 words) of this Python's standard
-    library, labelled by top-level module (those with fewer than 40 documents pooled as "other"), each text
-    once, in a fixed shuffled order (the first ``limit`` if given). Read from the sources with ``ast``:
-    nothing is imported, run or downloaded, so every installation builds the same corpus."""
-    root = Path(sysconfig.get_paths()["stdlib"])
-    docs = {}  # text: label of its first place
-    for path in sorted(root.rglob("*.py")):
-        parts = path.relative_to(root).parts
-        if _NOT_STDLIB.intersection(parts) or any(p.startswith("test") for p in parts):
-            continue
-        try:
-            tree = ast.parse(path.read_bytes(), filename=str(path))
-        except (SyntaxError, ValueError):
-            continue
-        label = parts[0].removesuffix(".py")
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-                text = ast.get_docstring(node)
-                if text and len(text) >= 40 and len(text.split()) >= 5:
-                    docs.setdefault(text, label)
-    texts, labels = list(docs), np.asarray(list(docs.values()))
-    names, counts = np.unique(labels, return_counts=True)
-    labels = np.where(np.isin(labels, names[counts < 40]), "other", labels)
-    order = np.random.default_rng(0).permutation(len(docs))[:limit]
-    return [texts[i] for i in order], labels[order]
-
-
 def read_corpus(path, *, limit=None):
     """``(texts, labels)`` of a JSON-lines corpus or :data:`STDLIB_CORPUS`, the first ``limit`` if given."""
     if path == STDLIB_CORPUS:
-        return stdlib_corpus(limit=limit)
+        return load_stdlib_docstrings(limit=limit)
     texts, labels = [], []
     with open(path, encoding="utf-8") as f:
         for number, line in enumerate(f, start=1):

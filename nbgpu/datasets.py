@@ -1,0 +1,257 @@
+"""Synthetic and built-in data sets for trying and timing the models.
+
+Each ``make_*`` function returns ``(X, y)`` on the host (numpy, or a scipy
+CSR matrix for text) shaped for one family of models, with labels
+``0 .. n_classes - 1`` drawn uniformly; the same ``random_state`` gives the same
+data. :func:`load_stdlib_docstrings` is a real labelled text corpus every
+Python installation has. ``nbgpu bench`` times the models on these.
+
+Examples
+--------
+>>> from nbgpu.datasets import make_zipf_text
+>>> from nbgpu import MultinomialNB
+>>> X, y = make_zipf_text(200, 2**10, n_classes=3, random_state=0)
+>>> X.shape, X.dtype.name, y.dtype.name
+((200, 1024), 'float32', 'int64')
+>>> MultinomialNB().fit(X, y).score(X, y) > 0.9
+True
+"""
+
+from __future__ import annotations
+
+import ast
+import numbers
+import sysconfig
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._estimator.params import Interval, InvalidParameterError
+
+__all__ = ["load_stdlib_docstrings", "make_categorical", "make_gaussian", "make_zipf_text"]
+
+# make_zipf_text: the share of tokens moved by the document's class (what makes
+# the classes differ) and the stride, prime to typical widths, they move by.
+_TOPIC_SHARE = 0.2
+_TOPIC_STRIDE = 1013
+# Parts of the standard library folder that are not its documented modules.
+_NOT_STDLIB = frozenset({"site-packages", "dist-packages", "idlelib", "lib2to3", "turtledemo"})
+_COUNT = Interval(numbers.Integral, 1, None, closed="left")
+
+
+def _check(function, interval=_COUNT, **values):
+    """Raise, naming the parameter of ``function``, if one of ``values`` is not in ``interval``."""
+    for name, value in values.items():
+        if not interval.is_satisfied_by(value):
+            msg = f"The {name!r} parameter of {function} must be {interval}. Got {value!r} instead."
+            raise InvalidParameterError(msg)
+
+
+def _generator(random_state, function):
+    """A numpy ``Generator`` from ``random_state`` (None: fresh entropy; an int: a seed; a Generator: itself)."""
+    if random_state is None or isinstance(random_state, np.random.Generator) or (
+        isinstance(random_state, numbers.Integral) and not isinstance(random_state, (bool, np.bool_))
+        and random_state >= 0
+    ):
+        return np.random.default_rng(random_state)
+    msg = (f"The 'random_state' parameter of {function} must be None, an int >= 0 or a "
+           f"numpy.random.Generator. Got {random_state!r} instead.")
+    raise InvalidParameterError(msg)
+
+
+def make_zipf_text(n_samples=1000, n_features=2**16, *, tokens_per_doc=100, n_classes=2, random_state=None):
+    """A bag-of-words corpus whose word frequencies follow Zipf's law.
+
+    Every document has a Poisson number of tokens (mean ``tokens_per_doc``);
+    a token is the word of rank ``r`` with probability proportional to
+    ``1 / r``, the ranks placed on the ``n_features`` columns by a random
+    permutation. A fifth of the tokens is moved by an offset proportional to the
+    document's class, so that the classes differ as topics do.
+
+    Parameters
+    ----------
+    n_samples : int, default=1000
+        Number of documents (rows).
+    n_features : int, default=65536
+        Number of distinct words (columns), as a hashing vectorizer's width.
+    tokens_per_doc : float, default=100
+        Mean number of tokens in a document (> 0).
+    n_classes : int, default=2
+        Number of classes.
+    random_state : None, int or numpy.random.Generator, default=None
+        The source of randomness: an int for reproducible data.
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix of shape (n_samples, n_features), float32
+        Word counts, sorted indices without duplicates; int32 indices up to
+        2**31 stored values.
+    y : ndarray of shape (n_samples,), int64
+        Class labels in ``0 .. n_classes - 1``.
+
+    See Also
+    --------
+    load_stdlib_docstrings : real text, labelled by module.
+
+    Examples
+    --------
+    >>> from nbgpu.datasets import make_zipf_text
+    >>> X, y = make_zipf_text(100, 512, tokens_per_doc=20, random_state=0)
+    >>> X.shape, int(X.sum() > 0), sorted(set(y.tolist()))
+    ((100, 512), 1, [0, 1])
+    """
+    _check("make_zipf_text", n_samples=n_samples, n_features=n_features, n_classes=n_classes)
+    _check("make_zipf_text", Interval(numbers.Real, 0, None, closed="neither"), tokens_per_doc=tokens_per_doc)
+    rng = _generator(random_state, "make_zipf_text")
+    lengths = rng.poisson(tokens_per_doc, n_samples)
+    total = int(lengths.sum())
+    cdf = np.cumsum(1.0 / np.arange(1, n_features + 1))
+    ranks = np.searchsorted(cdf, rng.random(total) * cdf[-1])
+    y = rng.integers(0, n_classes, n_samples)
+    topic = rng.random(total) < _TOPIC_SHARE
+    doc_class = np.repeat(y, lengths)
+    ranks = np.where(topic, (ranks + doc_class * _TOPIC_STRIDE) % n_features, ranks)
+    words = rng.permutation(n_features).astype(np.int32)[ranks]
+    indptr = np.concatenate([[0], np.cumsum(lengths)])
+    index_dtype = np.int32 if total < 2**31 else np.int64
+    X = sp.csr_matrix(
+        (np.ones(total, np.float32), words, indptr.astype(index_dtype)), shape=(n_samples, n_features)
+    )
+    X.sum_duplicates()
+    return X, y
+
+
+def make_categorical(n_samples=1000, n_features=10, *, n_categories=5, n_classes=2, random_state=None):
+    """Categorical features whose most frequent category depends on the class.
+
+    Half of the values (at random) are a class-and-feature category plus a
+    small noise; the other half are uniform over the categories.
+
+    Parameters
+    ----------
+    n_samples : int, default=1000
+        Number of rows.
+    n_features : int, default=10
+        Number of columns.
+    n_categories : int, default=5
+        Number of categories of every column: codes ``0 .. n_categories - 1``.
+    n_classes : int, default=2
+        Number of classes.
+    random_state : None, int or numpy.random.Generator, default=None
+        The source of randomness: an int for reproducible data.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features), float32
+        Category codes (whole numbers), as :class:`nbgpu.CategoricalNB` reads them.
+    y : ndarray of shape (n_samples,), int64
+        Class labels in ``0 .. n_classes - 1``.
+
+    Examples
+    --------
+    >>> from nbgpu.datasets import make_categorical
+    >>> X, y = make_categorical(50, 4, n_categories=3, random_state=0)
+    >>> X.shape, float(X.max()) <= 2
+    ((50, 4), True)
+    """
+    _check("make_categorical", n_samples=n_samples, n_features=n_features, n_categories=n_categories,
+           n_classes=n_classes)
+    rng = _generator(random_state, "make_categorical")
+    y = rng.integers(0, n_classes, n_samples)
+    shift = rng.integers(0, n_categories, (n_classes, n_features))
+    noise = rng.integers(0, n_categories, (n_samples, n_features))
+    keep = rng.random((n_samples, n_features)) < 0.5
+    X = np.where(keep, (shift[y] + noise // 3) % n_categories, noise)
+    return X.astype(np.float32), y
+
+
+def make_gaussian(n_samples=1000, n_features=20, *, n_classes=2, random_state=None):
+    """Standard normal features shifted by a mean of each class.
+
+    The class means are standard normal too, so the classes overlap as much
+    as ``n_features`` lets them.
+
+    Parameters
+    ----------
+    n_samples : int, default=1000
+        Number of rows.
+    n_features : int, default=20
+        Number of columns.
+    n_classes : int, default=2
+        Number of classes.
+    random_state : None, int or numpy.random.Generator, default=None
+        The source of randomness: an int for reproducible data.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features), float32
+        The features.
+    y : ndarray of shape (n_samples,), int64
+        Class labels in ``0 .. n_classes - 1``.
+
+    Examples
+    --------
+    >>> from nbgpu.datasets import make_gaussian
+    >>> X, y = make_gaussian(100, 3, n_classes=4, random_state=0)
+    >>> X.shape, X.dtype.name, len(set(y.tolist()))
+    ((100, 3), 'float32', 4)
+    """
+    _check("make_gaussian", n_samples=n_samples, n_features=n_features, n_classes=n_classes)
+    rng = _generator(random_state, "make_gaussian")
+    y = rng.integers(0, n_classes, n_samples)
+    means = rng.standard_normal((n_classes, n_features)).astype(np.float32)
+    X = rng.standard_normal((n_samples, n_features), dtype=np.float32)
+    X += means[y]
+    return X, y
+
+
+def load_stdlib_docstrings(*, limit=None):
+    """The docstrings of this Python's standard library, labelled by module.
+
+    Docstrings of at least 40 characters and 5 words, each text once,
+    labelled by the top-level module it is first found in (modules with
+    fewer than 40 of them pooled as ``"other"``), in a fixed shuffled order.
+    They are read from the sources with :mod:`ast`: nothing is imported, run
+    or downloaded, so every installation of a Python version builds the same
+    corpus (some thousands of documents, a few seconds).
+
+    Parameters
+    ----------
+    limit : int or None, default=None
+        Return the first ``limit`` documents only.
+
+    Returns
+    -------
+    texts : list of str
+        The documents.
+    labels : ndarray of shape (len(texts),), str
+        Their modules (``"json"``, ``"email"``, ..., ``"other"``).
+
+    See Also
+    --------
+    make_zipf_text : synthetic word counts of any size.
+    """
+    if limit is not None:
+        _check("load_stdlib_docstrings", Interval(numbers.Integral, 0, None, closed="left"), limit=limit)
+    root = Path(sysconfig.get_paths()["stdlib"])
+    docs = {}  # text: label of its first place
+    for path in sorted(root.rglob("*.py")):
+        parts = path.relative_to(root).parts
+        if _NOT_STDLIB.intersection(parts) or any(p.startswith("test") for p in parts):
+            continue
+        try:
+            tree = ast.parse(path.read_bytes(), filename=str(path))
+        except (SyntaxError, ValueError):
+            continue
+        label = parts[0].removesuffix(".py")
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                text = ast.get_docstring(node)
+                if text and len(text) >= 40 and len(text.split()) >= 5:
+                    docs.setdefault(text, label)
+    texts, labels = list(docs), np.asarray(list(docs.values()))
+    names, counts = np.unique(labels, return_counts=True)
+    labels = np.where(np.isin(labels, names[counts < 40]), "other", labels)
+    order = np.random.default_rng(0).permutation(len(docs))[:limit]
+    return [texts[i] for i in order], labels[order]

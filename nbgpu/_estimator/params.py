@@ -173,19 +173,26 @@ def param_names(cls):
     return tuple(sorted(names))
 
 
+@functools.cache
+def _compiled_constraints(cls):
+    """``((name, predicates, allowed), ...)`` of the parameters ``cls`` takes, sorted by name
+    (scikit-learn's order); built once per class, so a fit runs only the predicates."""
+    own = param_names(cls)
+    compiled = []
+    for name, constraints in sorted(cls._param_constraints.items()):
+        if name in own:
+            checks = [_check_and_description(c) for c in constraints]
+            compiled.append((name, tuple(check for check, _ in checks), _join([d for _, d in checks])))
+    return tuple(compiled)
+
+
 def validate_params(estimator):
     """Raise InvalidParameterError, with scikit-learn's message, for the first
     parameter of the estimator's ``__init__`` (alphabetically, as scikit-learn)
     that satisfies none of its class's ``_param_constraints``; constraints a
     subclass inherits for parameters it does not take are skipped."""
     cls = type(estimator)
-    own = param_names(cls)
-    for name, constraints in sorted(cls._param_constraints.items()):
-        if name not in own:
-            continue
+    for name, predicates, allowed in _compiled_constraints(cls):
         value = getattr(estimator, name)
-        checks = [_check_and_description(c) for c in constraints]
-        if any(check(value) for check, _ in checks):
-            continue
-        allowed = _join([description for _, description in checks])
-        raise InvalidParameterError(f"The {name!r} parameter of {cls.__name__} must be {allowed}. Got {value!r} instead.")
+        if not any(check(value) for check in predicates):
+            raise InvalidParameterError(f"The {name!r} parameter of {cls.__name__} must be {allowed}. Got {value!r} instead.")

@@ -231,6 +231,19 @@ def dtype(request):
     return request.param
 
 
+@pytest.fixture(scope="session")
+def stdlib_docstrings():
+    """``(texts, labels)``: the whole corpus of ``nbgpu.datasets.load_stdlib_docstrings()``,
+    built once per test process (it parses the standard library's sources: 7 s of CPU on
+    the team's 2-core machine) for the tests that read it (labels read-only; do not change
+    the list)."""
+    from nbgpu.datasets import load_stdlib_docstrings
+
+    texts, labels = load_stdlib_docstrings()
+    labels.flags.writeable = False
+    return texts, labels
+
+
 def to_numpy(a):
     """Any array (or sparse matrix) as numpy, for comparisons."""
     from nbgpu._array.namespace import to_numpy as tn

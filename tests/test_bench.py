@@ -94,9 +94,13 @@ def test_real_text_rows_use_the_corpus_and_say_so(elsewhere, tmp_path, capsys):
     assert "yes, all 2 data sets" in captured.out
 
 
-def test_real_text_rows_use_the_standard_library_without_a_corpus(elsewhere, tmp_path, capsys):
+def test_real_text_rows_use_the_standard_library_without_a_corpus(elsewhere, tmp_path, capsys, monkeypatch,
+                                                                  stdlib_docstrings):
     """No corpus built (a fresh install): the real-text rows run on the
     docstrings of this Python's standard library, read from its sources."""
+    # The corpus the loader gives (test_the_standard_library_corpus), built once for the suite.
+    texts, labels = stdlib_docstrings
+    monkeypatch.setattr(bench, "load_stdlib_docstrings", lambda *, limit=None: (texts[:limit], labels[:limit]))
     assert bench.main([*QUICK, "--data", "real", "--inputs", "counts64", "--out", str(tmp_path / "r"), "--png", "none"]) == 0
     captured = capsys.readouterr()
     assert "real text: docstrings of this Python's standard library" in captured.err
@@ -108,15 +112,17 @@ def test_real_text_rows_use_the_standard_library_without_a_corpus(elsewhere, tmp
     assert bench.main([*QUICK, "--corpus", str(tmp_path / "nothing-here")]) == 2
 
 
-def test_the_standard_library_corpus():
+def test_the_standard_library_corpus(stdlib_docstrings):
     from nbgpu._app.bench import stdlib_corpus
+    from nbgpu.datasets import load_stdlib_docstrings
 
-    texts, labels = stdlib_corpus(limit=500)
+    # The bench's corpus is nbgpu.datasets' (its `limit` and its sameness on every run:
+    # tests/test_datasets.py); its first 500 documents as the bench reads them.
+    assert stdlib_corpus is load_stdlib_docstrings
+    texts, labels = stdlib_docstrings[0][:500], stdlib_docstrings[1][:500]
     assert len(texts) == len(labels) == 500 and len(set(texts)) == 500
     assert all(isinstance(t, str) and len(t) >= 40 for t in texts)
     assert len(np.unique(labels)) >= 10
-    again, _ = stdlib_corpus(limit=500)
-    assert again == texts  # the same corpus on every run
 
 
 @pytest.mark.parametrize("library", ["sklearn", "nbgpu-cpu"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -28,6 +29,16 @@ def _records(n=200):
 def _write(path, lines):
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     return path
+
+
+@pytest.fixture(scope="module")
+def records_model(tmp_path_factory):
+    """``nbgpu train`` of ``_records()`` (the default model search, 3 s of CPU), made once for the
+    tests that only read a good model; they never write to it."""
+    folder = tmp_path_factory.mktemp("records_model")
+    data = _write(folder / "d.jsonl", _records())
+    assert main(["train", str(data), "-o", str(folder / "m.nbgpu"), "-q"]) == 0
+    return folder / "m.nbgpu"
 
 
 def _run(args, capsys):
@@ -66,16 +77,14 @@ def test_a_chunk_of_blank_lines_is_skipped(tmp_path, capsys, extra):
 
 @pytest.mark.parametrize("content", ["\n" * 50, "  \n\t\n" * 10, "\n" * 3000], ids=["blank", "spaces", "many"])
 @pytest.mark.parametrize("chunk", [[], ["--chunk-mb", "0.001"]])
-def test_a_file_of_blank_lines_holds_no_data_rows(tmp_path, capsys, content, chunk):
+def test_a_file_of_blank_lines_holds_no_data_rows(tmp_path, capsys, records_model, content, chunk):
     data = tmp_path / "blank.jsonl"
     data.write_text(content)
     status, _, err = _run(["train", data, "-o", tmp_path / "m.nbgpu", "-q", *chunk], capsys)
     _one_line(err, status, 1, f"{data} holds no data rows")
     assert not (tmp_path / "m.nbgpu").exists()
-    _write(tmp_path / "d.jsonl", _records())
-    assert _run(["train", tmp_path / "d.jsonl", "-o", tmp_path / "m.nbgpu", "-q"], capsys)[0] == 0
-    for command in ("predict", "evaluate"):
-        status, _, err = _run([command, tmp_path / "m.nbgpu", data, "-q", *chunk], capsys)
+    for command in ("predict", "evaluate"):  # a good model (trained once for the module) on the blank file
+        status, _, err = _run([command, records_model, data, "-q", *chunk], capsys)
         _one_line(err, status, 1, f"{data} holds no data rows")
 
 
@@ -139,8 +148,8 @@ def test_a_command_with_nothing_to_write_there_succeeds(corpus, redirect, quiet)
     [["predict", "m.nbgpu", "d.jsonl", "-q"], ["evaluate", "m.nbgpu", "d.jsonl", "-q"],
      ["predict", "m.nbgpu", "d.jsonl", "-o", "/dev/stdout", "-q"], ["train", "d.jsonl", "-o", "-", "-q"]],
 )
-def test_output_to_a_closed_standard_output_is_one_line(corpus, args):
-    assert main(["train", str(corpus / "d.jsonl"), "-o", str(corpus / "m.nbgpu"), "-q"]) == 0
+def test_output_to_a_closed_standard_output_is_one_line(corpus, records_model, args):
+    shutil.copy(records_model, corpus / "m.nbgpu")  # the model of d.jsonl, trained once for the module
     before = sorted(os.listdir(corpus))
     result = _console(args, corpus, ">&-")
     _one_line(result.stderr, result.returncode, 1, "standard output (-o ")

@@ -66,11 +66,12 @@ def class_totals(codes, weights, n_classes, *, dtype, xp):
     """
     if on_host(xp) and fast("class_sums"):
         return np.bincount(codes, weights=weights, minlength=n_classes).astype(dtype, copy=False)
-    total = xp.zeros(n_classes, dtype=dtype, device=codes.device)
+    total = None
     for start, stop in blocks.row_blocks(codes.shape[0], n_classes * 8, xp=xp):
         w = None if weights is None else weights[start:stop]
-        total = total + xp.sum(onehot(codes[start:stop], n_classes, dtype=dtype, xp=xp, weights=w), axis=0)
-    return total
+        part = xp.sum(onehot(codes[start:stop], n_classes, dtype=dtype, xp=xp, weights=w), axis=0)
+        total = part if total is None else total + part
+    return xp.zeros(n_classes, dtype=dtype, device=codes.device) if total is None else total
 
 
 def class_sums(X, codes, weights, n_classes, *, xp, dtype, power=1):

@@ -188,7 +188,7 @@ class GaussianNB(_BaseNB):
 
     def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
         if is_sparse(X):
-            return self._moments(X, codes, weights, n_classes, xp=xp, dtype=dtype)
+            return self._with_total(self._moments(X, codes, weights, n_classes, xp=xp, dtype=dtype), xp=xp)
 
         def block(start, stop):
             wb = None if weights is None else weights[start:stop]
@@ -198,7 +198,13 @@ class GaussianNB(_BaseNB):
         # Blocks in parallel on the CPU, each upcast to float64 on its own.
         row_bytes = 8 * ((4 if self._ignore_missing else 3) * X.shape[1] + n_classes)
         parts = map_row_blocks(block, X.shape[0], row_bytes, xp=xp, host_budget=host_fit_block_bytes())
-        return functools.reduce(lambda a, b: self._merge(a, b, xp=xp), parts)
+        return self._with_total(functools.reduce(lambda a, b: self._merge(a, b, xp=xp), parts), xp=xp)
+
+    @staticmethod
+    def _with_total(stats, *, xp):
+        """``stats`` with the weighted moments of all rows (epsilon_ and the scoring shift),
+        pooled from the classes' once per batch: an integer weight acts as repeated rows."""
+        return {**stats, "total": _pooled(*stats["per_class"], xp=xp)}
 
     def _moments(self, X, codes, weights, n_classes, *, xp, dtype):
         """Statistics of one block: dense in two passes (means, then residuals);
@@ -215,14 +221,13 @@ class GaussianNB(_BaseNB):
             resid = zero_missing(X - xp.take(mean, codes, axis=0), miss)
             resid *= resid
             m2 = class_sums(resid, codes, weights, n_classes, xp=xp, dtype=dtype)
-        # Weighted moments of all rows (epsilon_ and the scoring shift),
-        # pooled from the classes': an integer weight acts as repeated rows.
-        return {"class_count": rows, "per_class": (count, mean, m2), "total": _pooled(count, mean, m2, xp=xp)}
+        return {"class_count": rows, "per_class": (count, mean, m2)}
 
     def _merge(self, a, b, *, xp):
+        # (A batch's blocks have no "total" yet: _with_total pools it once.)
         return {
             "class_count": a["class_count"] + b["class_count"],
-            **{key: chan_merge(a[key], b[key], xp=xp) for key in ("per_class", "total")},
+            **{key: chan_merge(a[key], b[key], xp=xp) for key in ("per_class", "total") if key in a},
         }
 
     def _finalize(self, stats, classes, params, *, xp, dtype):

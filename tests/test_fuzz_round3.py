@@ -144,6 +144,7 @@ def test_broken_sparse_entries_are_refused_quickly(seeds, tmp_path, edit):
     assert time.perf_counter() - start < TIME_BOUND
 
 
+@pytest.mark.fast_path("sparse_sums")  # its dense sums take more than the default bound
 def test_a_consistent_wider_model_loads_and_predicts(seeds, tmp_path):
     # the same entries, declared in 8 x 2**21 statistics of a 2**21-feature model
     path = _edited(seeds[0], tmp_path, _set_shape([8, 2**21], 2**21))

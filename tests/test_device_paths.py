@@ -295,6 +295,7 @@ def test_device_labels_are_encoded_on_the_device():
     assert sum(n for site, n in log.uploads.items() if site.startswith("_validation")) == 1, log
 
 
+@pytest.mark.fast_path("few_columns")
 def test_a_device_batch_is_never_scored_by_the_host_columns_path():
     """Device arrays are told from host arrays by the array layer, not by
     their type: an emulated device matrix

@@ -40,6 +40,7 @@ def finalize_calls(monkeypatch):
     return calls
 
 
+@pytest.mark.fast_path("lazy_parameters")
 @pytest.mark.parametrize("cls", LAZY + [nbgpu.CategoricalNB], ids=lambda c: c.__name__)
 def test_a_stream_of_chunks_finalizes_once(cls, finalize_calls):
     X, y = _data()
@@ -70,6 +71,7 @@ def test_lazy_parameters_equal_those_of_one_fit(cls):
             np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-9)
 
 
+@pytest.mark.fast_path("lazy_parameters")
 def test_new_statistics_replace_derived_parameters():
     X, y = _data(2)
     model = nbgpu.MultinomialNB().partial_fit(X[:100], y[:100], classes=np.arange(4))
@@ -110,6 +112,7 @@ def test_unknown_attributes_are_attribute_errors_before_and_after_fit():
         model.no_such_thing_  # noqa: B018
 
 
+@pytest.mark.fast_path("lazy_parameters")
 def test_a_lazy_model_saves_loads_and_moves(tmp_path):
     X, y = _data(6)
     Xs = sp.csr_matrix(X)
@@ -161,6 +164,7 @@ def test_few_rows_of_a_lazy_model_are_scored_from_the_weights_they_use(cls, tmp_
     np.testing.assert_array_equal(loaded.predict_joint_log_proba(few), gathered)
 
 
+@pytest.mark.fast_path("lazy_parameters")
 def test_a_laid_out_weight_is_dropped_with_the_statistics_it_came_from():
     X, y = _wide_counts(0, 600), np.random.default_rng(0).integers(0, 3, 600)
     model = nbgpu.MultinomialNB().partial_fit(X, y, classes=np.arange(3))
@@ -171,6 +175,7 @@ def test_a_laid_out_weight_is_dropped_with_the_statistics_it_came_from():
     np.testing.assert_allclose(model.feature_log_prob_, nbgpu.MultinomialNB().fit(sp.vstack([X, X[:50]]), np.r_[y, y[:50]]).feature_log_prob_)
 
 
+@pytest.mark.fast_path("lazy_parameters")
 @pytest.mark.parametrize("cls", LAZY, ids=lambda c: c.__name__)
 def test_row_blocks_scored_on_several_threads_derive_once(cls, finalize_calls, monkeypatch):
     # The first read of a streamed model is often a predict whose row blocks
@@ -298,6 +303,7 @@ def test_every_derived_parameter_is_declared_on_the_class(cls):
     assert not hasattr(cls(), "class_count_")
 
 
+@pytest.mark.fast_path("lazy_parameters")
 @pytest.mark.parametrize("error", [AttributeError("a bug in finalize"), KeyError("a bug in finalize")])
 def test_an_error_while_deriving_is_raised_as_itself(monkeypatch, error):
     X, y = _data()
@@ -313,6 +319,7 @@ def test_an_error_while_deriving_is_raised_as_itself(monkeypatch, error):
     np.testing.assert_allclose(model.theta_, nbgpu.GaussianNB().fit(X, y).theta_)  # nothing half-derived was kept
 
 
+@pytest.mark.fast_path("lazy_parameters")
 def test_lazy_parameters_are_derived_without_copying_the_model(monkeypatch):
     # Finalize reads the hyper-parameters of the fit from its `params` argument, never from a copy of the model.
     X, y = _data()

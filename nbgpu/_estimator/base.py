@@ -31,6 +31,7 @@ from .._array.namespace import (
     to_namespace_tree,
 )
 from .._array.numerics import log_or_neg_inf, product_operand
+from .._array.paths import fast
 from .._array.sparse_counts import is_sparse_counts, with_rows
 from .._validation import (
     check_classes,
@@ -473,7 +474,8 @@ class _BaseNB(abc.ABC):
         if hyper is None:
             hyper = self._hyper(classes.shape[0], n_features)
         attrs = None
-        if not (lazy and self._lazy_parameters):
+        # (Reference path of lazy derivation, paths.py: a partial_fit derives at once, as a fit does.)
+        if not (lazy and self._lazy_parameters and fast("lazy_parameters")):
             attrs = self._derived_from(stats, classes, score_dtype, hyper)
             # Sparse statistics are a wide model's: its deferred parameters wait for a read.
             if not any(map(is_sparse_counts, stats.values())):

@@ -22,6 +22,7 @@ from .._array.numerics import (
     row_sums_by_columns,
     safe_log,
 )
+from .._array.paths import fast
 from .._array.sparse import compact_columns, sparse_binarize, sparse_matmul
 from .._estimator.base import _BaseNB, fitted_parameter
 from .._estimator.docs import shared_parameters_doc
@@ -203,7 +204,7 @@ class _CountNB(_BaseNB):
         else:
             (weight,) = self._fitted_arrays(("_weight_",), xp=xp, device=device, dtype=dtype)
         if is_sparse(X):
-            scores = sparse_matmul(X, weight)  # integer values are converted inside, per part
+            scores = sparse_matmul(X, weight)  # (the library converts integer values)
         else:
             # Integer counts (kept by check_X) are converted a row block at a time.
             scores = (X if X.dtype == dtype else xp.astype(X, dtype)) @ weight
@@ -219,7 +220,7 @@ class _CountNB(_BaseNB):
         """Whether scoring host CSR ``X`` makes the weights (not made yet) of only the
         features it uses: when it stores at most d/8 values (they then cost about what its
         product does), and always with sparse statistics (whole weights would be dense)."""
-        if "_weight_" not in self._deferred_parameters or "_weight_" in self.__dict__:
+        if "_weight_" not in self._deferred_parameters or "_weight_" in self.__dict__ or not fast("few_columns"):
             return False
         if getattr(X, "format", None) != "csr" or not is_host_array(X.indices):
             return False

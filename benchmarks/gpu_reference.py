@@ -105,7 +105,8 @@ def _steps(be, model, X, y, repeats):
     out["sums"], stats = be.seconds(
         lambda: model._accumulate(Xt, codes, weights, k, xp=xp, dtype=xp.float64, previous=None), repeats)
     dtype = str(Xv.dtype)
-    out["finalize"], _ = be.seconds(lambda: model._finalize(stats, classes, model, xp=xp, dtype=dtype), repeats)
+    hyper = model._hyper(k, X.shape[1])  # the hyper-parameters as a fit checks them
+    out["finalize"], _ = be.seconds(lambda: model._finalize(stats, classes, hyper, xp=xp, dtype=dtype), repeats)
     score_dtype = Xv.dtype
     out["scores"], _ = be.seconds(
         lambda: xp.argmax(model._joint_log_likelihood(Xt, xp=xp, device=device, dtype=score_dtype), axis=1), repeats)

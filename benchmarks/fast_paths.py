@@ -35,7 +35,7 @@ from nbgpu._array import class_sums as cs  # noqa: E402
 from nbgpu._array import paths  # noqa: E402
 from nbgpu._array.devices import device_name  # noqa: E402
 from nbgpu._array.sparse import gathered_row_sums  # noqa: E402
-from nbgpu._array.sparse_counts import dense  # noqa: E402
+from nbgpu._array.sums import dense  # noqa: E402
 from nbgpu._array.threads import n_threads  # noqa: E402
 
 

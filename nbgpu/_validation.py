@@ -25,7 +25,7 @@ from ._array.namespace import (
 )
 from ._array.numerics import float_warnings_off
 from ._array.sparse import sparse_checked, sparse_values
-from ._array.sparse_counts import is_sparse_counts
+from ._array import sums
 
 
 def _as_array(X, name):
@@ -205,8 +205,8 @@ def _float_arrays(stats, skip=()):
         xp = get_namespace(stats)
         if xp.isdtype(stats.dtype, "real floating"):
             yield stats, xp
-    elif is_sparse_counts(stats):  # sums kept sparse: finite below a finite bound, else their values tell
-        yield from _float_arrays(np.asarray([stats.bound]) if math.isfinite(stats.bound) else stats.csc.data, skip)
+    elif sums.is_sparse(stats):
+        yield from _float_arrays(sums.finiteness_witness(stats), skip)
 
 
 def _largest_magnitude(values):

@@ -183,6 +183,7 @@ PHASE_OF_FILE = {
     "_validation.py": "validation",
     "_array/class_sums.py": "sums",
     "_array/sparse_counts.py": "sums",
+    "_array/sums.py": "sums",
     "_estimator/scoring.py": "scores",
 }
 PHASES = ("validation", "labels", "sums", "finalize", "scores", "other")

@@ -20,7 +20,7 @@ from sklearn import naive_bayes as sk
 
 import nbgpu
 from nbgpu._array import class_sums as cs
-from nbgpu._array import paths, sparse, sparse_counts
+from nbgpu._array import paths, sparse, sparse_counts, sums
 
 from conftest import subprocess_env
 
@@ -184,7 +184,7 @@ def test_sparse_sums_switch(narrow, name):
             for rows in np.array_split(np.arange(X.shape[0]), 3):
                 streamed.partial_fit(X[rows], y[rows], classes=np.arange(5))
             for model in (fitted, streamed):
-                assert sparse_counts.is_sparse_counts(model._stats["feature_count"]) is kept_sparse
+                assert sums.is_sparse(model._stats["feature_count"]) is kept_sparse
                 assert_allclose(model.predict_log_proba(X[:7]), expected.predict_log_proba(X[:7]), rtol=1e-10, atol=1e-12)
                 assert_allclose(model.feature_count_, expected.feature_count_, rtol=1e-12)
 

@@ -20,7 +20,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from sklearn import naive_bayes as sk
 
 import nbgpu
-from nbgpu._array import blocks, sparse_counts
+from nbgpu._array import blocks, sparse_counts, sums
 from nbgpu._array.class_sums import class_sums, csr_class_entries, summed_entries
 from nbgpu._array.sparse import compact_columns
 
@@ -55,7 +55,7 @@ def canonical(a):
 
 
 def is_kept_sparse(model):
-    return sparse_counts.is_sparse_counts(model._stats["feature_count"])
+    return sums.is_sparse(model._stats["feature_count"])
 
 
 @pytest.mark.parametrize(("name", "params"), MODELS)
@@ -84,7 +84,7 @@ def test_sparse_sums_score_as_dense_sums(narrow, name, params):
     sparse_model = getattr(nbgpu, name)(**params).partial_fit(X, y, classes=np.unique(y))
     assert is_kept_sparse(sparse_model)
     dense_model = getattr(nbgpu, name)(**params)._become_fitted(
-        {**sparse_model._stats, "feature_count": sparse_counts.dense(sparse_model._stats["feature_count"])},
+        {**sparse_model._stats, "feature_count": sums.dense(sparse_model._stats["feature_count"])},
         sparse_model.classes_, n_features=X.shape[1], feature_names=None, score_dtype="float64", lazy=True,
     )
     Xt, _ = text_like(n=50, seed=3)
@@ -199,7 +199,7 @@ def test_moved_models_have_dense_sums(narrow, target):
     expected = model.predict_proba(X[:20].toarray())
     like = xp.asarray(np.zeros(1))
     model.to_device(like)
-    assert not sparse_counts.is_sparse_counts(model._stats["feature_count"])
+    assert not sums.is_sparse(model._stats["feature_count"])
     got = model.predict_proba(xp.asarray(X[:20].toarray()))
     assert_allclose(np.asarray(got.cpu() if target == "torch" else got), expected, rtol=1e-12)
 
@@ -241,7 +241,7 @@ def test_logged_entries_fold_into_the_same_sums(monkeypatch):
         counts.add(*csr_class_entries(X[a : a + 7], codes[a : a + 7], None, 4))
         folds += counts.folded
     assert folds > 3  # the log was folded on the way, not only at the end
-    assert_allclose(sparse_counts.dense(counts), class_sums(X, codes, None, 4, xp=np, dtype=np.float64), rtol=1e-14)
+    assert_allclose(sums.dense(counts), class_sums(X, codes, None, 4, xp=np, dtype=np.float64), rtol=1e-14)
     assert counts.folded and counts.csc.has_canonical_format and canonical(counts.csc)
 
 
@@ -271,7 +271,7 @@ def test_column_totals_add_the_classes_in_order(narrow, tmp_path):
     w = np.random.default_rng(1).random(2000)
     model = nbgpu.ComplementNB().fit(X, y, sample_weight=w)
     assert is_kept_sparse(model)
-    in_order = functools.reduce(operator.add, sparse_counts.dense(model._stats["feature_count"]))
+    in_order = functools.reduce(operator.add, sums.dense(model._stats["feature_count"]))
     assert_array_equal(model.feature_all_, in_order)
     nbgpu.save(model, tmp_path / "m.nbgpu")  # loaded: made from the stored entries
     loaded = nbgpu.load(tmp_path / "m.nbgpu")
@@ -283,10 +283,10 @@ def test_an_overflowing_add_changes_nothing():
     counts = sparse_counts.SparseCounts.empty((2, 10))
     assert counts.add(np.array([3]), np.array([1e308]))
     assert not counts.add(np.array([3]), np.array([1e308]))
-    assert_allclose(sparse_counts.dense(counts)[1, 1], 1e308)
+    assert_allclose(sums.dense(counts)[1, 1], 1e308)
     # values that add up past float64 into different sums are no overflow
     assert counts.add(np.array([2, 5]), np.array([1e308, 1e308]))
-    assert_allclose(sparse_counts.dense(counts), [[0, 1e308] + [0] * 8, [0, 1e308, 1e308] + [0] * 7])
+    assert_allclose(sums.dense(counts), [[0, 1e308] + [0] * 8, [0, 1e308, 1e308] + [0] * 7])
 
 
 def test_huge_values_in_different_sums_are_counted(narrow):

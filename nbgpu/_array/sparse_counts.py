@@ -18,7 +18,8 @@ its entries, amortized, and never a pass over the whole statistics per batch.
 
 Only on the host, for sums of at least ``WIDE_ENTRIES`` entries of which at
 most one in ``SPARSE_FRACTION`` is stored; anything else is a dense array,
-as are the sums of a model moved to another namespace or device.
+as are the sums of a model moved to another namespace or device. Models
+reach either representation only through ``sums.py``, the one interface.
 
 Fast path ``sparse_sums`` (``paths.py``); its reference keeps every sum
 dense. Fitting 53 classes × 2**20 features and predicting 100 rows takes
@@ -34,7 +35,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .class_sums import summed_entries
-from .namespace import is_host_array, on_host, to_namespace
+from .namespace import on_host, to_namespace
 from .paths import fast
 from .sparse import index_dtype
 
@@ -153,7 +154,7 @@ class SparseCounts:
             nonzero = np.flatnonzero(values)
             keys, values = keys[nonzero], values[nonzero]
         new = from_column_keys(keys, values, self._csc.shape)
-        return _canonical(self._csc + new) if self._csc.nnz else new
+        return canonical(self._csc + new) if self._csc.nnz else new
 
     def _become(self, csc):
         """Hold the sums ``csc``, the log empty."""
@@ -191,7 +192,7 @@ class SparseCounts:
         self.__init__(state["csc"])
 
 
-def _canonical(out):
+def canonical(out):
     """``out``, the sum or difference of two canonical arrays (every
     SparseCounts holds one), marked canonical: scipy merges their sorted
     indices, so the check it would make (a pass over ``out``) is skipped."""
@@ -211,82 +212,10 @@ def from_column_keys(keys, values, shape):
     return out
 
 
-def is_sparse_counts(a) -> bool:
-    """Whether a statistics entry is kept sparse."""
-    return isinstance(a, SparseCounts)
-
-
-def gathers_sparse(X, n_classes) -> bool:
-    """Whether the per-class sums of ``X`` are kept sparse: a host CSR
-    matrix, a wide model (k × d at least ``WIDE_ENTRIES``), and few enough
-    stored values that the sums must be sparse (each stored value makes at
-    most one entry)."""
-    if not (is_host_csr(X) and fast("sparse_sums")):
-        return False
-    size = n_classes * X.shape[1]
-    return size >= WIDE_ENTRIES and X.nnz * SPARSE_FRACTION <= size
-
-
-def is_host_csr(X) -> bool:
-    """Whether ``X`` is a host CSR matrix (what sparse sums are added from)."""
-    return sp.issparse(X) and X.format == "csr" and is_host_array(X.data)
-
-
 def sparse_enough(shape, nnz) -> bool:
     """Whether ``nnz`` stored entries of an array of ``shape`` stay sparse."""
     size = math.prod(shape)
     return fast("sparse_sums") and size >= WIDE_ENTRIES and nnz * SPARSE_FRACTION <= size
-
-
-def kept(sums):
-    """Sparse ``sums`` as they are while sparse enough, else as a dense array
-    (decided when the log was last folded: a read of the count would fold it)."""
-    if is_sparse_counts(sums) and sums.folded and not sparse_enough(sums.shape, sums.nnz):
-        return sums.csc.toarray()
-    return sums
-
-
-def dense(a):
-    """A dense array of a statistics entry (a sparse one made dense)."""
-    return a.csc.toarray() if is_sparse_counts(a) else a
-
-
-def added(a, b):
-    """``a + b`` of two statistics entries, dense or sparse (a new entry):
-    sparse while both are and the sum is sparse enough, else dense."""
-    if is_sparse_counts(a) and is_sparse_counts(b):
-        return kept(SparseCounts(_canonical(a.csc + b.csc)))
-    if is_sparse_counts(a) or is_sparse_counts(b):
-        return dense(a) + dense(b)
-    return a + b
-
-
-def columns(a, cols):
-    """Columns ``cols`` (a slice or an index array) of a k × d statistics
-    entry, as a dense k × c array (of a dense entry: its view or gather)."""
-    return a.csc[:, cols].toarray() if is_sparse_counts(a) else a[:, cols]
-
-
-def row_totals(a, *, xp):
-    """``Σ_j a_cj`` as a k × 1 array."""
-    if is_sparse_counts(a):
-        return a.totals("rows").reshape(-1, 1)
-    return xp.sum(a, axis=1, keepdims=True)
-
-
-def column_totals(a, *, xp):
-    """``Σ_c a_cj`` as a vector of d."""
-    if is_sparse_counts(a):
-        return a.totals("columns")
-    return xp.sum(a, axis=0)
-
-
-def with_rows(a, source):
-    """Sparse ``a`` with row ``i`` taken from row ``source[i]`` of ``a``, or
-    zero where ``source[i]`` is ``a.shape[0]`` (classes added by a merge)."""
-    csc = a.csc
-    padded = sp.vstack([csc.tocsr(), sp.csr_array((1, csc.shape[1]), dtype=csc.dtype)], format="csr")
-    return SparseCounts(padded[np.asarray(source)].tocsc())
 
 
 def stored_entries(a, index_dtype):

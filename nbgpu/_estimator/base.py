@@ -32,7 +32,7 @@ from .._array.namespace import (
 )
 from .._array.numerics import log_or_neg_inf, product_operand
 from .._array.paths import fast
-from .._array.sparse_counts import is_sparse_counts, with_rows
+from .._array import sums
 from .._validation import (
     check_classes,
     check_classes_unchanged,
@@ -157,7 +157,7 @@ class _BaseNB(abc.ABC):
     # large to derive before it is needed; a fit makes it at once, a lazy model at its first read.
     _deferred_parameters: dict = {}
 
-    # Statistics entries that may be kept sparse (``sparse_counts.py``).
+    # Statistics entries that may be kept sparse (``sums.py``).
     _sparse_statistics: tuple = ()
 
     # The memory of the parameters derived from dense statistics, per byte of them (model files
@@ -272,12 +272,7 @@ class _BaseNB(abc.ABC):
         source[index] = np.arange(k)
 
         def relaid(a):
-            if isinstance(a, tuple):
-                return tuple(map(relaid, a))
-            if is_sparse_counts(a):
-                return with_rows(a, source)
-            zero = xp.zeros((1, *a.shape[1:]), dtype=a.dtype, device=a.device)
-            return xp.take(xp.concat([a, zero], axis=0), xp.asarray(source, device=a.device), axis=0)
+            return tuple(map(relaid, a)) if isinstance(a, tuple) else sums.with_rows(a, source, xp=xp)
 
         axis = self._class_axis_statistics
         return {key: relaid(value) if key in axis else value for key, value in stats.items()}
@@ -478,7 +473,7 @@ class _BaseNB(abc.ABC):
         if not (lazy and self._lazy_parameters and fast("lazy_parameters")):
             attrs = self._derived_from(stats, classes, score_dtype, hyper)
             # Sparse statistics are a wide model's: its deferred parameters wait for a read.
-            if not any(map(is_sparse_counts, stats.values())):
+            if not any(map(sums.is_sparse, stats.values())):
                 for name, method in self._deferred_parameters.items():
                     attrs[name] = getattr(self, method)(stats, attrs, score_dtype_of(stats, score_dtype))
         state = self.__dict__

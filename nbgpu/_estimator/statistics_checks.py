@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._array.sparse_counts import is_sparse_counts
+from .._array import sums
 
 # The dtypes statistics are stored in, by kind: sums in float64, or float32
 # on a device without float64 (``accumulation_dtype``), and int64 category
@@ -50,9 +50,9 @@ def check_array(a, name, shapes, *, values, kinds="f", non_negative=False, spars
     dtype kinds allowed ("f", "iu"), each in the dtypes of ``_DTYPES``. With
     ``values``, the total must be finite (so the entries are, and the model's
     sums do not overflow), and the entries >= 0 if ``non_negative``. With
-    ``sparse``, a canonical scipy CSC array (``sparse_counts.py``) is taken too.
+    ``sparse``, sums kept sparse (``sums.py``: a canonical scipy CSC array) are taken too.
     """
-    kept_sparse = sparse and is_sparse_counts(a)
+    kept_sparse = sparse and sums.is_sparse(a)
     if kept_sparse and (a.csc.format != "csc" or not a.csc.has_canonical_format):
         msg = f"statistics entry {name!r} is a sparse {a.csc.format} array; expected a canonical CSC array"
         raise ValueError(msg)

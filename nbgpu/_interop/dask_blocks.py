@@ -13,7 +13,7 @@ import numbers
 
 import numpy as np
 
-from .._array import sparse_counts
+from .._array import sums
 from .._array.namespace import first_array, get_device, get_namespace, is_dask_array, to_namespace_tree
 from .._estimator.base import _BaseNB
 from .._estimator.model_lock import lock_of
@@ -153,10 +153,7 @@ def _frozen(model):
             return frozen
         copies = {}
         for key, value in stats.items():
-            if sparse_counts.is_sparse_counts(value):
-                copies[id(value)] = sparse_counts.SparseCounts(value.csc.copy())
-            else:
-                copies[id(value)] = get_namespace(value).asarray(value, copy=True)
+            copies[id(value)] = sums.copy(value)
         frozen._stats = {key: copies[id(value)] for key, value in stats.items()}
         for name, value in model.__dict__.items():  # a derived attribute that is a statistic (feature_count_)
             if name != "_stats" and id(value) in copies:

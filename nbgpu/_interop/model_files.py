@@ -29,7 +29,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._array import sparse_counts
+from .._array import sums
 from .._array.namespace import to_numpy
 from .._array.threads import parallel_map
 from .._estimator.base import _BaseNB
@@ -87,7 +87,7 @@ def memory_needed(parsed, model_class):
     kept = set()
     for name in model_class._sparse_statistics:
         body = top[name].get("sparse") if isinstance(top.get(name), dict) else None
-        if body and len(body["shape"]) == 2 and sparse_counts.sparse_enough(tuple(body["shape"]), listed[body["values"]].shape[0]):
+        if body and len(body["shape"]) == 2 and sums.stays_sparse(tuple(body["shape"]), listed[body["values"]].shape[0]):
             kept.add(body["values"])
     dense = layout = used = 0
     for kind, body in _statistics_arrays(stats):
@@ -171,7 +171,7 @@ def _contents(parsed, resolve, *, statistics=True, core=False, budget=None):
     # classes and features is refused before their data is read.
     stand_ins = unflatten(header["stats"], _stand_ins(listed), "stats")
     model._check_statistics(stand_ins, k, n_features, feature_names=names, values=False)
-    # The statistics the model keeps sparse (sparse_counts.py) are read as stored; unflatten has read the entries.
+    # The statistics the model keeps sparse (sums.py) are read as stored; unflatten has read the entries.
     entries = header["stats"].get("dict", {})
     kept = {entries[name]["sparse"]["values"] for name in model._sparse_statistics if "sparse" in entries.get(name, {})}
     stats = unflatten(header["stats"], lambda kind, body: resolve(kind, body, sparse=kind == "sparse" and body["values"] in kept), "stats")
@@ -268,8 +268,8 @@ def _file_arrays(archive, listed, where):
         # The shape is within MAX_ARRAY_ELEMENTS (parse_header), yet need not
         # fit in this machine's memory: that too is an error about the file.
         try:
-            if sparse and len(shape) == 2 and sparse_counts.sparse_enough(shape, indices.shape[0]):
-                return sparse_counts.from_entries(indices, values, shape)
+            if sparse and len(shape) == 2 and sums.stays_sparse(shape, indices.shape[0]):
+                return sums.from_entries(indices, values, shape)
             dense = np.zeros(shape, dtype=values.dtype)
             dense.reshape(-1)[indices] = values
         except MemoryError as exc:

@@ -29,7 +29,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._array.namespace import is_array, to_numpy
-from .._array.sparse_counts import is_sparse_counts, stored_entries
+from .._array import sums
 from .._version import __version__
 from .model_archive import (
     MAX_FILE_DATA_BYTES,
@@ -83,8 +83,8 @@ def flatten(value, key, arrays, *, sparse=None):
         value = value.item()
     if value is None or isinstance(value, (bool, int, float, str)):
         return {"value": value}
-    if is_sparse_counts(value) and sparse is not None:  # statistics kept sparse: their entries
-        whole, entries = value, stored_entries(value, _index_dtype(math.prod(value.shape)))
+    if sums.is_sparse(value) and sparse is not None:  # statistics kept sparse: their entries
+        whole, entries = value, sums.entries(value, _index_dtype(math.prod(value.shape)))
     elif is_array(value):
         whole = np.asarray(to_numpy(value))
         if whole.dtype == object:

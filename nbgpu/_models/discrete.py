@@ -11,15 +11,14 @@ from numbers import Real
 import numpy as np
 from .._estimator.params import Interval
 
-from .._array import sparse_counts
-from .._array.class_sums import add_class_sums_into, class_sums, class_totals, csr_class_entries
+from .._array import sums
+from .._array.class_sums import class_totals
 from .._array.namespace import get_device, get_namespace, is_host_array, is_sparse, result_dtype
 from .._array.numerics import (
     columns_of,
     laid_out_by_columns,
     log_ratio,
     made_by_columns,
-    row_sums_by_columns,
     safe_log,
 )
 from .._array.paths import fast
@@ -77,8 +76,8 @@ class _CountNB(_BaseNB):
     _alpha = staticmethod(smoothing_alpha)
     _acts_on_elements = False
     _integer_input = True
-    # Per-class feature sums of a wide model fitted on sparse input are kept
-    # sparse (``sparse_counts.py``): its weights are made a column at a time from them alone.
+    # Per-class feature sums of a wide model fitted on sparse input may be kept
+    # sparse (``sums.py``): its weights are made a column at a time from them alone.
     _sparse_statistics = ("feature_count",)
 
     _class_axis_statistics = ("class_count", "feature_count", "observed_count")
@@ -120,7 +119,7 @@ class _CountNB(_BaseNB):
         complement's Σ N + Σ_j α_j, are bounded by Σ N + Σ_j α_j."""
         fc = stats["feature_count"]
         alpha = check_alpha(self.alpha, n_features, force_alpha=self.force_alpha, warn=False)
-        total = float(np.sum(fc.csc.data if sparse_counts.is_sparse_counts(fc) else fc, dtype=np.float64))
+        total = sums.grand_total(fc)
         total += float(np.sum(alpha)) if alpha.ndim else float(alpha) * n_features
         check_smoothed_total(total, fc.dtype, "alpha", f"{np.max(alpha):g}", what="the smoothed feature totals")
 
@@ -135,36 +134,26 @@ class _CountNB(_BaseNB):
             self._check_smoothed_totals(stats, n_features)
 
     def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
-        if self._sparse_statistics and sparse_counts.gathers_sparse(X, n_classes):
-            sums = sparse_counts.SparseCounts.empty((n_classes, X.shape[1]))
-            sums.add(*csr_class_entries(X, codes, weights, n_classes, summed=False), overflow_ok=True)
-            sums = sparse_counts.kept(sums)
-        else:
-            sums = class_sums(X, codes, weights, n_classes, xp=xp, dtype=dtype)
+        fc = sums.of_batch(X, codes, weights, n_classes, xp=xp, dtype=dtype, may_be_sparse=bool(self._sparse_statistics))
         count = class_totals(codes, weights, n_classes, dtype=dtype, xp=xp)
-        return {"class_count": count, "feature_count": sums}
+        return {"class_count": count, "feature_count": fc}
 
     def _merge(self, a, b, *, xp):
-        return {key: sparse_counts.added(a[key], b[key]) for key in a}
+        return {key: sums.merged(a[key], b[key]) for key in a}
 
     def _accumulate_onto(self, previous, X, codes, weights, n_classes, *, xp, dtype):
         # Added in place where the sums allow it (NaN, missing values, are
         # split out by _accumulate, not summed); else merged.
         fc = previous["feature_count"]
-        sparse_sums = sparse_counts.is_sparse_counts(fc)
-        if not self._ignore_missing and (sparse_counts.is_host_csr(X) or not sparse_sums):
+        if not self._ignore_missing:
             # The k class weights are checked before anything is written; the
             # in-place sums write no entry that would overflow (else the merge
             # below runs and refuses them).
             count = previous["class_count"] + class_totals(codes, weights, n_classes, dtype=dtype, xp=xp)
             if not bool(xp.all(xp.isfinite(count))):  # one read back; the check below says why
                 check_statistics_finite({"class_count": count}, estimator=self, X=X, sample_weight=weights)
-            if sparse_sums:
-                added = fc.add(*csr_class_entries(X, codes, weights, n_classes, summed=False))
-            else:
-                added = add_class_sums_into(fc, X, codes, weights, xp=xp)
-            if added:
-                return {"class_count": count, "feature_count": sparse_counts.kept(fc)}
+            if sums.add_into(fc, X, codes, weights, n_classes, xp=xp):
+                return {"class_count": count, "feature_count": sums.kept(fc)}
         return super()._accumulate_onto(previous, X, codes, weights, n_classes, xp=xp, dtype=dtype)
 
     def _finalize(self, stats, classes, params, *, xp, dtype):
@@ -186,7 +175,7 @@ class _CountNB(_BaseNB):
         return laid_out_by_columns(make, stats["feature_count"].shape, dtype, xp=xp)
 
     def _dense_feature_count(self, stats, attrs, dtype):
-        return sparse_counts.dense(stats["feature_count"])  # float64 whatever the score dtype
+        return sums.dense(stats["feature_count"])  # float64 whatever the score dtype
 
     def _feature_log_prob(self, stats, attrs, dtype):
         # The scoring weights are the log-probabilities themselves (a view).
@@ -225,7 +214,7 @@ class _CountNB(_BaseNB):
         if getattr(X, "format", None) != "csr" or not is_host_array(X.indices):
             return False
         fc = self._stats["feature_count"]
-        return sparse_counts.is_sparse_counts(fc) or (is_host_array(fc) and 8 * X.nnz <= X.shape[1])
+        return sums.is_sparse(fc) or (is_host_array(fc) and 8 * X.nnz <= X.shape[1])
 
     @classmethod
     def _stats_from_sklearn(cls, estimator):
@@ -259,7 +248,7 @@ class _CountNB(_BaseNB):
                 "(missing='ignore'): the classes' weights differ from feature to feature."
             )
             raise ValueError(msg)
-        cc, fc = self._stats["class_count"], sparse_counts.dense(self._stats["feature_count"])
+        cc, fc = self._stats["class_count"], sums.dense(self._stats["feature_count"])
         return chi2_from_counts(cc, fc, xp=get_namespace(fc))
 
 
@@ -336,11 +325,11 @@ class MultinomialNB(_CountNB):
     def _class_context(self, class_count, feature_count, alpha, log_prior, params, *, xp):
         # Σ_j (N_cj + α_j): each class's smoothed total.
         alpha_total = xp.sum(alpha) if alpha.ndim else alpha * feature_count.shape[1]
-        return {"total": sparse_counts.row_totals(feature_count, xp=xp) + alpha_total}
+        return {"total": sums.row_totals(feature_count, xp=xp) + alpha_total}
 
     def _weight_columns(self, stats, context, cols, *, xp):
         # log θ_cj = log(N_cj + α_j) − log Σ_j (N_cj + α_j)
-        smoothed = sparse_counts.columns(stats["feature_count"], cols) + columns_of(context["alpha"], cols)
+        smoothed = sums.columns(stats["feature_count"], cols) + columns_of(context["alpha"], cols)
         return log_ratio(smoothed, context["total"], xp=xp, overwrite_num=True)
 
 
@@ -412,43 +401,24 @@ class ComplementNB(_CountNB):
     def _class_context(self, class_count, feature_count, alpha, log_prior, params, *, xp):
         # Complement counts N~_cj = Σ_c' N_c'j + α_j − N_cj, and their totals
         # Σ_j N~_cj = Σ N + Σ_j α_j − Σ_j N_cj without making them.
-        everything = sparse_counts.column_totals(feature_count, xp=xp)
+        everything = sums.column_totals(feature_count, xp=xp)
         alpha_total = xp.sum(alpha) if alpha.ndim else alpha * feature_count.shape[1]
-        total = xp.sum(everything) + alpha_total - sparse_counts.row_totals(feature_count, xp=xp)
+        total = xp.sum(everything) + alpha_total - sums.row_totals(feature_count, xp=xp)
         context = {"everything": everything, "total": total}
         if log_prior.shape[0] > 1:  # the prior only breaks the tie of a single class (scikit-learn's rule)
             context["bias"] = xp.zeros_like(log_prior)
-        if params.norm and sparse_counts.is_sparse_counts(feature_count):
-            context["norm"] = self._sparse_complement_log_sums(feature_count, alpha, everything, total)
-        elif params.norm:  # Σ_j log θ~_cj: a pass over the logs (nothing kept)
+        if params.norm:  # Σ_j log θ~_cj (nothing of k × d kept)
             make = lambda cols: self._complement_logs(feature_count, alpha, context, cols, xp=xp)  # noqa: E731
-            context["norm"] = row_sums_by_columns(make, feature_count.shape, xp=xp)
-        if params.norm:  # all θ~_cj = 1 (one feature): weights 0 / 0, taken as 0 (scikit-learn's are NaN)
-            norm = context["norm"]
+            norm = sums.complement_log_row_sums(feature_count, everything + alpha, total, make, xp=xp)
+            # all θ~_cj = 1 (one feature): weights 0 / 0, taken as 0 (scikit-learn's are NaN)
             context["norm"] = xp.where(norm == 0, xp.ones_like(norm), norm)
         return context
-
-    @staticmethod
-    def _sparse_complement_log_sums(feature_count, alpha, everything, total):
-        """``Σ_j log θ~_cj`` (k × 1) of sparse sums, from their stored entries:
-        ``θ~_cj = (E_j + α_j − N_cj) / total_c`` is ``(E_j + α_j) / total_c``
-        wherever ``N_cj`` is not stored, so the sum is ``Σ_j log(E_j + α_j)
-        + Σ_{N_cj stored} [log(E_j + α_j − N_cj) − log(E_j + α_j)] − d log
-        total_c``: the stored entries and d, not k × d."""
-        csc = feature_count.csc
-        column = everything + alpha  # E_j + α_j
-        at = np.repeat(column, np.diff(csc.indptr))  # that of each stored N_cj
-        with np.errstate(divide="ignore"):  # log 0 = -inf, as the dense sums give it
-            shared = np.sum(np.log(column))
-            logs = np.log(at - csc.data) - np.log(at)
-            stored = np.bincount(csc.indices, weights=logs, minlength=csc.shape[0])
-            return (shared + stored).reshape(-1, 1) - csc.shape[1] * np.log(total)
 
     @staticmethod
     def _complement_logs(feature_count, alpha, context, cols, *, xp):
         """``log θ~_cj = log(E_j + α_j − N_cj) − log total_c`` of the features ``cols``."""
         column = columns_of(context["everything"], cols) + columns_of(alpha, cols)  # E_j + α_j
-        comp = column - sparse_counts.columns(feature_count, cols)
+        comp = column - sums.columns(feature_count, cols)
         return log_ratio(comp, context["total"], xp=xp, overwrite_num=True)
 
     def _weight_columns(self, stats, context, cols, *, xp):

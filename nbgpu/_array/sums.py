@@ -1,0 +1,178 @@
+"""The one interface to per-class sums (k × d statistics such as ``Yᵀ·X``).
+
+A model's per-class sums are held in one of two representations: a dense
+array in the namespace and on the device of the data, or, for a wide count
+model fitted on host CSR input, sparse (:class:`sparse_counts.SparseCounts`,
+whose module says when and why). Models make, add, merge and read them only
+through these functions, so this module (with the kernels of
+``class_sums.py`` it calls) is the one place above the array layer that asks
+which representation it holds and where ``X`` lives:
+
+- made and added: :func:`of_batch`, :func:`add_into`, :func:`merged`;
+- read: :func:`dense`, :func:`columns`, :func:`row_totals`,
+  :func:`column_totals`, :func:`grand_total`, :func:`complement_log_row_sums`;
+- checked: :func:`finiteness_witness`, :func:`is_sparse`;
+- laid out: :func:`with_rows`, :func:`copy`, :func:`entries`,
+  :func:`from_entries`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from .class_sums import add_class_sums_into, class_sums, csr_class_entries
+from .namespace import get_namespace, is_host_array
+from .numerics import row_sums_by_columns
+from .paths import fast
+from . import sparse_counts
+from .sparse_counts import SparseCounts, canonical, sparse_enough, stored_entries
+
+
+def is_sparse(a) -> bool:
+    """Whether sums ``a`` are kept sparse."""
+    return isinstance(a, SparseCounts)
+
+
+def _is_host_csr(X) -> bool:
+    return sp.issparse(X) and X.format == "csr" and is_host_array(X.data)
+
+
+def _gathers_sparse(X, n_classes) -> bool:
+    """Whether the sums of ``X`` are kept sparse: a host CSR matrix, a wide
+    model (k × d at least ``WIDE_ENTRIES``), and few enough stored values
+    (each makes at most one entry) that the sums must be sparse."""
+    if not (_is_host_csr(X) and fast("sparse_sums")):
+        return False
+    size = n_classes * X.shape[1]
+    return size >= sparse_counts.WIDE_ENTRIES and X.nnz * sparse_counts.SPARSE_FRACTION <= size
+
+
+def of_batch(X, codes, weights, n_classes, *, xp, dtype, may_be_sparse=False):
+    """``Yᵀ·X`` (k × d) of one validated batch in ``dtype``: sparse where
+    ``may_be_sparse`` (a model whose sums may be) and ``X`` makes them so."""
+    if may_be_sparse and _gathers_sparse(X, n_classes):
+        sums = SparseCounts.empty((n_classes, X.shape[1]))
+        sums.add(*csr_class_entries(X, codes, weights, n_classes, summed=False), overflow_ok=True)
+        return kept(sums)
+    return class_sums(X, codes, weights, n_classes, xp=xp, dtype=dtype)
+
+
+def add_into(sums, X, codes, weights, n_classes, *, xp):
+    """``sums += Yᵀ·X`` in place; False (nothing changed) where they cannot
+    take the batch in place (sparse sums from anything but host CSR, a dense
+    array that is not host float64) or a sum would overflow: the caller then
+    merges (:func:`merged`), whose checks say why."""
+    if is_sparse(sums):
+        return _is_host_csr(X) and sums.add(*csr_class_entries(X, codes, weights, n_classes, summed=False))
+    return add_class_sums_into(sums, X, codes, weights, xp=xp)
+
+
+def kept(sums):
+    """``sums`` as they are, or dense once sparse sums stop being sparse
+    enough (decided when their log was last folded: a read of the count
+    would fold it)."""
+    if is_sparse(sums) and sums.folded and not sparse_enough(sums.shape, sums.nnz):
+        return sums.csc.toarray()
+    return sums
+
+
+def merged(a, b):
+    """``a + b`` (a new entry): sparse while both are and the sum is sparse
+    enough, else dense."""
+    if is_sparse(a) and is_sparse(b):
+        return kept(SparseCounts(canonical(a.csc + b.csc)))
+    return dense(a) + dense(b)
+
+
+def dense(a):
+    """``a`` as a dense array (sparse sums made dense; a dense array as it is)."""
+    return a.csc.toarray() if is_sparse(a) else a
+
+
+def columns(a, cols):
+    """Columns ``cols`` (a slice or an index array) as a dense k × c array."""
+    return a.csc[:, cols].toarray() if is_sparse(a) else a[:, cols]
+
+
+def row_totals(a, *, xp):
+    """``Σ_j a_cj`` as a k × 1 array."""
+    if is_sparse(a):
+        return a.totals("rows").reshape(-1, 1)
+    return xp.sum(a, axis=1, keepdims=True)
+
+
+def column_totals(a, *, xp):
+    """``Σ_c a_cj`` as a vector of d."""
+    if is_sparse(a):
+        return a.totals("columns")
+    return xp.sum(a, axis=0)
+
+
+def grand_total(a) -> float:
+    """``Σ_cj a_cj`` on the host, summed in float64."""
+    return float(np.sum(a.csc.data if is_sparse(a) else np.asarray(a), dtype=np.float64))
+
+
+def complement_log_row_sums(a, column, total, dense_columns, *, xp):
+    """``Σ_j log((column_j − a_cj) / total_c)`` (k × 1), ``column`` ≥ every
+    ``a_cj``. Dense sums: ``dense_columns(cols)`` gives those logs a column
+    chunk at a time (:func:`numerics.row_sums_by_columns`). Sparse sums from
+    their stored entries alone: the log is ``log(column_j / total_c)``
+    wherever ``a_cj`` is not stored, so the sum is ``Σ_j log column_j +
+    Σ_{a_cj stored} [log(column_j − a_cj) − log column_j] − d log total_c``:
+    the stored entries and d, not k × d."""
+    if not is_sparse(a):
+        return row_sums_by_columns(dense_columns, a.shape, xp=xp)
+    csc = a.csc
+    at = np.repeat(column, np.diff(csc.indptr))  # column_j of each stored a_cj
+    with np.errstate(divide="ignore"):  # log 0 = -inf, as the dense sums give it
+        shared = np.sum(np.log(column))
+        logs = np.log(at - csc.data) - np.log(at)
+        stored = np.bincount(csc.indices, weights=logs, minlength=csc.shape[0])
+        return (shared + stored).reshape(-1, 1) - csc.shape[1] * np.log(total)
+
+
+def finiteness_witness(a):
+    """An array whose sum is finite exactly when the sums ``a`` are: ``a``
+    itself, or of sparse sums their finite upper bound (no pass over them),
+    else their stored values."""
+    if not is_sparse(a):
+        return a
+    return np.asarray([a.bound]) if np.isfinite(a.bound) else a.csc.data
+
+
+def with_rows(a, source, *, xp):
+    """``a`` (class axis first) with row ``i`` taken from row ``source[i]``
+    (host ints), or zero where ``source[i]`` is ``a.shape[0]``: the layout of
+    classes added by a merge."""
+    if is_sparse(a):
+        csc = a.csc
+        padded = sp.vstack([csc.tocsr(), sp.csr_array((1, csc.shape[1]), dtype=csc.dtype)], format="csr")
+        return SparseCounts(padded[np.asarray(source)].tocsc())
+    zero = xp.zeros((1, *a.shape[1:]), dtype=a.dtype, device=a.device)
+    return xp.take(xp.concat([a, zero], axis=0), xp.asarray(source, device=a.device), axis=0)
+
+
+def copy(a):
+    """A copy of ``a`` that later in-place additions to ``a`` leave alone."""
+    if is_sparse(a):
+        return SparseCounts(a.csc.copy())
+    return get_namespace(a).asarray(a, copy=True)
+
+
+def entries(a, index_dtype):
+    """``(flat row-major indices ascending, values)`` of the nonzero sums of
+    sparse ``a``: what a model file stores of an array that is mostly zeros."""
+    return stored_entries(a, index_dtype)
+
+
+def stays_sparse(shape, nnz) -> bool:
+    """Whether sums of ``shape`` with ``nnz`` nonzero entries are kept sparse."""
+    return sparse_enough(shape, nnz)
+
+
+def from_entries(indices, values, shape):
+    """Sparse k × d sums whose row-major flat ``indices`` (ascending, in
+    range: checked by the caller) hold ``values`` (where :func:`stays_sparse`)."""
+    return sparse_counts.from_entries(indices, values, shape)

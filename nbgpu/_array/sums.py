@@ -8,7 +8,8 @@ through these functions, so this module (with the kernels of
 ``class_sums.py`` it calls) is the one place above the array layer that asks
 which representation it holds and where ``X`` lives:
 
-- made and added: :func:`of_batch`, :func:`add_into`, :func:`merged`;
+- made and added: :func:`of_batch`, :func:`centred_class_sums`, :func:`add_into`,
+  :func:`merged`;
 - read: :func:`dense`, :func:`columns`, :func:`row_totals`,
   :func:`column_totals`, :func:`grand_total`, :func:`complement_log_row_sums`;
 - checked: :func:`finiteness_witness`, :func:`is_sparse`;
@@ -23,6 +24,7 @@ import scipy.sparse as sp
 
 from .class_sums import add_class_sums_into, class_sums, csr_class_entries
 from .namespace import get_namespace, is_host_array
+from .namespace import is_sparse as is_sparse_matrix
 from .numerics import row_sums_by_columns
 from .paths import fast
 from . import sparse_counts
@@ -56,6 +58,23 @@ def of_batch(X, codes, weights, n_classes, *, xp, dtype, may_be_sparse=False):
         sums.add(*csr_class_entries(X, codes, weights, n_classes, summed=False), overflow_ok=True)
         return kept(sums)
     return class_sums(X, codes, weights, n_classes, xp=xp, dtype=dtype)
+
+
+def centred_class_sums(X, codes, weights, n_classes, mean, plain, *, xp, dtype, missing=None):
+    """``Σ_{i∈c} w_i (x_ij − mean_cj)²`` (k × d) from the class means ``mean``
+    and the plain sums ``plain = Yᵀ·X`` of the same rows. Dense ``X``: one
+    more pass, over the residuals (no cancellation), those of ``missing``
+    entries (an indicator like ``X``, or None) zero. Sparse ``X`` stays
+    sparse: ``Yᵀ·X² − mean · plain`` (implicit zeros are observed values),
+    rounding below 0 floored at 0."""
+    if is_sparse_matrix(X):
+        m2 = class_sums(X, codes, weights, n_classes, xp=xp, dtype=dtype, power=2) - mean * plain
+        return xp.maximum(m2, xp.zeros_like(m2))  # (not clip: a masked assignment on cupy)
+    resid = X - xp.take(mean, codes, axis=0)
+    if missing is not None:
+        resid = resid * (1.0 - missing)
+    resid *= resid
+    return class_sums(resid, codes, weights, n_classes, xp=xp, dtype=dtype)
 
 
 def add_into(sums, X, codes, weights, n_classes, *, xp):

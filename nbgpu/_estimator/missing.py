@@ -48,12 +48,6 @@ def split_missing(X, *, xp, fill=0.0):
     return filled, indicator
 
 
-def zero_missing(a, indicator):
-    """``a`` (dense, like ``X``) with the entries of missing values set to 0
-    (for deviations from a mean: a missing entry, filled with 0, must add none)."""
-    return a if indicator is None else a * (1.0 - indicator)
-
-
 def observed_weights(class_count, indicator, codes, weights, n_classes, *, xp, dtype):
     """Per-class, per-feature weight of the observed values (n_classes × d):
     ``class_count`` (k,) less each missing entry's row weight."""

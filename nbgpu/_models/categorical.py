@@ -16,12 +16,12 @@ import numpy as np
 from .._estimator.params import Interval
 
 from .._array.class_sums import category_counts, class_sums, class_totals, feature_block_sums
+from .._array.columns import column_max
 from .._array.namespace import has_sparse, is_sparse, to_namespace, to_numpy
 from .._array.numerics import product_operand, safe_log
 from .._array.sparse import (
     gathered_row_sums,
     onehot_nonzero_columns,
-    sparse_column_max,
     sparse_matmul,
     sparse_onehot_nonzero,
 )
@@ -329,10 +329,7 @@ class CategoricalNB(_BaseNB):
         X, miss = split_missing(X, xp=xp) if self._ignore_missing else (X, None)
         # Rows of zero weight are dropped rows: their categories are not seen.
         seen = None if weights is None else weights > 0
-        if is_sparse(X):
-            top = sparse_column_max(X, seen)
-        else:
-            top = xp.max(X if seen is None else xp.where(seen[:, None], X, xp.zeros_like(X)), axis=0)
+        top = column_max(X, seen, xp=xp)
         # Capped before the cast (a uint64 code would wrap): the table-size check refuses it.
         seen = np.minimum(to_numpy(top).astype(np.float64), 2.0**62).astype(np.int64) + 1
         n_cat = np.maximum(seen, self._min_categories(X.shape[1]))

@@ -25,13 +25,12 @@ from .._array.class_sums import class_totals
 from .._array.namespace import (
     get_namespace,
     is_array,
-    is_sparse,
     to_namespace,
     to_namespace_tree,
     to_numpy,
 )
 from .._array.numerics import log_or_neg_inf
-from .._array.sparse import sparse_columns
+from .._array.columns import select_columns
 from .._estimator.base import _BaseNB, fitted_parameter
 from .._estimator.base_measure import least_excluded
 from .._estimator.docs import shared_parameters_doc
@@ -90,16 +89,6 @@ def resolve_columns(spec, n_features, feature_names, *, part):
         msg = f"{where} {kinds}; got values {values.tolist()[:5]}."
         raise TypeError(msg)
     return index.astype(np.int64)
-
-
-def select_columns(X, index, *, xp):
-    """Columns ``index`` of ``X``: a view for a contiguous range, sparse stays sparse."""
-    index = to_numpy(index)  # host metadata, even after to_device moved it
-    if is_sparse(X):
-        return sparse_columns(X, index)
-    if np.array_equal(index, np.arange(index[0], index[0] + index.shape[0])):
-        return X[:, int(index[0]) : int(index[0]) + index.shape[0]]
-    return xp.take(X, xp.asarray(index, device=X.device), axis=1)
 
 
 def column_names(feature_names, index):

@@ -10,13 +10,14 @@ import numpy as np
 from .._estimator.params import Interval
 
 from .._array.blocks import host_fit_block_bytes, map_row_blocks
+from .._array import sums
 from .._array.class_sums import class_sums, class_totals
 from .._array.namespace import accumulation_dtype, is_sparse, to_numpy
 from .._array.numerics import chan_merge, nonzero, product_operand, scoring_weights
 from .._array.sparse import sparse_matmul, sparse_values, sparse_with_values
 from .._estimator.base import _BaseNB, fitted_parameter
 from .._estimator.docs import shared_parameters_doc
-from .._estimator.missing import drop_missing, observed_weights, split_missing, zero_missing
+from .._estimator.missing import drop_missing, observed_weights, split_missing
 from .._estimator.statistics_checks import (
     check_array,
     check_keys,
@@ -212,15 +213,9 @@ class GaussianNB(_BaseNB):
         X, miss = split_missing(X, xp=xp) if self._ignore_missing else (X, None)
         rows = class_totals(codes, weights, n_classes, dtype=dtype, xp=xp)
         count = observed_weights(rows, miss, codes, weights, n_classes, xp=xp, dtype=dtype)
-        sums = class_sums(X, codes, weights, n_classes, xp=xp, dtype=dtype)
-        mean = sums / nonzero(count, xp=xp)
-        if is_sparse(X):
-            m2 = class_sums(X, codes, weights, n_classes, xp=xp, dtype=dtype, power=2) - mean * sums
-            m2 = xp.maximum(m2, xp.zeros_like(m2))  # rounding below 0 (not clip: a masked assignment on cupy)
-        else:
-            resid = zero_missing(X - xp.take(mean, codes, axis=0), miss)
-            resid *= resid
-            m2 = class_sums(resid, codes, weights, n_classes, xp=xp, dtype=dtype)
+        plain = class_sums(X, codes, weights, n_classes, xp=xp, dtype=dtype)
+        mean = plain / nonzero(count, xp=xp)
+        m2 = sums.centred_class_sums(X, codes, weights, n_classes, mean, plain, xp=xp, dtype=dtype, missing=miss)
         return {"class_count": rows, "per_class": (count, mean, m2)}
 
     def _merge(self, a, b, *, xp):

@@ -7,9 +7,8 @@ several times the cost of the product) is added only in ``predict_joint_log_prob
 
 from __future__ import annotations
 
-from .._array.namespace import get_namespace, is_sparse
+from .._array.rows import row_sums_of
 from .._array.numerics import lgamma, nonzero, safe_log, scoring_weights
-from .._array.sparse import sparse_matmul, sparse_values, sparse_with_values
 from .._estimator.base import fitted_parameter
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.missing import drop_missing, observed_weights, split_missing
@@ -203,8 +202,4 @@ class PoissonNB(_CountNB):
         """``−Σⱼ log xⱼ!`` (as ``log Γ(x + 1)``) of every row; sparse ``X`` stays sparse."""
         if self._ignore_missing:
             X, _ = split_missing(X, xp=xp)  # log 0! = 0: a missing entry adds nothing
-        if is_sparse(X):
-            values = sparse_values(X)
-            logged = sparse_with_values(X, lgamma(values + 1.0, xp=get_namespace(values)))
-            return -sparse_matmul(logged, xp.ones((X.shape[1], 1), dtype=dtype, device=device))
-        return -xp.sum(lgamma(X + 1.0, xp=xp), axis=1, keepdims=True)
+        return -row_sums_of(X, lambda a, axp: lgamma(a + 1.0, xp=axp), xp=xp, dtype=dtype)

@@ -6,12 +6,15 @@ the data's values is one reduction, in the input's own namespace and on its devi
 
 from __future__ import annotations
 
+import contextlib
 import math
 import numbers
+import threading
 import warnings
 
 import numpy as np
 
+from ._array.paths import fast
 from ._array.namespace import (
     get_device,
     get_namespace,
@@ -23,7 +26,7 @@ from ._array.namespace import (
     to_namespace,
     to_numpy,
 )
-from ._array.numerics import float_warnings_off
+from ._array.numerics import float_bits, float_warnings_off
 from ._array.sparse import sparse_checked, sparse_values
 from ._array import sums
 
@@ -102,6 +105,74 @@ def check_X(X, *, estimator, allow_nan=False, finite=True, sum_duplicates=True):
     return X, xp, device
 
 
+# --------------------------------------------------------------------------- #
+# Checks of values on a device, made together (fast path "deferred_checks")
+# --------------------------------------------------------------------------- #
+_PENDING = threading.local()  # .asked: [(values, kind)] while checks_together runs its checks
+
+
+def _deferred(values, kind):
+    """True when a check of ``values`` for ``kind`` is left to :func:`checks_together` (device values only)."""
+    asked = getattr(_PENDING, "asked", None)
+    if asked is None or is_host_array(values):
+        return False
+    asked.append((values, kind))
+    return True
+
+
+def _looks_valid(values, kinds):
+    """A 0-d bool array: True when ``values`` plainly pass the checks ``kinds``; False means "look closer".
+    Finite and non-negative together are one max over the values' bits (as :func:`plainly_non_negative`);
+    otherwise one reduction per check: a sum is finite without NaN and infinity, a minimum is >= 0 without
+    a negative value or NaN, category codes are whole (``v % 1`` is 0, NaN for infinities) and >= 0."""
+    xp = get_namespace(values)
+    if math.prod(values.shape) == 0 or xp.isdtype(values.dtype, "bool"):
+        return xp.asarray(True, device=values.device)
+    flags = []
+    integral = xp.isdtype(values.dtype, "integral")
+    if integral or "category codes" in kinds:  # (whole codes are finite)
+        kinds = kinds - {"finite", "no infinity"}
+    bits = float_bits(values, xp=xp) if {"finite", "non-negative"} <= kinds else None
+    if bits is not None:
+        kinds = kinds - {"finite", "non-negative"}
+        flags.append(xp.max(bits) < _INF_BITS[np.dtype(f"f{bits.dtype.itemsize}")])
+    with float_warnings_off():  # an overflowing sum only sends the values to the exact check
+        if "finite" in kinds:
+            flags.append(xp.isfinite(xp.sum(values)))
+        elif "no infinity" in kinds:
+            flags.append(xp.logical_not(xp.any(xp.isinf(values))))
+        if kinds & {"non-negative", "category codes"}:
+            flags.append(xp.min(values) >= 0)
+        if "category codes" in kinds and not integral:
+            flags.append(xp.max(xp.remainder(values, xp.asarray(1.0, dtype=values.dtype, device=values.device))) == 0)
+    return flags[0] if len(flags) == 1 else xp.all(xp.stack(flags))
+
+
+def checks_together(check, *args, **kwargs):
+    """Run ``check(*args, **kwargs)``, whose checks of device values (:func:`check_finite`,
+    :func:`check_non_negative`, :func:`check_categories`) are made together: as few reductions
+    as cover them, read back at once (one synchronisation). Only when they find something is
+    ``check`` run again as it is, to raise its error (or to find that an overflowing sum or a
+    -0.0 was nothing). Reference of fast path ``deferred_checks``: each check reads back."""
+    if getattr(_PENDING, "asked", None) is not None or not fast("deferred_checks"):
+        return check(*args, **kwargs)
+    _PENDING.asked = asked = []
+    try:
+        check(*args, **kwargs)
+    finally:
+        _PENDING.asked = None
+    groups = {}
+    for values, kind in asked:
+        groups.setdefault(id(values), (values, set()))[1].add(kind)
+    if not groups:
+        return None
+    flags = [_looks_valid(values, kinds) for values, kinds in groups.values()]
+    xp = get_namespace(flags[0])
+    if not bool(flags[0] if len(flags) == 1 else xp.all(xp.stack(flags))):  # the one synchronisation
+        return check(*args, **kwargs)
+    return None
+
+
 def check_finite(X, *, estimator, name="X", allow_nan=False):
     """Raise on infinity in ``X`` (dense or sparse), and on NaN unless ``allow_nan``;
     the message starts as scikit-learn's does ("Input X contains NaN")."""
@@ -110,6 +181,8 @@ def check_finite(X, *, estimator, name="X", allow_nan=False):
     vxp = get_namespace(values)
     if vxp.isdtype(values.dtype, ("integral", "bool")):
         return  # always finite
+    if _deferred(values, "no infinity" if allow_nan else "finite"):
+        return
     if allow_nan and bool(vxp.any(vxp.isinf(values))):
         msg = f"Input {name} contains infinity: {est} needs finite values in `{name}`, or NaN for missing ones."
         raise ValueError(msg)
@@ -134,6 +207,8 @@ def _values_min(X):
 
 def check_non_negative(X, *, estimator, what="counts or frequencies"):
     """Raise when ``X`` holds a negative value; the message starts with scikit-learn's."""
+    if _deferred(sparse_values(X) if is_sparse(X) else X, "non-negative"):
+        return
     low = _values_min(X)
     if low < 0 and is_sparse(X) and not X.has_canonical_format:
         # The parts of a duplicate entry may be negative where their sum is not.
@@ -168,6 +243,8 @@ def plainly_non_negative(X):
 def check_categories(X, *, estimator):
     """Raise unless ``X`` holds non-negative whole numbers (category codes)."""
     values = sparse_values(X) if is_sparse(X) else X
+    if _deferred(values, "category codes"):
+        return
     vxp = get_namespace(values)
     low, fractional = -math.inf, False  # integers: whole numbers, checked for sign below
     if values.size and not vxp.isdtype(values.dtype, ("integral", "bool")):

@@ -158,6 +158,15 @@ def best_scores_finite(jll, *, xp, cheap_sync):
     return xp.all(xp.isfinite(xp.max(jll, axis=1)))
 
 
+def float_bits(values, *, xp):
+    """Float array ``values`` viewed as unsigned integers of its width (no copy), where the library
+    allows it (numpy, the device library), else None. The bits of a finite value >= 0 lie below
+    those of +infinity: one max over them checks both (-0.0 does not pass)."""
+    if not (on_host(xp) or uses_device_library(xp)) or not xp.isdtype(values.dtype, "real floating"):
+        return None
+    return values.view(f"u{values.dtype.itemsize}")
+
+
 def lgamma(a, *, xp):
     """log Γ(a) elementwise (not in the Array API standard), same namespace and device."""
     if is_torch_namespace(xp):

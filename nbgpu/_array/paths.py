@@ -34,6 +34,8 @@ FAST_PATHS = {
     "(reference: a gather and a sum)",
     "lazy_parameters": "_estimator/base.py: parameters derived at their first read after partial_fit "
     "(reference: derived when the statistics change)",
+    "deferred_checks": "_validation.checks_together: a device scoring's checks of X's values as the fewest "
+    "reductions (finite and >= 0: one max over the bits), read back at once (reference: each check reads back)",
 }
 
 

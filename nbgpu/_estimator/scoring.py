@@ -14,7 +14,7 @@ from .._array.blocks import map_row_blocks
 from .._array.namespace import get_namespace, is_array, is_sparse, on_host, result_dtype, to_namespace, to_numpy
 from .._array.numerics import best_scores_finite, float_warnings_off, log_posterior
 from .._array.sparse import row_slicer
-from .._validation import check_finite, check_n_features, check_X
+from .._validation import check_finite, check_n_features, check_X, checks_together
 from .adapters import adapter_for, computed
 from .base_measure import log_base_measure
 from .feature_names import check_feature_names
@@ -66,8 +66,8 @@ def _score_blocks(self, X, *, per_block=None):
     # scores it; on a device all at once (one synchronisation).
     in_blocks = on_host(xp)
     from_scores = self._nonfinite_reaches_scores and not self._ignore_missing
-    if not in_blocks:
-        self._check_block_values(X, finite=not from_scores)
+    if not in_blocks:  # the checks' reductions read back together: one synchronisation
+        checks_together(self._check_block_values, X, finite=not from_scores)
     dtype = result_dtype(X.dtype, xp, device)
     rows = row_slicer(X)
 
@@ -79,7 +79,12 @@ def _score_blocks(self, X, *, per_block=None):
         # With from_scores, a NaN in X is reported below, as an error.
         with float_warnings_off() if from_scores else contextlib.nullcontext():
             jll = self._joint_log_likelihood(self._model_input(Xb, xp), xp=xp, device=device, dtype=dtype)
-        finite = best_scores_finite(jll, xp=xp, cheap_sync=in_blocks) if from_scores else True
+        if not from_scores:
+            finite = True
+        elif in_blocks:
+            finite = best_scores_finite(jll, xp=xp, cheap_sync=True)
+        else:  # each row's best score, all checked at once below (one launch a block)
+            finite = xp.max(jll, axis=1)
         return (jll if per_block is None else per_block(jll, xp)), finite
 
     # One model throughout, however many threads update it (model_lock.py).
@@ -90,7 +95,7 @@ def _score_blocks(self, X, *, per_block=None):
         row_bytes = self._score_row_bytes(X.shape[1], self.classes_.shape[0], xp=xp, stored=stored)
         results = map_row_blocks(block, X.shape[0], row_bytes, xp=xp)
     flags = [finite for _, finite in results if finite is not True]
-    if flags and not bool(xp.all(xp.stack(flags))):  # one synchronisation
+    if flags and not bool(xp.all(xp.stack(flags)) if in_blocks else xp.all(xp.isfinite(xp.concat(flags)))):  # one sync
         check_finite(X, estimator=self)  # raises on a NaN or infinity in X
         msg = (
             f"{type(self).__name__}: the joint log-likelihood is not finite for some "

@@ -229,6 +229,10 @@ class NormalBayesClassifier(_BaseNB):
     def _score_row_bytes(self, n_features, n_classes, *, xp, stored=None):
         return 8 * (2 * n_classes * n_features + n_features)
 
+    # z = (x − s)·W − o with every Uₖ triangular of non-zero (finite) diagonal, so a NaN or an
+    # infinity of x makes z non-finite and with it every class's −½|z|²: the scores show it.
+    _nonfinite_reaches_scores = True
+
     def _joint_log_likelihood(self, X, *, xp, device, dtype):
         shift, weight, offset, const = self._fitted_arrays(
             ("_shift_", "_weight_", "_offset_", "_const_"), xp=xp, device=device, dtype=dtype

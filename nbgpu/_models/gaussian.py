@@ -318,15 +318,16 @@ class GaussianNB(_BaseNB):
             lin_u = lin - 2.0 * quad * s
             const_u = const + shift @ (quad * s) - shift @ lin
             values = sparse_values(X)
-            sq = sparse_with_values(X, values * values)
+            sq = sparse_with_values(X, xp.square(values))
             jll = sparse_matmul(sq, quad) + sparse_matmul(X, product_operand(lin_u, xp=xp)) + const_u
             # A missing entry was scored as x = 0: drop that term.
             return drop_missing(jll, miss, terms + quad * s * s - lin * s, xp=xp)
         Xc = X - shift if self._centred_ else X
         # A missing value is scored at the shift: drop its `terms`.
         Xc, miss = split_missing(Xc, xp=xp) if self._ignore_missing else (Xc, None)
-        # Two products on the centred block, no (n, 2d) concatenation.
-        jll = (Xc * Xc) @ quad
+        # Two products on the centred block, no (n, 2d) concatenation; the square
+        # reads Xc once (Xc * Xc reads it as two operands).
+        jll = xp.square(Xc) @ quad
         jll += Xc @ lin
         jll += const
         return drop_missing(jll, miss, terms, xp=xp)

@@ -6,7 +6,7 @@ the data's values is one reduction, in the input's own namespace and on its devi
 
 from __future__ import annotations
 
-import contextlib
+import functools
 import math
 import numbers
 import threading
@@ -145,7 +145,7 @@ def _looks_valid(values, kinds):
             flags.append(xp.min(values) >= 0)
         if "category codes" in kinds and not integral:
             flags.append(xp.max(xp.remainder(values, xp.asarray(1.0, dtype=values.dtype, device=values.device))) == 0)
-    return flags[0] if len(flags) == 1 else xp.all(xp.stack(flags))
+    return functools.reduce(xp.logical_and, flags)
 
 
 def checks_together(check, *args, **kwargs):
@@ -167,8 +167,7 @@ def checks_together(check, *args, **kwargs):
     if not groups:
         return None
     flags = [_looks_valid(values, kinds) for values, kinds in groups.values()]
-    xp = get_namespace(flags[0])
-    if not bool(flags[0] if len(flags) == 1 else xp.all(xp.stack(flags))):  # the one synchronisation
+    if not bool(functools.reduce(get_namespace(flags[0]).logical_and, flags)):  # the one synchronisation
         return check(*args, **kwargs)
     return None
 

@@ -130,14 +130,19 @@ def _scoring_arrays(weight, log_prior, n_cat, *, xp, dtype):
     delta = xp.take(xp.concat([weight - first, -base], axis=0), xp.asarray(source, device=device), axis=0)
     p, sizes = n_cat.shape[0] // 2, _groups(n_cat)[2]
     index_dtype = xp.int32 if int(sizes.sum()) < 2**31 else xp.int64
+    # Every row looks up one row of the first group: those rows carry the log prior (no
+    # addition per row block). The code bounds are in the scores' dtype, as the codes are.
+    table = _scoring_table(weight, n_cat, xp=xp)
+    first_group = xp.asarray(np.arange(table.shape[0]) < sizes[0], device=device)
+    table = table + xp.where(first_group[:, None], log_prior, xp.zeros_like(log_prior))
     return {
         "_bias_": xp.astype(log_prior, dtype),
-        "_table_": product_operand(xp.astype(_scoring_table(weight, n_cat, xp=xp), dtype), xp=xp),
+        "_table_": product_operand(xp.astype(table, dtype), xp=xp),
         "_delta_": product_operand(xp.astype(delta, dtype), xp=xp),
         "_zero_score_": xp.astype(xp.sum(base, axis=0) + log_prior, dtype),
         "_n_cat_host_": tuple(int(v) for v in n_cat),
-        "_code_limit_": xp.asarray(n_cat, device=device),
-        "_radix_": xp.asarray(n_cat[1 : 2 * p : 2] + 1, device=device),
+        "_code_limit_": xp.asarray(n_cat.astype(np.float64), dtype=dtype, device=device),
+        "_radix_": xp.asarray((n_cat[1 : 2 * p : 2] + 1).astype(np.float64), dtype=dtype, device=device),
         "_group_start_": xp.asarray(np.cumsum(sizes) - sizes, dtype=index_dtype, device=device),
         "_offsets_": xp.asarray(off, device=device),
     }
@@ -423,8 +428,7 @@ class CategoricalNB(_BaseNB):
 
     def _joint_log_likelihood(self, X, *, xp, device, dtype):
         n_cat = np.asarray(self._n_cat_host_, dtype=np.int64)
-        names = ("_code_limit_", "_radix_", "_group_start_", "_offsets_")
-        limit, radix, start, offsets = (to_namespace(getattr(self, name), xp, device) for name in names)
+        start, offsets = (to_namespace(getattr(self, name), xp, device) for name in ("_group_start_", "_offsets_"))
         if self._ignore_missing:
             # An unseen category has the same factor (1) in every class, which
             # is exactly a marginalised feature: score missing values as one.
@@ -435,13 +439,15 @@ class CategoricalNB(_BaseNB):
             return sparse_matmul(nz, delta) + zero_score
         # Codes are clipped to each feature's zero row, so an unseen category
         # (or a missing value, filled as one) adds nothing to any class.
-        table, bias = self._fitted_arrays(("_table_", "_bias_"), xp=xp, device=device, dtype=dtype)
-        codes = xp.minimum(X, xp.astype(limit, X.dtype))
+        # (The table's first group carries the log prior: see _scoring_arrays.)
+        (table,) = self._fitted_arrays(("_table_",), xp=xp, device=device, dtype=dtype)
+        limit, radix = self._fitted_arrays(("_code_limit_", "_radix_"), xp=xp, device=device, dtype=X.dtype)
+        codes = xp.minimum(X, limit)
         if start.shape[0] < n_cat.shape[0]:  # paired (see _groups)
             p = n_cat.shape[0] // 2
-            pairs = codes[:, 0 : 2 * p : 2] * xp.astype(radix, X.dtype) + codes[:, 1 : 2 * p : 2]
+            pairs = codes[:, 0 : 2 * p : 2] * radix + codes[:, 1 : 2 * p : 2]
             codes = pairs if 2 * p == n_cat.shape[0] else xp.concat([pairs, codes[:, 2 * p :]], axis=1)
-        return gathered_row_sums(table, xp.astype(codes, start.dtype) + start, xp=xp) + bias
+        return gathered_row_sums(table, xp.astype(codes, start.dtype) + start, xp=xp)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

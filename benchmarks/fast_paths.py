@@ -135,6 +135,50 @@ def _cases(scale, rng):
     return cases
 
 
+def _device_cases(scale, rng):
+    """``{name: (description, call)}`` of fast paths that run on a device only: counted on the emulated device
+    (``tests/emulated_device.py``: launches, synchronisations, passes over X), not timed (on the CPU they do
+    not run at all: the host checks each row block on its core)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    import emulated_device as emu  # the tests' stand-in device
+
+    from nbgpu.datasets import make_gaussian, make_zipf_text
+
+    n = max(int(30_000 * scale), 50)
+    Xt, yt = make_zipf_text(n, 2**20, tokens_per_doc=100, n_classes=20, random_state=0)
+    Xg, yg = make_gaussian(max(int(20_000 * scale), 50), 20, n_classes=10, random_state=0)
+    cases = {}
+    for label, model, X, y in (("MultinomialNB CSR", nbgpu.MultinomialNB(), emu.cupyx.scipy.sparse.csr_matrix(Xt), yt),
+                               ("MultinomialNB dense", nbgpu.MultinomialNB(), emu.cupy.asarray(Xt[:2_000, :2**14].toarray()),
+                                yt[:2_000]),
+                               ("KernelDensityNB dense", nbgpu.KernelDensityNB(), emu.cupy.asarray(Xg[:200]), yg[:200])):
+        model.fit(X, emu.cupy.asarray(y))
+
+        def predict(model=model, X=X):
+            with emu.count_costs(X) as log:
+                labels = model.predict(X)
+            return labels.get(), log
+
+        cases[f"deferred_checks ({label})"] = (f"{type(model).__name__}.predict of {label} X {X.shape}", predict)
+    return cases
+
+
+def _device_counts(name, what, call):
+    """The emulated device's counts of ``call`` with fast path ``name`` and with its reference."""
+    path = name.split(" ")[0]
+    with paths.all_fast():
+        fast, fast_log = call()
+        with paths.reference(path):
+            reference, reference_log = call()
+    np.testing.assert_array_equal(fast, reference)
+    keys = ("launches", "syncs", "x_reads")
+    counts = {label: {key: round(getattr(log, key), 3) for key in keys}
+              for label, log in (("fast", fast_log), ("reference", reference_log))}
+    print(f"{name:40s} " + "  ".join(f"{key} {counts['fast'][key]} (reference {counts['reference'][key]})" for key in keys)
+          + f"   ({what})", flush=True)
+    return {"fast_path": path, "what": what, "emulated_device": counts}
+
+
 def _peak_bytes(call):
     tracemalloc.start()
     try:
@@ -193,6 +237,9 @@ def main():
         report["cases"][name] = entry
         print(f"{name:28s} fast {medians['fast'] * 1e3:9.2f} ms  reference {medians['reference'] * 1e3:9.2f} ms  "
               f"time x{entry['time_ratio']:5.2f}  memory x{entry['memory_ratio']:5.2f}   ({what})", flush=True)
+    for name, (what, call) in _device_cases(args.scale, rng).items():
+        if not only or name in only or name.split(" ")[0] in only:
+            report["cases"][name] = _device_counts(name, what, call)
     report["load_average_after"] = os.getloadavg()
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2) + "\n")

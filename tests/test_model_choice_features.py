@@ -4,6 +4,7 @@ and applied by ``predict``/``evaluate``; too few rows and one class are said onc
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import numpy as np
@@ -222,3 +223,86 @@ def _edge_data(n=300, seed=5):
 def test_next_alpha_follows_the_grid():
     assert [model_choice.next_alpha(a, True) for a in (10.0, 30.0, 0.3)] == [30.0, 100.0, 1.0]
     assert [model_choice.next_alpha(a, False) for a in (0.01, 0.003, 3.0)] == [0.003, 0.001, 1.0]
+
+
+def _captured_search(monkeypatch):
+    """Run ``--model auto`` with :func:`model_choice.search` recording its candidates and scorer."""
+    seen = {}
+    original = model_choice.search
+
+    def search(candidates, scorer, *, extend):
+        seen["candidates"], seen["scorer"] = list(candidates), scorer
+        seen["search"] = original(candidates, scorer, extend=extend)
+        return seen["search"]
+
+    monkeypatch.setattr(model_choice, "search", search)
+    return seen
+
+
+def _pipeline(texts, ngram, tf):
+    """scikit-learn's matrix of the feature set (the HashingVectorizer of ``ngram``, then ``tf``)."""
+    vec = HashingVectorizer(n_features=N_FEATURES, ngram_range=(1, ngram), alternate_sign=False, norm=None)
+    X = vec.transform(texts)
+    return TfidfTransformer(sublinear_tf=True, use_idf=False, norm=None).fit_transform(X) if tf == "sublinear" else X
+
+
+def test_fold_statistics_are_scikit_learns_fits(tmp_path, capsys, monkeypatch):
+    """The statistics made from the pass's sums (1-2grams as unigrams plus bigrams, sublinear tf as the counts
+    less their corrections, the log of entries folded in many times, a class that comes late) are those of
+    scikit-learn's MultinomialNB fitted on the feature set's matrix: on every row, and on every fold but f."""
+    monkeypatch.setattr(model_choice, "LOG_ENTRIES", 64)
+    texts, labels = _word_order_texts(n=300, seed=6)
+    labels[-7:] = ["late"] * 7
+    seen = _captured_search(monkeypatch)
+    _train_text(tmp_path, capsys, texts, labels, "--chunk-mb", "0.002")
+    statistics = seen["scorer"].statistics
+    y = np.asarray(labels)
+    fold = np.arange(len(texts)) % model_choice.FOLDS
+    for key in {c.statistics for c in seen["candidates"]}:
+        X = _pipeline(texts, key[1].ngram, key[1].tf)
+        for f in (None, 0, 3):
+            rows = fold != f
+            ref = MultinomialNB().fit(X[rows], y[rows])
+            made = statistics.model(key, f)
+            np.testing.assert_array_equal(made.classes_, ref.classes_)
+            np.testing.assert_allclose(made._stats["class_count"], ref.class_count_)
+            count = made._stats["feature_count"]
+            count = count.csc.toarray() if hasattr(count, "csc") else count
+            np.testing.assert_allclose(count, ref.feature_count_, rtol=1e-12, atol=1e-12)
+
+
+def test_auto_model_is_the_chosen_pipeline_on_all_rows(tmp_path, capsys):
+    """The saved model is scikit-learn's pipeline of the chosen features and model fitted on every row."""
+    texts, labels = _word_order_texts(n=300, seed=7)
+    _train_text(tmp_path, capsys, texts, labels, "--chunk-mb", "0.002")
+    search = _metadata(tmp_path / "m.nbgpu")["model_search"]
+    chosen, features = search["chosen"], search["features"]
+    X = _pipeline(texts, features["ngram_range"][1], features["tf"])
+    family = {"MultinomialNB": MultinomialNB, "ComplementNB": ComplementNB}[chosen["estimator"]]
+    ref = family(alpha=chosen["alpha"]).fit(X, labels)
+    model = nbgpu.load(tmp_path / "m.nbgpu")
+    np.testing.assert_allclose(model.feature_count_, ref.feature_count_, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(model.predict_proba(X), ref.predict_proba(X), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.fast_path("few_columns")
+def test_scoring_on_the_rows_columns_is_the_whole_width_models(tmp_path, capsys, monkeypatch):
+    """Held-out rows scored with the weights of the columns they use (those no other fold saw summed into one)
+    get the fold accuracies of the whole-width models of the same statistics (the reference path)."""
+    from nbgpu._array.paths import reference
+
+    texts, labels = _word_order_texts(n=400, seed=8)
+    texts = [t + f" w{i % 37} w{i % 11}" for i, t in enumerate(texts)]  # words the folds share, and not
+    _write_jsonl(tmp_path / "train.jsonl", texts, labels)
+    scores = []
+    for switch in (contextlib.nullcontext(), reference("few_columns")):
+        seen = _captured_search(monkeypatch)
+        with switch:
+            status, _, err = run("train", tmp_path / "train.jsonl", "-o", tmp_path / "m.nbgpu", "--hash-features",
+                                 N_FEATURES, capsys=capsys)
+            assert status == 0, err
+            scorer = seen["scorer"]
+            scores.append(scorer.scores(seen["candidates"]))
+            restricted = [scorer._rest(c, 0, None)[2] for c in seen["candidates"]]
+        assert all(restricted) if len(scores) == 1 else not any(restricted)
+    np.testing.assert_array_equal(scores[0], scores[1])

@@ -1,17 +1,20 @@
 """``nbgpu train --model auto``: the features, the model family and alpha chosen by
 cross-validation from the statistics, in the pass that trains.
 
-The rows of the file are dealt to ``FOLDS`` folds (row number mod ``FOLDS``). Every fold keeps,
-for every :class:`~nbgpu._app.feature_choice.FeatureSet` (on text: unigrams or 1-2grams, counts
-or sublinear tf; else the columns as read), a running model of its statistics
-(``training._OnePass``): MultinomialNB's (class counts and per-class feature sums, which
-ComplementNB shares) and, on count data that are not hashed text, BernoulliNB's. Every candidate,
-a feature set, a family and an alpha, is made from the statistics of "every fold but f" without
-touching data and scored (accuracy) on a uniform sample of at most ``SAMPLE_ROWS`` rows of fold f
-(bottom-k of random keys, a fixed seed), seen through its feature set. Where the best alpha is at
-an edge of the grid, the grid of its feature set and family is extended that way (1, 3, 10, ...)
-until it is not: scoring is cheap, the statistics are there. The model saved is the best candidate
-made from the statistics of all the folds: no refit, no second pass.
+The rows of the file are dealt to ``FOLDS`` folds (row number mod ``FOLDS``). The pass keeps sums of
+the stored values per code, a class and a fold (:class:`FoldSums`: one sort of the entries of a chunk,
+however many feature sets and families are compared), those of the values a weighting changes, and a
+uniform sample of at most ``SAMPLE_ROWS`` rows of each fold (bottom-k of random keys, a fixed seed).
+Every :class:`~nbgpu._app.feature_choice.FeatureSet` (on text: unigrams or 1-2grams, counts or
+sublinear tf; else the columns as read) reads its per-class sums from them (:class:`FoldStatistics`):
+MultinomialNB's (class counts and per-class feature sums, which ComplementNB shares) and, on count
+data that are not hashed text, BernoulliNB's. Every candidate, a feature set, a family and an alpha, is
+made from the statistics of "every fold but f" (the sums of all the folds less fold f's) without
+touching data, and scored (accuracy) on fold f's sample seen through its feature set, with the weights
+of the columns those rows use only (:class:`FoldScorer`). Where the best alpha is at an edge of the
+grid, the grid of its feature set and family is extended that way (1, 3, 10, ...) until it is not, and
+the output says so. The model saved is the best candidate made from the statistics of all the folds:
+no refit, no second pass.
 
 Data that are not counts are for GaussianNB: a negative value, or dense data holding a value that
 is not a whole number (measurements, such as iris's). :class:`NotCounts` says so and the command
@@ -22,25 +25,32 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 from typing import NamedTuple
 
 import numpy as np
+import scipy.sparse as sp
 
-from .feature_choice import FeatureSet, feature_sets
+from .._array import sums as class_sums
+from .._array.class_sums import summed_entries
+from .._array.numerics import laid_out_by_columns
+from .._array.paths import fast
+from .feature_choice import FeatureSet, correction_views, corrections, feature_sets
 from .options import PARAMETERS, UsageError, checked_model, flag
 from .training import PER_CLASS_PARAMETERS, _OnePass, _SecondPassNeeded, made_from
 
 FOLDS = 5
 ALPHAS = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
 ALPHA_LIMITS = (1e-6, 1e6)  # the grid is extended no further than this
-SAMPLE_ROWS = 2000  # per fold: 5 x 2000 rows scored at most
+SAMPLE_ROWS = 1000  # per fold: 5 x 1000 rows scored at most
 # Successive halving (:func:`search`): beyond this many rows x candidates, all candidates are scored on one
 # fold and the best SURVIVORS on every fold.
 SCREEN_ABOVE = 200_000
-SCREEN_ROWS = 500
+SCREEN_ROWS = 300
 SURVIVORS = 4
 FAMILIES = ("MultinomialNB", "ComplementNB")  # those whose parameters --model auto takes
 SEED = 0
+LOG_ENTRIES = 2**22  # entries logged by a FoldSums before they are summed (64 MiB), or a quarter of the summed
 # The statistics each family is made from: ComplementNB's are MultinomialNB's.
 STATISTICS = {"MultinomialNB": "MultinomialNB", "ComplementNB": "MultinomialNB", "BernoulliNB": "BernoulliNB"}
 
@@ -121,17 +131,9 @@ def estimator(candidate, fixed, *, per_class=True):
     return checked_model(candidate.family, params)
 
 
-def merged(models):
-    """The model fitted on the data of every model in ``models`` (Nones skipped); None if there is none."""
-    present = [m for m in models if m is not None]
-    return functools.reduce(lambda total, other: total.merge(other), present) if present else None
-
-
 def _stacked(top, bottom):
-    """The rows of ``top`` then ``bottom`` (of one width: the fold models keep one)."""
+    """The rows of ``top`` then ``bottom`` (of one width)."""
     if hasattr(top, "indices"):
-        import scipy.sparse as sp
-
         return sp.vstack([top, bottom], format="csr")
     return np.concatenate([top, bottom])
 
@@ -214,6 +216,7 @@ class Search(NamedTuple):
             if j is None or self.mean[i] > self.mean[j]:
                 best_of[c.group] = i
         chosen = self.candidates[self.best].group
+        best_of[chosen] = self.best  # (not an alpha scored on part of one fold only)
         names = {g: self.candidates[i].name for g, i in best_of.items()}
         width = max(map(len, names.values()))
         complete = np.sum(~np.isnan(self.scores), axis=1).max()
@@ -239,17 +242,6 @@ def fold_means(scores):
     return mean, std
 
 
-def rests(folds):
-    """For every fold f, the model of the data of every other fold (None if
-    there is none): merges of prefixes and suffixes, 3k merges, not k²."""
-    k = len(folds)
-    before, after = [None] * (k + 1), [None] * (k + 1)
-    for f in range(k):
-        before[f + 1] = merged([before[f], folds[f]])
-        after[k - f - 1] = merged([folds[k - f - 1], after[k - f]])
-    return [merged([before[f], after[f + 1]]) for f in range(k)]
-
-
 def next_alpha(alpha, up):
     """The grid's next alpha beyond ``alpha``: 1, 3, 10, 30, ... upwards (``up``), the same downwards."""
     decade = 10.0 ** math.floor(math.log10(alpha) + 1e-9)
@@ -257,33 +249,218 @@ def next_alpha(alpha, up):
     return float(f"{(alpha * (3 if ones else 10 / 3)) if up else (alpha * (0.3 if ones else 1 / 3)):.3g}")
 
 
+class FoldSums:
+    """Sums of values per code (a class and a fold: ``class * FOLDS + fold``) and column over a stream
+    of chunks: each stored value an entry keyed ``code * width + column``, logged and summed by one
+    sort (``class_sums.summed_entries``) when the log is large and at the end. Classes may come late:
+    a new class takes new codes, and the keys of the old ones stay."""
+
+    def __init__(self, width):
+        self.width = width
+        self.keys, self.values = np.empty(0, np.int64), np.empty(0)  # summed
+        self.log, self.logged = [], 0
+
+    def add(self, codes, columns, values):
+        """Add ``values`` at ``(codes, columns)`` (arrays of one length)."""
+        self.log.append((codes.astype(np.int64) * self.width + columns, values.astype(np.float64, copy=False)))
+        self.logged += values.shape[0]
+        if self.logged >= max(LOG_ENTRIES, self.keys.shape[0] // 4):
+            self._fold()
+
+    def _fold(self):
+        if self.log:
+            keys = np.concatenate([self.keys, *(k for k, _ in self.log)])
+            values = np.concatenate([self.values, *(v for _, v in self.log)])
+            self.keys, self.values = summed_entries(keys, values)
+            self.log, self.logged = [], 0
+
+    def matrix(self, n_codes):
+        """The sums as a canonical CSR array of ``n_codes`` rows (codes) by the columns."""
+        self._fold()
+        codes, columns = np.divmod(self.keys, self.width)
+        indptr = np.searchsorted(codes, np.arange(n_codes + 1))
+        out = sp.csr_array((self.values, columns, indptr), shape=(n_codes, self.width))
+        out.has_canonical_format = True  # keys ascending and unique
+        return out
+
+
+def _code_rows(codes, X):
+    """The code of every stored value of the CSR ``X`` whose rows have ``codes``."""
+    return np.repeat(codes, np.diff(X.indptr))
+
+
+class _Statistics:
+    """What ``training.made_from`` makes a model of: statistics, classes and width, named as a fitted model's."""
+
+    def __init__(self, stats, classes, width):
+        self._stats, self.classes_, self.n_features_in_, self._fit_dtype_ = stats, classes, width, "float64"
+
+
+class FoldStatistics:
+    """Per class and fold, the statistics of every key (a statistics family and a feature set) that candidates
+    are made from, read from the :class:`FoldSums` of the stored values (``sources``: "counts" and the
+    corrections of each weighting, CSC, codes x columns of the data) as the feature set's signed column
+    blocks (:meth:`~nbgpu._app.feature_choice.FeatureSet.terms`): the sums of a few columns cost what those
+    columns store; only the chosen key's are ever made whole."""
+
+    def __init__(self, classes, row_counts, sources, keys):
+        self.classes, self.k = classes, len(classes)
+        self.row_counts = row_counts  # per code
+        self.sources = sources
+        data_width = sources["counts"].shape[1]
+        self.terms, self.code_totals, self.sums = {}, {}, {}
+        for stats, features in keys:
+            width = features.width(data_width)
+            terms = self.terms[stats, features] = (width, features.terms(presence=stats == "BernoulliNB"))
+            total = 0.0
+            for name, block, sign in terms[1]:
+                csc = sources[name]
+                lo, hi = csc.indptr[block * width], csc.indptr[(block + 1) * width]
+                total = total + sign * np.bincount(csc.indices[lo:hi], weights=csc.data[lo:hi], minlength=csc.shape[0])
+            self.code_totals[stats, features] = total.reshape(self.k, FOLDS)
+
+    def class_counts(self, f=None):
+        """Rows per class: of every fold but ``f`` (every fold if None)."""
+        per = self.row_counts.reshape(self.k, FOLDS)
+        return per.sum(axis=1) - (0 if f is None else per[:, f])
+
+    def width(self, key):
+        return self.terms[key][0]
+
+    def model(self, key, f=None):
+        """The statistics (:class:`_Statistics`) of the rows of every fold but ``f`` (all if None) for key ``key``,
+        over every column; classes without rows there are left out (given classes are kept in the model of all)."""
+        stats, _ = key
+        count = self.class_counts(f)
+        present = count > 0 if f is not None else np.ones(self.k, dtype=bool)
+        sums = self._sums(key)
+        code = np.arange(sums.shape[0])
+        rest = code if f is None else code[code % FOLDS != f]
+        folded = sp.csr_array((np.ones(rest.size), (rest // FOLDS, rest)), shape=(self.k, sums.shape[0]))
+        total = sp.csr_array((folded @ sums)[present])
+        total.sum_duplicates()  # canonical: row-major entries ascending
+        if stats == "BernoulliNB" or not class_sums.stays_sparse(total.shape, total.nnz):
+            feature_count = total.toarray()
+        else:  # sparse, as a fit of these rows keeps them
+            flat = np.repeat(np.arange(total.shape[0], dtype=np.int64), np.diff(total.indptr)) * total.shape[1]
+            feature_count = class_sums.from_entries(flat + total.indices, total.data, total.shape)
+        stats = {"class_count": count[present].astype(np.float64), "feature_count": feature_count}
+        return _Statistics(stats, self.classes[present], sums.shape[1])
+
+    def _sums(self, key):
+        """The per-code sums of key ``key`` (CSC, codes x its columns), made when first asked for."""
+        if key not in self.sums:
+            width, terms = self.terms[key]
+            self.sums[key] = functools.reduce(operator.add, (
+                sign * self.sources[name][:, block * width:(block + 1) * width] for name, block, sign in terms))
+        return self.sums[key]
+
+    def columns(self, key, f, columns):
+        """``(statistics, where)``: those of :meth:`model` (``f`` not None) over ``columns`` (sorted), where the
+        columns that no row of the other folds uses are summed into one, then one column more holds the rest of
+        each class's sum: what the weights of those columns are made from (see :class:`FoldScorer`); ``where``:
+        the column of those statistics that each of ``columns`` is."""
+        count = self.class_counts(f)
+        present = count > 0
+        index = np.cumsum(present) - 1  # of each class among the present ones
+        part = self._sums(key)[:, columns]
+        keep = part.indices % FOLDS != f
+        at = np.repeat(np.arange(columns.size), np.diff(part.indptr))[keep]
+        parts = [(index[part.indices[keep] // FOLDS], at, part.data[keep])]
+        rows, at, values = (np.concatenate(p) for p in zip(*parts))
+        seen = np.zeros(columns.size, dtype=bool)
+        seen[at] = True
+        n_seen = int(seen.sum())
+        where = np.where(seen, np.cumsum(seen) - 1, n_seen)  # the unseen: one column after the seen
+        k, width = int(present.sum()), n_seen + 2
+        # (A sum less its corrections is a sum of positive values: rounding leaves it above 0.)
+        feature_count = np.bincount(rows * width + where[at], weights=values, minlength=k * width).reshape(k, width)
+        totals = self.code_totals[key]
+        used = np.bincount(rows, weights=values, minlength=k)
+        feature_count[:, -1] = np.maximum((totals.sum(axis=1) - totals[:, f])[present] - used, 0.0)
+        stats = {"class_count": count[present].astype(np.float64), "feature_count": feature_count}
+        return _Statistics(stats, self.classes[present], n_seen + 2), where
+
+
 class FoldScorer:
-    """Scores candidates fold by fold: the models of "every fold but f" of each statistics key, and each
-    fold's sample seen through each feature set, made once (when first needed) and shared by the candidates."""
+    """Scores candidates fold by fold: each fold's sample seen through each feature set, and the statistics
+    of "every fold but f" of each key, made once (when first needed) and shared by the candidates.
 
-    def __init__(self, fixed, folds, samples):
-        self.fixed, self.folds, self.samples = fixed, folds, samples
-        self.rests, self.views = {}, {}
+    A candidate of MultinomialNB or ComplementNB (without ``norm``) is scored on the columns the held-out rows
+    use (fast path ``few_columns``): its statistics are those columns' sums and one column more holding the
+    rest of each class's sum, its alpha alpha on each column and alpha times the columns left out on that one.
+    The weight of a column the rows use depends only on its sums, the class totals and the sum of the alphas
+    (ComplementNB's also on the column's total over the classes), so the model's own ``_finalize`` and
+    ``_weight_columns`` make the weights of the whole-width model, at the cost of the columns used, and the
+    rows are scored by its joint log-likelihood, ``X · W + b``. Its reference, and every other candidate:
+    the whole-width model of those statistics, made and asked to predict."""
 
-    def _rest(self, key, f):
-        if (key, None) not in self.rests and (key, f) not in self.rests:
-            models = [None if fold is None else fold.get(key) for fold in self.folds]
-            if f is None:  # every fold's: prefix and suffix merges
-                self.rests.update({(key, g): rest for g, rest in enumerate(rests(models))})
-                self.rests[key, None] = True
-            else:
-                self.rests[key, f] = merged(models[:f] + models[f + 1:])
-        return self.rests[key, f] if f is not None else None
-
-    def _view(self, features, f, rows):
-        if (features, f, rows) not in self.views:
-            self.views[features, f, rows] = features.view(self.samples[f].X[:rows])
-        return self.views[features, f, rows]
+    def __init__(self, fixed, statistics, samples):
+        self.fixed, self.statistics, self.samples = fixed, statistics, samples
+        self.views, self.models = {}, {}
 
     def scorable(self):
         """The folds that can be scored: rows of their own, and rows in the others."""
         rows = [s.rows for s in self.samples]
         return [f for f, n in enumerate(rows) if n and sum(rows) > n]
+
+    def restricted(self, candidate):
+        """Whether ``candidate`` is scored on the held-out rows' columns only."""
+        model = candidate.family in ("MultinomialNB", "ComplementNB") and fast("few_columns")
+        return model and not {**self.fixed, **candidate.params}.get("norm", False)
+
+    def _view(self, features, f, rows, restricted):
+        """Fold ``f``'s sample (its first ``rows``) through ``features``: ``(X, columns)``, the columns it uses
+        made ``0 .. c - 1`` if ``restricted`` (``columns`` then those columns, else None)."""
+        if (features, f, rows, restricted) not in self.views:
+            X = sp.csr_matrix(features.view(self.samples[f].X[:rows]))
+            columns = None
+            if restricted:
+                columns, inverse = np.unique(X.indices, return_inverse=True)
+                X = sp.csr_matrix((X.data, inverse.reshape(-1), X.indptr), shape=(X.shape[0], columns.size))
+            self.views[features, f, rows, restricted] = X, columns
+        return self.views[features, f, rows, restricted]
+
+    def _rest(self, candidate, f, rows):
+        """``(statistics, X, restricted)``: those of every fold but ``f`` for ``candidate`` and fold ``f``'s sample
+        (its first ``rows``) as they are scored: the whole width, or (``restricted``: where columns are left out)
+        the columns the rows use, those the other folds never saw summed into one (their weights are alike: no
+        sums), then the column of the rest."""
+        restricted = self.restricted(candidate)
+        name = (candidate.statistics, f, rows, restricted)
+        if name not in self.models:
+            self.models = {n: m for n, m in self.models.items() if n[1] == f}  # one fold's at a time
+            X, columns = self._view(candidate.features, f, rows, restricted)
+            if restricted and columns.size + 2 <= self.statistics.width(candidate.statistics):
+                rest, where = self.statistics.columns(candidate.statistics, f, columns)
+                X = sp.csr_matrix((X.data, where[X.indices], X.indptr), shape=(X.shape[0], rest.n_features_in_ - 1))
+                # By columns: the product then reads the weights in order, each row's scores in cache.
+                self.models[name] = rest, X.tocsc(), True
+            else:
+                X = self._view(candidate.features, f, rows, False)[0]
+                self.models[name] = self.statistics.model(candidate.statistics, f), X, False
+        return self.models[name]
+
+    def _predicted(self, candidate, f, rows):
+        """The labels that ``candidate``, made from every fold but ``f``, predicts for fold ``f``'s sample."""
+        rest, X, restricted = self._rest(candidate, f, rows)
+        if rest.classes_.size == 0:
+            return None
+        model = estimator(candidate, self.fixed, per_class=False)
+        if not restricted:
+            return made_from(model, rest, lazy=True).predict(X)
+        # alpha on each column scored, and on the columns left out together (at least one: see _rest)
+        scored = X.shape[1]
+        alpha = np.full(scored + 1, float(candidate.params["alpha"]))
+        alpha[-1] *= self.statistics.width(candidate.statistics) - scored
+        model = model._unfitted(alpha=alpha)
+        stats, n_classes = rest._stats, rest.classes_.size
+        context = model._finalize(stats, rest.classes_, model._hyper(n_classes, scored + 1), xp=np, dtype=np.float64)
+        weight = laid_out_by_columns(lambda cols: model._weight_columns(stats, context["_context_"], cols, xp=np),
+                                     (n_classes, scored), np.float64, xp=np)
+        scores = X @ weight
+        scores += context["_bias_"]
+        return rest.classes_[np.argmax(scores, axis=1)]
 
     def scores(self, candidates, folds=None, out=None, rows=None):
         """``candidates x folds`` accuracies (written into ``out`` if given): each candidate made from the
@@ -291,18 +468,12 @@ class FoldScorer:
         for f in ``folds`` (default: every fold that can be scored; NaN elsewhere)."""
         out = np.full((len(candidates), len(self.samples)), np.nan) if out is None else out
         folds = self.scorable() if folds is None else folds
-        for i, candidate in enumerate(candidates):
-            model = estimator(candidate, self.fixed, per_class=False)
-            for f in folds:
-                if not np.isnan(out[i, f]):
-                    continue
-                if len(folds) > 1:
-                    self._rest(candidate.statistics, None)
-                rest = self._rest(candidate.statistics, f)
-                if rest is None:
-                    continue
-                predicted = made_from(model, rest, lazy=True).predict(self._view(candidate.features, f, rows))
-                out[i, f] = float(np.mean(np.asarray(predicted) == np.asarray(self.samples[f].y[:rows])))
+        for f in folds:
+            for i, candidate in enumerate(candidates):
+                if np.isnan(out[i, f]):
+                    predicted = self._predicted(candidate, f, rows)
+                    if predicted is not None:
+                        out[i, f] = float(np.mean(np.asarray(predicted) == np.asarray(self.samples[f].y[:rows])))
         return out
 
 
@@ -326,9 +497,8 @@ def search(candidates, scorer, *, extend):
     if len(folds) > 1 and len(candidates) > SURVIVORS and sum(rows) * len(candidates) > SCREEN_ABOVE:
         scorer.scores(candidates, folds[:1], out=scores, rows=SCREEN_ROWS)
         finalists = np.argsort(-scores[:, folds[0]], kind="stable")[:SURVIVORS]
-        scores[finalists] = np.nan  # scored again on every row
-    for i in finalists:
-        scorer.scores([candidates[i]], folds, out=scores[i:i + 1])
+    finalists = list(finalists)
+    scores[finalists] = scorer.scores([candidates[i] for i in finalists], folds)
     extended = []
     while True:
         mean, std = fold_means(scores)
@@ -350,22 +520,41 @@ def search(candidates, scorer, *, extend):
 
 
 class FoldedPass(_OnePass):
-    """The running state of ``training.train`` with models per fold and statistics key; its
-    result is the best of ``candidates`` on the statistics of all the folds."""
+    """The running state of ``training.train`` for --model auto: per class and fold, sums of the stored values
+    (:class:`FoldSums`) and a sample of rows; its result is the best of ``candidates`` on the statistics of
+    all the folds."""
 
     def __init__(self, estimator, reader, *, candidates, fixed, extend=True, **kwargs):
         super().__init__(estimator, reader, **kwargs)
         self.candidates, self.fixed, self.extend = candidates, fixed, extend
         self.keys = list(dict.fromkeys(c.statistics for c in candidates))
-        self.bases = {stats: checked_model(stats, {k: v for k, v in fixed.items() if k not in PER_CLASS_PARAMETERS})
-                      for stats, _ in self.keys}
+        self.text = any(features.ngram is not None for _, features in self.keys)
+        self.kinds = sorted({"presence" if stats == "BernoulliNB" else features.tf
+                             for stats, features in self.keys} - {"counts"})  # weightings of the values
         rng = np.random.default_rng(SEED)
-        self.folds = [None] * FOLDS  # per fold: {statistics key: running model}
         self.samples = [_Sample(SAMPLE_ROWS, rng) for _ in range(FOLDS)]
         self.data_width = None
+        self.sums = self.corrections = None
+        # Classes in the order they came (given: all of them, first); a row's code is class * FOLDS + fold.
+        self.labels = [] if self.classes is None else list(self.classes)
+        self.index = {label: i for i, label in enumerate(self.labels)}
+        self.row_counts = np.zeros(FOLDS * len(self.labels))
 
     def _width(self):
         return self.data_width  # of the data as read (hashed text: twice the models')
+
+    def _codes(self, y):
+        """The code of every row of labels ``y`` (after the rows seen so far)."""
+        found, inverse = np.unique(y, return_inverse=True)
+        for label in found.tolist():
+            if label not in self.index:
+                self.index[label] = len(self.labels)
+                self.labels.append(label)
+        classes = np.array([self.index[label] for label in found.tolist()], dtype=np.int64)[inverse.reshape(-1)]
+        codes = classes * FOLDS + (self.rows + np.arange(y.shape[0])) % FOLDS
+        self.row_counts = np.concatenate([self.row_counts, np.zeros(FOLDS * len(self.labels) - self.row_counts.size)])
+        self.row_counts += np.bincount(codes, minlength=self.row_counts.size)
+        return codes
 
     def _absorb(self, X, y, where):
         values = X.data if hasattr(X, "indices") else X
@@ -378,33 +567,49 @@ class FoldedPass(_OnePass):
             if fractional.size:  # dense values that are not whole numbers: measurements
                 raise NotCounts(f"{where} holds values that are not whole numbers (e.g. {fractional[0]:g}), "
                                 "measurements rather than counts", chunk)
+        if not np.all(np.isfinite(values)):  # the model's own refusal, naming the lines
+            self._grown(None, X, y, where)
+            raise ValueError(f"{where}: --model auto takes no missing values; name the model with --model")
         if self.data_width is not None and X.shape[1] != self.data_width:
-            # The fold models must stay of one width to merge (training's rule for one model).
+            # The sums are keyed by a width of one (training's rule for one model).
             raise _SecondPassNeeded(f"feature indices beyond {self.data_width} appear after the first chunk")
-        self.data_width = X.shape[1]
+        if self.data_width is None:
+            self.data_width = X.shape[1]
+            self.sums = FoldSums(X.shape[1])
+            self.corrections = {kind: FoldSums(X.shape[1]) for kind in self.kinds}
+        X = X.tocsr() if hasattr(X, "indices") else sp.csr_matrix(X)
         y = np.asarray(y)
-        views = {features: features.view(X) for _, features in self.keys}  # once a chunk, not once a fold
+        codes = self._codes(y)
+        self.sums.add(_code_rows(codes, X), X.indices, X.data)
+        for offset, view in correction_views(X, text=self.text) if self.kinds else ():
+            for kind in self.kinds:
+                rows, columns, values = corrections(view, kind)
+                self.corrections[kind].add(codes[rows], columns + offset, values)
         for f in range(FOLDS):
             rows = np.arange((f - self.rows) % FOLDS, X.shape[0], FOLDS)  # row number mod FOLDS is f
-            if rows.size == 0:
-                continue
-            labels = y[rows]
-            models = self.folds[f] if self.folds[f] is not None else {}
-            for key in self.keys:
-                stats, features = key
-                seen = self.to_device(views[features][rows])
-                models[key] = self._grown(models.get(key), seen, labels, where, base=self.bases[stats])
-            self.folds[f] = models
-            self.samples[f].add(X[rows], labels)
+            if rows.size:
+                self.samples[f].add(X[rows], y[rows])
+
+    def _statistics(self):
+        """The :class:`FoldStatistics` of the pass, classes in sorted order."""
+        labels = np.asarray(self.labels) if self.classes is None else self.classes
+        order = np.argsort(labels, kind="stable") if self.classes is None else np.arange(len(labels))
+        n_codes = FOLDS * len(labels)
+        rows = (order[:, None] * FOLDS + np.arange(FOLDS)).reshape(-1)  # sorted class c, fold g: its code
+        sources = {"counts": self.sums, **self.corrections}
+        sources = {name: sums.matrix(n_codes)[rows].tocsc() for name, sums in sources.items()}
+        return FoldStatistics(labels[order], self.row_counts[rows], sources, self.keys)
 
     def result(self):
-        if all(fold is None for fold in self.folds):
+        if self.data_width is None:
             raise ValueError(f"{self.reader.path} holds no data rows")
-        scorer = FoldScorer(self.fixed, self.folds, self.samples)
+        statistics = self._statistics()
+        scorer = FoldScorer(self.fixed, statistics, self.samples)
         self.search = search(self.candidates, scorer, extend=self.extend)
         best = self.search.candidates[self.search.best]
-        total = merged([fold.get(best.statistics) for fold in self.folds if fold is not None])
-        return made_from(estimator(best, self.fixed), total, lazy=True)
+        model = made_from(estimator(best, self.fixed), statistics.model(best.statistics), lazy=True)
+        like = self.to_device(np.zeros(1))
+        return model if isinstance(like, np.ndarray) else model.to_device(like)
 
     @property
     def features(self):

@@ -6,7 +6,10 @@
   each is a code object) entered during one MultinomialNB fit on a CSR matrix
   (2,000 × 5,000, 1 % stored, 4 classes) and one predict of it, on every
   thread (``sys.setprofile`` and ``threading.setprofile``); ``deepest_stack``:
-  the most nbgpu frames on one thread's stack at once.
+  the most nbgpu frames on one thread's stack at once. ``named_functions``
+  and ``deepest_named_stack`` leave out comprehensions, generator
+  expressions and lambdas (Python 3.12 inlines comprehensions: PEP 709; the
+  first two counts depend on the interpreter, these do not).
 - ``mro``: the nbgpu classes in each public estimator's MRO.
 - ``base_names``: the names ``_BaseNB`` defines (methods, properties and
   class-level flags; dunders but ``__getstate__``/``__setstate__``/
@@ -38,19 +41,24 @@ PUBLIC = ("BernoulliNB", "CategoricalNB", "ColumnwiseNB", "ComplementNB", "Gauss
 
 
 def traced(call):
-    """``{"distinct_functions": n, "deepest_stack": n}`` of ``call()``."""
-    seen, deepest = set(), [0]
+    """``{"distinct_functions": n, "deepest_stack": n, "named_functions": n,
+    "deepest_named_stack": n}`` of ``call()``."""
+    seen, deepest, deepest_named = set(), [0], [0]
 
     def profile(frame, event, arg):
         code = frame.f_code
         if event != "call" or not code.co_filename.startswith(ROOT):
             return
         seen.add((code.co_filename, code.co_firstlineno, code.co_name))
-        depth, f = 0, frame
+        depth = named = 0
+        f = frame
         while f is not None:
-            depth += f.f_code.co_filename.startswith(ROOT)
+            if f.f_code.co_filename.startswith(ROOT):
+                depth += 1
+                named += not f.f_code.co_name.startswith("<")
             f = f.f_back
         deepest[0] = max(deepest[0], depth)
+        deepest_named[0] = max(deepest_named[0], named)
 
     sys.setprofile(profile)
     threading.setprofile(profile)
@@ -59,7 +67,9 @@ def traced(call):
     finally:
         sys.setprofile(None)
         threading.setprofile(None)
-    return {"distinct_functions": len(seen), "deepest_stack": deepest[0]}
+    return {"distinct_functions": len(seen), "deepest_stack": deepest[0],
+            "named_functions": sum(not name.startswith("<") for _, _, name in seen),
+            "deepest_named_stack": deepest_named[0]}
 
 
 def jedi_completes():

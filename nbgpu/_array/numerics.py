@@ -49,18 +49,12 @@ def log_ratio(num, den, *, xp, overwrite_num=False):
         out = log_in_place(xp.maximum(num, xp.asarray(tiny, dtype=num.dtype, device=num.device)), xp=xp)
         out -= log_den
         return out
-    # On the host the k × d work is one pass: each column chunk (in cache)
-    # is floored at ``tiny``, logged and shifted in place, on all cores.
+    # On the host one pass in place: the callers hand it a column chunk of
+    # the weights at a time (``laid_out_by_columns``, in cache, on all cores).
     out = num if overwrite_num and num.flags.writeable else np.empty_like(num)
-    per_column = log_den.ndim == 2 and log_den.shape[1] > 1
-
-    def chunk(cols):
-        part = out[:, cols]
-        np.maximum(num[:, cols], tiny, out=part)  # a zero count (alpha=0) -> log(tiny)
-        np.log(part, out=part)
-        part -= log_den[:, cols] if per_column else log_den
-
-    parallel_map(chunk, column_chunks(num.shape, num.itemsize))
+    np.maximum(num, tiny, out=out)  # a zero count (alpha=0) -> log(tiny)
+    np.log(out, out=out)
+    out -= log_den
     return out
 
 

@@ -40,7 +40,7 @@ def parallel_map(fn, items):
     items = list(items)
     threads = min(n_threads(), len(items))
     if threads <= 1 or getattr(_WORKING, "active", False):
-        return [fn(i) for i in items]
+        return list(map(fn, items))
     if _POOL is None:
         _POOL = ThreadPoolExecutor(max_workers=max(n_threads() - 1, 1), thread_name_prefix="nbgpu")
     results = [None] * len(items)

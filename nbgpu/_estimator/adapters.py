@@ -21,7 +21,10 @@ def register(adapter):
 
 def adapter_for(X):
     """The adapter that handles ``X``, or None for an ordinary array."""
-    return next((adapter for adapter in _ADAPTERS if adapter.accepts(X)), None)
+    for adapter in _ADAPTERS:
+        if adapter.accepts(X):
+            return adapter
+    return None
 
 
 def computed(*values):

@@ -24,6 +24,7 @@ import sys
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 
 __all__ = ["check_feature_names", "feature_names_of"]
 
@@ -39,6 +40,8 @@ def _is_instance(X, module_name, class_name):
 
 def _column_names(X):
     """The column labels of a data frame in order, or None when X is not one."""
+    if isinstance(X, (np.ndarray, list, tuple)) or sp.issparse(X):  # (asked at every call: a short way out)
+        return None
     if any(_is_instance(X, name, "DataFrame") for name in _DATA_FRAME_MODULES):
         return list(X.columns)
     if _is_instance(X, "pyarrow", "Table"):

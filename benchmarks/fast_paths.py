@@ -37,6 +37,7 @@ from nbgpu._array.devices import device_name  # noqa: E402
 from nbgpu._array.sparse import gathered_row_sums  # noqa: E402
 from nbgpu._array.sums import dense  # noqa: E402
 from nbgpu._array.threads import n_threads  # noqa: E402
+from nbgpu._validation import check_finite  # noqa: E402
 
 
 def _zipf_csr(rng, n, d, per_row, dtype=np.float64):
@@ -131,6 +132,18 @@ def _cases(scale, rng):
     cases["gathered_row_sums"] = (
         f"gathered_row_sums of a {n} x {d} index into a {d * m} x {k} table",
         lambda: gathered_row_sums(table, index, xp=np),
+    )
+
+    n, d = s(200_000), 100
+    Xf32 = rng.random((n, d), dtype=np.float32)
+    bernoulli = nbgpu.BernoulliNB().fit(Xf32[:1000], rng.integers(0, k, 1000))
+    cases["finite_by_sum"] = (
+        f"check_finite of dense X {n} x {d} float32",
+        lambda: (check_finite(Xf32, estimator=bernoulli), 0)[1],
+    )
+    cases["finite_by_sum (BernoulliNB.predict)"] = (
+        f"BernoulliNB.predict of dense X {n} x {d} float32, {k} classes (each row block checked finite)",
+        lambda: bernoulli.predict(Xf32),
     )
     return cases
 

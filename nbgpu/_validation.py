@@ -185,11 +185,21 @@ def check_finite(X, *, estimator, name="X", allow_nan=False):
     if allow_nan and bool(vxp.any(vxp.isinf(values))):
         msg = f"Input {name} contains infinity: {est} needs finite values in `{name}`, or NaN for missing ones."
         raise ValueError(msg)
-    if not allow_nan and not bool(vxp.all(vxp.isfinite(values))):
+    if not allow_nan and not _finite_sum(values, vxp) and not bool(vxp.all(vxp.isfinite(values))):
         what = "NaN" if bool(vxp.any(vxp.isnan(values))) else "infinity"
         hint = " (pass missing='ignore' to treat NaN as missing)" if hasattr(estimator, "missing") else ""
         msg = f"Input {name} contains {what}: {est} needs finite values in `{name}`{hint}."
         raise ValueError(msg)
+
+
+def _finite_sum(values, xp):
+    """Fast path ``finite_by_sum``: True when the sum of ``values`` is finite, so every value is (one
+    reduction, no array of flags); False leaves it to the exact check (a NaN, an infinity, or finite
+    values whose sum overflows)."""
+    if not fast("finite_by_sum"):
+        return False
+    with float_warnings_off():
+        return bool(xp.isfinite(xp.sum(values)))
 
 
 def _values_min(X):
@@ -247,9 +257,12 @@ def check_categories(X, *, estimator):
     vxp = get_namespace(values)
     low, fractional = -math.inf, False  # integers: whole numbers, checked for sign below
     if values.size and not vxp.isdtype(values.dtype, ("integral", "bool")):
-        # The smallest value and whether any has a fraction (floor(v) < v; NaN,
-        # a missing value, compares False), read back together: one sync.
-        facts = vxp.stack([vxp.min(values), vxp.astype(vxp.any(vxp.floor(values) < values), values.dtype)])
+        # The smallest value and whether any has a fraction (v % 1 > 0; NaN, a
+        # missing value, and infinities compare False), read back together: one sync.
+        one = vxp.asarray(1.0, dtype=values.dtype, device=values.device)
+        with float_warnings_off():  # (inf % 1 is NaN)
+            fraction = vxp.any(vxp.remainder(values, one) > 0)
+        facts = vxp.stack([vxp.min(values), vxp.astype(fraction, values.dtype)])
         low, fractional = to_numpy(facts).tolist()
     if not low >= 0:  # a negative value, or NaN hiding one: the full check says which
         check_non_negative(X, estimator=estimator, what="category codes")

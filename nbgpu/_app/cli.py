@@ -53,6 +53,7 @@ from .readers import (
     CHUNK_BYTES,
     FORMATS,
     TEXT_DEFAULTS,
+    TEXT_TRAIN_CHUNK_BYTES,
     detect_format,
     is_regular_file,
     known_labels,
@@ -129,7 +130,8 @@ def _reader_options(args, header=None):
         value = stored.get(name)
         if value is not None and not (isinstance(value, str) and len(value) <= _MAX_NAME):
             raise ValueError(f"{where}: inconsistent model file (reader setting {name}={value!r:.80})")
-    options = {"chunk_bytes": args.chunk_mb, "dtype": np.dtype(args.dtype).type, "zero_based": zero_based,
+    chunk = args.chunk_mb if args.chunk_mb is not None else CHUNK_BYTES
+    options = {"chunk_bytes": chunk, "dtype": np.dtype(args.dtype).type, "zero_based": zero_based,
                "label_column": args.label_column if args.label_column is not None else stored.get("label_column")}
     if getattr(args, "zero_based", "auto") != "auto":
         options["zero_based"] = args.zero_based == "yes"
@@ -179,46 +181,87 @@ def _scored_format(args, header):
     return fmt
 
 
+def _early_reader(args, labels, finish_for):
+    """``(header, n_features, vectorizer, chunks)``: the model file's header read alone (no models, no
+    statistics) and the data's chunks started on it, parsed while the model loads; None where anything
+    fails (a file that is not a model file, data that cannot be opened): loading the model first then
+    says what is wrong, in the order it always has."""
+    from .._interop.model_archive import Archive
+    from .._interop.model_header import header_of
+    from .._interop.vectorizer_settings import check_settings, check_weighting
+
+    try:
+        with Archive(args.model_file) as archive:
+            header = header_of(archive, str(args.model_file)).header
+        n_features = header["n_features_in"]
+        settings = header.get("vectorizer")
+        vectorizer = None if settings is None else check_settings(settings, n_features)
+        metadata = header.get("metadata")
+        tf = check_weighting(metadata.get("features") if isinstance(metadata, dict) else None, args.model_file)
+        reader, zero_based = _scoring_reader(args, header, n_features, vectorizer)
+    except (ValueError, TypeError, KeyError):
+        return None
+    return header, n_features, vectorizer, parsed_chunks(reader, labels=labels, finish=finish_for(reader, zero_based, n_features, tf))
+
+
+def _scoring_reader(args, header, n_features, vectorizer):
+    """The reader of args.data for a model of ``n_features`` trained with the file ``header`` says, and
+    the indexing base it reads svmlight with."""
+    options = _reader_options(args, header)
+    reader = open_reader(args.data, _scored_format(args, header), vectorizer=vectorizer, n_features=n_features,
+                         **options)
+    return reader, True if options["zero_based"] is None else options["zero_based"]
+
+
 def _model_and_chunks(args, output, *, labels):
     """Check ``output``, load the model onto the device; the model, its classes and a generator (not started)
-    of (chunk, host probabilities, class indices decided by ``predict``'s rule) over the chunks of args.data."""
+    of (chunk, host probabilities, class indices decided by ``predict``'s rule) over the chunks of args.data.
+    The data are read and parsed (text hashed) while the model loads."""
     from .._array.devices import host_to_like
     from .._array.namespace import to_numpy
-    from .._interop.model_files import read_model_file
-    from .._interop.vectorizer_settings import check_weighting, weighted
+    from .._interop.vectorizer_settings import weighted
 
     _check_output(output, args.model_file, args.data)
+    like = _device(args.device)  # before the reader's thread starts (see cmd_train)
+
+    def finish_for(reader, zero_based, n_features, tf):
+        def finish(chunk):  # laid out as the model's columns, weighted as at training (--model auto's choice)
+            return chunk._replace(X=weighted(reader.layout(chunk, zero_based=zero_based, n_features=n_features), tf))
+
+        return finish
+
+    early = _early_reader(args, labels, finish_for)
     try:
-        loaded = read_model_file(args.model_file, core=True, max_memory=args.max_memory)  # no scikit-learn to load
-    except ValueError as exc:
-        # numpy's advice to pass allow_pickle=True must never reach a user holding a file of unknown origin.
-        if "pickle" in str(exc).lower():
-            raise ValueError(f"{args.model_file} is not an nbgpu model file") from None
-        raise exc from None
-    model, like = loaded.model, _device(args.device)
+        loaded = _loaded_model(args)
+    except BaseException:
+        if early is not None:
+            early[3].close()
+        raise
+    model = loaded.model
     if like is not None:
         model.to_device(like)
     own = np.asarray(to_numpy(model.classes_))
     # Classes fitted as bytes (in Python) are text: printed as such, and matched with a file's labels.
     classes = text_labels(own)
+    n_features = int(model.n_features_in_)
+    if early is not None and (early[0] != loaded.header or early[1] != n_features or early[2] != loaded.vectorizer):
+        early[3].close()  # the data were read as the header said before the whole file was read
+        raise ValueError(f"{args.model_file} changed while it was read")
 
     def scored():
-        n_features = int(model.n_features_in_)
-        options = _reader_options(args, loaded.header)
-        # loaded.vectorizer: the HashingVectorizer's parameters (read with core=True), or None
-        reader = open_reader(args.data, _scored_format(args, loaded.header), vectorizer=loaded.vectorizer,
-                             n_features=n_features, **options)
-        zero_based = True if options["zero_based"] is None else options["zero_based"]
+        if early is None:
+            from .._interop.vectorizer_settings import check_weighting
 
-        metadata = loaded.header.get("metadata")
-        tf = check_weighting(metadata.get("features") if isinstance(metadata, dict) else None, args.model_file)
-
-        def finish(chunk):  # laid out as the model's columns, weighted as at training (--model auto's choice)
-            return chunk._replace(X=weighted(reader.layout(chunk, zero_based=zero_based, n_features=n_features), tf))
-
+            metadata = loaded.header.get("metadata")
+            tf = check_weighting(metadata.get("features") if isinstance(metadata, dict) else None, args.model_file)
+            # loaded.vectorizer: the HashingVectorizer's parameters (read with core=True), or None
+            reader, zero_based = _scoring_reader(args, loaded.header, n_features, loaded.vectorizer)
+            chunks = parsed_chunks(reader, labels=labels, finish=finish_for(reader, zero_based, n_features, tf))
+        else:
+            chunks = early[3]
         bar = _bar(args, "scoring")
         rows = 0
-        for chunk in parsed_chunks(reader, labels=labels, finish=finish):
+        for chunk in chunks:
             bar.update(chunk.nbytes)
             if chunk.X is None:
                 continue
@@ -231,6 +274,19 @@ def _model_and_chunks(args, output, *, labels):
             raise ValueError(f"{shown(args.data)} holds no data rows")
 
     return model, classes, scored()
+
+
+def _loaded_model(args):
+    """The model file of args, read without scikit-learn; a one-line ValueError if it cannot be."""
+    from .._interop.model_files import read_model_file
+
+    try:
+        return read_model_file(args.model_file, core=True, max_memory=args.max_memory)  # no scikit-learn to load
+    except ValueError as exc:
+        # numpy's advice to pass allow_pickle=True must never reach a user holding a file of unknown origin.
+        if "pickle" in str(exc).lower():
+            raise ValueError(f"{args.model_file} is not an nbgpu model file") from None
+        raise exc from None
 
 
 def _size(path):
@@ -271,8 +327,14 @@ def cmd_train(args):
     else:
         model, state = checked_model(MODELS[args.model], given_flags(args)), None
 
+    options = _reader_options(args)
+    if args.chunk_mb is None and vectorizer is not None and args.model != "auto":
+        # Text in smaller chunks: a chunk is fitted while the next one's JSON is parsed (one core);
+        # --model auto keeps a model per fold, for which a chunk costs more: its chunks stay large.
+        options["chunk_bytes"] = TEXT_TRAIN_CHUNK_BYTES
+
     def open_data():
-        reader = open_reader(args.data, fmt, vectorizer=vectorizer, n_features=None, **_reader_options(args))
+        reader = open_reader(args.data, fmt, vectorizer=vectorizer, n_features=None, **options)
         if choose_ngrams:
             reader._transform = text_transform(vectorizer)
         return reader
@@ -570,8 +632,10 @@ def build_parser():
                            "e.g. .jsonl.gz, .csv.gz, and is decompressed as it is read; at predict/evaluate "
                            "else the model's; else, standard input (-) or a name without an extension, "
                            "from the first bytes)")
-    data.add_argument("--chunk-mb", type=chunk_bytes, default=CHUNK_BYTES, metavar="MIB",
-                      help=f"MiB of file read per chunk (bounds memory; default {CHUNK_BYTES / 2**20:g})")
+    data.add_argument("--chunk-mb", type=chunk_bytes, metavar="MIB",
+                      help=f"MiB of file read per chunk (bounds memory; default {CHUNK_BYTES / 2**20:g}, and "
+                           f"{TEXT_TRAIN_CHUNK_BYTES / 2**20:g} for text at train but with --model auto: a chunk is "
+                           "fitted while the next is parsed)")
     data.add_argument("--dtype", choices=("float32", "float64"), default="float64",
                       help="float type of the features (default %(default)s)")
     data.add_argument("--label-column", help="CSV: name or index of the label column (default: 'label', else the last); "

@@ -43,6 +43,8 @@ _SUFFIXES = {
     ".npz": "npz", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl",
 }
 CHUNK_BYTES = 64 * 2**20
+# Text to train on: smaller, so that one chunk is fitted while the next one's JSON is parsed.
+TEXT_TRAIN_CHUNK_BYTES = 4 * 2**20
 STDIN = "-"  # the data path that means standard input
 STDIN_NAME = "standard input"  # how messages name it
 SNIFF_BYTES = 64 * 2**10  # the first bytes a format is told by
@@ -1079,9 +1081,29 @@ def parsed_chunks(reader, *, labels, finish=None, depth=1):
     def consumed(chunks):
         # BLAS on one thread: the reader thread keeps a core busy, and BLAS threads that spin on
         # every core (OpenBLAS waits busily between calls) would slow training on small chunks.
-        with blas_single_thread():
+        # Hashed text is sparse, which no BLAS call touches: nothing to limit (nor threadpoolctl's
+        # scan of the loaded libraries to pay).
+        with contextlib.nullcontext() if reader._transform is not None else blas_single_thread():
             yield from chunks
 
     # Each block in a list that produce empties: the thread's loop variable holds the list, not the
     # block's bytes, while the next block is read.
-    return consumed(_Prefetcher(map(lambda block: [block], reader.blocks()), produce, depth))
+    return ParsedChunks(_Prefetcher(map(lambda block: [block], reader.blocks()), produce, depth), consumed)
+
+
+class ParsedChunks:
+    """The chunks :func:`parsed_chunks` gives, an iterator; :meth:`close` stops its thread, whether
+    the chunks were iterated or not (a generator never started ignores ``close``)."""
+
+    def __init__(self, prefetcher, consumed):
+        self._prefetcher, self._chunks = prefetcher, consumed(prefetcher)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(self._chunks)
+
+    def close(self):
+        self._chunks.close()
+        self._prefetcher.stop()

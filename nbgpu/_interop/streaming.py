@@ -66,7 +66,11 @@ class _Prefetcher:
                     return
                 yield value
         finally:
-            self._stop.set()
+            self.stop()
+
+    def stop(self):
+        """Tell the thread to stop (iterated or not): it ends once the item it is on is produced."""
+        self._stop.set()
 
 
 def fit_stream(estimator, chunks, *, classes, device="cpu", prefetch=2, progress=False):

@@ -67,6 +67,15 @@ OVER = {
 }
 
 
+# Cases within budget by a fast path only (under NBGPU_REFERENCE its reference runs: skipped).
+WITHIN_BY_FAST_PATH = {
+    **{(name, fmt, "predict", budget): "deferred_checks" for name in ("MultinomialNB", "ComplementNB", "PoissonNB")
+       for fmt in ("dense", "csr") for budget in ("syncs", "x_reads")},
+    ("KernelDensityNB", "dense", "predict", "x_reads"): "deferred_checks",
+    ("KernelDensityNB", "dense", "fit", "x_reads"): "finite_by_sum",
+}
+
+
 def _cases():
     for name in MODELS:
         for fmt in ("dense", "csr") if name in TEXT else ("dense",):
@@ -75,6 +84,8 @@ def _cases():
                     marks = ()
                     if (name, fmt, call, budget) in OVER:
                         marks = pytest.mark.xfail(strict=True, reason=OVER[(name, fmt, call, budget)])
+                    elif (name, fmt, call, budget) in WITHIN_BY_FAST_PATH:
+                        marks = pytest.mark.fast_path(WITHIN_BY_FAST_PATH[(name, fmt, call, budget)])
                     yield pytest.param(name, fmt, call, budget, marks=marks, id=f"{name}-{fmt}-{call}-{budget}")
 
 

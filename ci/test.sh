@@ -13,8 +13,9 @@
 #                         device_emulated stand-in for cupy included)
 #   NBGPU_CUPY_PATH       a folder holding cupy for tests/test_cupy_api.py (default: one
 #                         made here; cupy imports without a GPU. Set it empty to skip that test)
-#   NBGPU_TEST_REFERENCE  set to 0 to skip the second run of the suite, on the plain
-#                         reference paths (NBGPU_REFERENCE=1: nbgpu/_array/paths.py)
+#   NBGPU_TEST_REFERENCE  set to 1 to run the suite a second time, on the plain
+#                         reference paths (NBGPU_REFERENCE=1: nbgpu/_array/paths.py);
+#                         default 0: one run. CI (.ci/run) sets it to 1
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv="${NBGPU_VENV:-.venv-test}"
@@ -53,12 +54,13 @@ export NBGPU_TEST_BACKENDS="${NBGPU_TEST_BACKENDS:-$backends}"
 workers="${NBGPU_TEST_WORKERS:-auto}"
 xdist=()
 [ "$workers" != "0" ] && xdist=(-n "$workers" -p no:benchmark)
-# Every fast path has a plain reference computing the same values: the suite
-# runs again on those, so neither side drifts; both runs report, either fails CI.
+# Every fast path has a plain reference computing the same values: CI runs the
+# suite again on those (NBGPU_TEST_REFERENCE=1, set by .ci/run), so neither side
+# drifts; both runs report, either fails CI.
 set +e
 python -m pytest "${xdist[@]}" "$@"
 status=$?
-if [ "${NBGPU_TEST_REFERENCE:-1}" != "0" ]; then
+if [ "${NBGPU_TEST_REFERENCE:-0}" = "1" ]; then
     echo "ci/test.sh: the suite again on the reference paths (NBGPU_REFERENCE=1)"
     NBGPU_REFERENCE=1 python -m pytest "${xdist[@]}" "$@" || status=$?
 fi

@@ -88,3 +88,44 @@ def test_the_gpu_script_header_asks_for_one_or_two_stages_per_call():
     header = (ROOT / "ci" / "gpu.sh").read_text(encoding="utf-8").split("set -uo pipefail")[0]
     assert "name one or two stages per call" in header
     assert "NBGPU_GPU_DRY_RUN" in header
+
+
+# The suite's runs: a user's `bash ci/test.sh` runs it once; CI (.ci/run) runs it
+# again on the plain reference paths. Both scripts are run here with stand-ins: a
+# `python` that records its arguments, a ci/test.sh that records its environment.
+def _the_runs_of_the_test_script(tmp_path, **variables):
+    """What ``python -m pytest`` calls ci/test.sh's last lines make: ``[(NBGPU_REFERENCE, args), ...]``."""
+    runs = SCRIPT[SCRIPT.index("\nset +e\n"):]
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "calls"
+    (bin_dir / "python").write_text(f'#!/bin/sh\necho "${{NBGPU_REFERENCE:-}}|$*" >> "{log}"\n')
+    (bin_dir / "python").chmod(0o755)
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", **variables}
+    result = subprocess.run(["bash", "-c", 'xdist=(-n auto -p no:benchmark)\n' + runs, "ci/test.sh", "-x"],
+                            env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    return [tuple(line.split("|")) for line in log.read_text().splitlines()], result.stdout
+
+
+def test_the_test_script_runs_the_suite_once_by_default(tmp_path):
+    calls, _ = _the_runs_of_the_test_script(tmp_path)
+    assert calls == [("", "-m pytest -n auto -p no:benchmark -x")]
+
+
+def test_the_test_script_runs_it_again_on_the_reference_paths_when_asked(tmp_path):
+    calls, stdout = _the_runs_of_the_test_script(tmp_path, NBGPU_TEST_REFERENCE="1")
+    assert calls == [("", "-m pytest -n auto -p no:benchmark -x"), ("1", "-m pytest -n auto -p no:benchmark -x")]
+    assert "the suite again on the reference paths (NBGPU_REFERENCE=1)" in stdout
+
+
+def test_ci_runs_the_readmes_test_command_and_the_reference_run(tmp_path):
+    (tmp_path / ".ci").mkdir()
+    (tmp_path / "ci").mkdir()
+    (tmp_path / ".ci" / "run").write_text((ROOT / ".ci" / "run").read_text(encoding="utf-8"))
+    (tmp_path / "ci" / "test.sh").write_text('echo "$NBGPU_TEST_REFERENCE $PWD"\n')
+    env = {"PATH": "/usr/bin:/bin"}
+    result = subprocess.run(["bash", str(tmp_path / ".ci" / "run")], env=env, capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["1", str(tmp_path)]

@@ -1,7 +1,8 @@
 """Every example of README.md and GUIDE.md runs as it is and prints what its comments say,
 and every results file they name exists.
 
-Each ```python block runs alone in a fresh interpreter (its own imports, a
+Each ```python block runs alone in a process of its own (forked from one
+interpreter that has imported numpy, scipy, scikit-learn and nbgpu; a
 temporary directory). A ``print(...)`` line whose comment states a value
 (``print(x)  # [0 1]: ...``) must print that value: numbers agree to the
 digits the comment shows, everything else exactly. A comment on a print line
@@ -180,20 +181,69 @@ def _named_distributions(text):
     return named
 
 
-def _run_python(tmp_path, source):
-    block = tmp_path / "example.py"
-    block.write_text(source, encoding="utf-8")
-    (tmp_path / "runner.py").write_text(RUNNER, encoding="utf-8")
+# Starting an interpreter and importing numpy, scipy and scikit-learn is most of what an example
+# costs (about 3.4 of 4 CPU seconds). So one interpreter per test process imports them once and
+# forks a child for each block: the child is a process of its own, as fresh as an interpreter
+# that has just imported them, and runs RUNNER as ``python runner.py BLOCK RECORD`` would, in the
+# block's folder, its output in files; the server answers with the child's exit status.
+SERVER = r"""
+import json, os, sys
+if __name__ == "__main__":
+    import numpy, scipy.sparse, sklearn.base  # noqa: F401  (what every example imports, and nbgpu)
+    import nbgpu  # noqa: F401
+    runner = sys.argv[1]
+    for line in sys.stdin:
+        folder, block, record = json.loads(line)
+        sys.stdout.flush(); sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:  # the example's process: never back into this loop
+            os.chdir(folder)
+            for fd, name, flags in ((0, os.devnull, os.O_RDONLY), (1, "stdout", os.O_WRONLY | os.O_CREAT),
+                                    (2, "stderr", os.O_WRONLY | os.O_CREAT)):
+                os.dup2(os.open(name, flags, 0o644), fd)
+            sys.stdin = open(0, closefd=False)
+            sys.argv = [runner, block, record]
+            source = open(runner, encoding="utf-8").read()
+            exec(compile(source, runner, "exec"), {"__name__": "__main__", "__file__": runner})
+            raise SystemExit(0)
+        print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)
+"""
+
+
+@pytest.fixture(scope="module")
+def python_server(tmp_path_factory):
+    """``run(folder) -> CompletedProcess``: ``python runner.py example.py printed.json`` in ``folder``."""
+    home = tmp_path_factory.mktemp("python_server")
+    (home / "server.py").write_text(SERVER, encoding="utf-8")
+    (home / "runner.py").write_text(RUNNER, encoding="utf-8")
+    server = subprocess.Popen([sys.executable, str(home / "server.py"), str(home / "runner.py")], cwd=home,
+                              env=subprocess_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def run(folder):
+        server.stdin.write(json.dumps([str(folder), str(folder / "example.py"), str(folder / "printed.json")]) + "\n")
+        server.stdin.flush()
+        status = server.stdout.readline()
+        assert status, f"the examples' interpreter ended (status {server.wait()})"
+        return subprocess.CompletedProcess([sys.executable, "runner.py"], int(status),
+                                           (folder / "stdout").read_text(), (folder / "stderr").read_text())
+
+    yield run
+    server.stdin.close()
+    server.wait(timeout=60)
+    server.stdout.close()
+
+
+def _run_python(run, tmp_path, source):
+    (tmp_path / "example.py").write_text(source, encoding="utf-8")
+    result = run(tmp_path)
     record = tmp_path / "printed.json"
-    result = subprocess.run([sys.executable, "runner.py", str(block), str(record)], cwd=tmp_path,
-                            env=subprocess_env(), capture_output=True, text=True, timeout=300)
     printed = json.loads(record.read_text()) if record.exists() else []
     return result, printed
 
 
 @pytest.mark.parametrize(("document", "line", "source", "context", "skipped"), PYTHON,
                          ids=[f"{b[0]}:{b[1]}" for b in PYTHON])
-def test_python_example(tmp_path, document, line, source, context, skipped):
+def test_python_example(python_server, tmp_path, document, line, source, context, skipped):
     where = f"{document}:{line}"
     tree = ast.parse(source)
     modules = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
@@ -210,7 +260,7 @@ def test_python_example(tmp_path, document, line, source, context, skipped):
         dists = {d.lower() for d in distributions.get(module, [module])}
         assert dists & named, f"{where} imports {module} but {document} does not name {sorted(dists)} there"
 
-    result, printed = _run_python(tmp_path, source)
+    result, printed = _run_python(python_server, tmp_path, source)
     assert result.returncode == 0, f"{where}\n{result.stderr[-3000:]}"
     for (first, last), value in _stated_values(source).items():
         got = "".join(text for number, text in printed if first <= number <= last)
@@ -246,9 +296,24 @@ def test_the_value_check_can_fail():
         _stated_values("print(1)  # The number one\n")
 
 
-def test_a_failing_example_fails(tmp_path):
-    result, printed = _run_python(tmp_path, "print(1 + 1)\nraise SystemExit(3)\n")
-    assert result.returncode == 3 and printed == [[1, "2\n"]]
+def test_a_failing_example_fails(python_server, tmp_path):
+    result, printed = _run_python(python_server, tmp_path, "print(1 + 1)\nraise SystemExit(3)\n")
+    assert result.returncode == 3 and printed == [[1, "2\n"]] and result.stdout == "2\n"
+    result, printed = _run_python(python_server, tmp_path, "import sys\nprint('a')\n1 / 0\n")
+    assert result.returncode == 1 and printed == [[2, "a\n"]]
+    assert result.stderr.splitlines()[-1] == "ZeroDivisionError: division by zero"
+
+
+def test_each_example_runs_in_a_process_of_its_own(python_server, tmp_path):
+    # What one block does to its interpreter (modules, globals, the folder) is not the next one's.
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    _run_python(python_server, first, "import os, sys, json\nsys.modules['json'].marked = 1\nprint(os.getpid())\n")
+    result, _ = _run_python(python_server, second,
+                            "import os, json\nprint(os.getpid(), hasattr(json, 'marked'), os.getcwd())\n")
+    pid, marked, folder = result.stdout.split()
+    assert pid != (first / "stdout").read_text().strip() and marked == "False" and folder == str(second)
 
 
 def test_every_block_is_found():

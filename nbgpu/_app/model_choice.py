@@ -363,10 +363,14 @@ class FoldStatistics:
         count = self.class_counts(f)
         present = count > 0
         index = np.cumsum(present) - 1  # of each class among the present ones
-        part = self._sums(key)[:, columns]
-        keep = part.indices % FOLDS != f
-        at = np.repeat(np.arange(columns.size), np.diff(part.indptr))[keep]
-        parts = [(index[part.indices[keep] // FOLDS], at, part.data[keep])]
+        width, terms = self.terms[key]
+        parts = []
+        for name, block, sign in terms:  # the columns' entries of each term (not the key's whole sums)
+            part = self.sources[name][:, block * width + columns]
+            classes, folds = np.divmod(part.indices, FOLDS)
+            keep = folds != f
+            at = np.repeat(np.arange(columns.size, dtype=np.int32), np.diff(part.indptr))[keep]
+            parts.append((index[classes[keep]], at, sign * part.data[keep] if sign < 0 else part.data[keep]))
         rows, at, values = (np.concatenate(p) for p in zip(*parts))
         seen = np.zeros(columns.size, dtype=bool)
         seen[at] = True

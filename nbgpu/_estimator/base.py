@@ -41,6 +41,7 @@ from .._validation import (
     check_prior,
     check_sample_weight,
     check_finite,
+    checks_together,
     check_statistics_finite,
     check_X,
     check_y,
@@ -180,6 +181,12 @@ class _BaseNB(abc.ABC):
         """Model-specific checks of the values of ``X`` (fit and predict)."""
         if self._dense_only_message is not None and is_sparse(X):
             raise TypeError(self._dense_only_message.format(name=type(self).__name__))
+
+    def _check_fit_values(self, X, *, finite):
+        """The checks of a fit batch's values: finite (where ``finite``) and the model's own."""
+        if finite:
+            check_finite(X, estimator=self, allow_nan=self._ignore_missing)
+        self._check_values(X)
 
     def _model_input(self, X, xp):
         """What statistics and scores are computed on (``X``; ``X > binarize`` for BernoulliNB)."""
@@ -420,12 +427,11 @@ class _BaseNB(abc.ABC):
         # On a device a NaN or infinity in X reaches the sums, whose finiteness is read back anyway:
         # X itself is looked at only when they are not finite (a pass over X and a sync fewer).
         from_sums = self._sums_show_nonfinite and not self._ignore_missing and not on_host(xp)
-        if not from_sums:
-            check_finite(X, estimator=self, allow_nan=self._ignore_missing)
         n_samples, n_features = X.shape
         if not reset:
             check_n_features(self, n_features)
-        self._check_values(X)
+        # (On a device the value checks read back together: one synchronisation.)
+        checks_together(self._check_fit_values, X, finite=not from_sums)
         y = check_y(y, n_samples)
         if reset:
             classes = check_classes(classes) if classes is not None else unique_labels(y)

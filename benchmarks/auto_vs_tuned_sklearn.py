@@ -23,20 +23,28 @@ missing, 1-4 minutes). Results: ``benchmarks/results/auto-vs-tuned-sklearn-CORPU
 
     python benchmarks/auto_vs_tuned_sklearn.py [--corpus debian pydoc-en] [--repeats 3]
 
-Measured 2026-11-29 on this 2-core machine, shared (load average 6-9), medians of 3 interleaved runs:
+``--idf`` runs, instead, the 1-2gram grid with and without idf (sublinear tf; sublinear or raw tf-idf;
+sublinear tf-idf in l2-normalised rows), MultinomialNB or ComplementNB, alpha 0.003 to 30:
+``benchmarks/results/auto-vs-tuned-sklearn-idf-CORPUS.json``.
+
+Measured 2026-11-29 on this 2-core machine, shared (load average 9-12), medians of 5 interleaved runs
+(``--repeats 5``), after the pass shared its work among the candidates (one tokenization, sums per class
+and fold by one sort, scoring on the columns the held-out rows use, 1,000 rows per fold):
 
 - debian (50,748 training documents): nbgpu auto 0.7063 (ComplementNB alpha=3, 1-2grams, sublinear tf);
-  the grid's best 0.7066 (1-2grams, counts, ComplementNB alpha=3): gap 0.0002. Cost: 2.52 s CPU against
-  1.04 s, 2.41x (wall 2.03x).
+  the grid's best 0.7066 (1-2grams, counts, ComplementNB alpha=3): gap 0.0002. Cost: 2.37 s CPU against
+  1.66 s, 1.43x (paired runs 1.36-1.54x; wall 1.54x). Before: 2.41x CPU (wall 2.03x).
 - pydoc-en (28,285): nbgpu auto 0.8531 (MultinomialNB alpha=0.03, 1-2grams, sublinear tf); the grid's
-  best 0.8521 (1-2grams, sublinear tf-idf, ComplementNB alpha=0.1): auto 0.0010 above. Cost: 8.40 s CPU
-  against 2.84 s, 2.95x (wall 3.15x).
+  best 0.8521 (1-2grams, sublinear tf-idf, ComplementNB alpha=0.1): auto 0.0010 above. Cost: 6.50 s CPU
+  against 3.34 s, 1.95x (paired runs 1.77-1.95x; wall 1.93x). Before: 2.95x CPU (wall 3.15x).
 
-Before this choice of features (unigram counts only) auto chose ComplementNB(alpha=1) on debian:
-0.6819 on this split (the grid's figure for that pipeline). The accuracy target (within 0.005 of the
-grid's best) is met; the cost target (1.3x) is not: the rest is scoring candidates (weights of the
-sampled rows' columns, sparse products), merging fold statistics into "every fold but f", and
-tokenizing the text twice (unigrams, bigrams).
+The accuracy target (within 0.005 of the grid's best) is met; the cost target (1.3x) is not: what remains
+is scoring the candidates (each a k x columns array of weights for the columns a fold's sample uses, some
+55,000 for 1,000 pydoc-en documents with their bigrams, and its product with the sample) and making the
+chosen model's sums whole. Idf (``--idf``) does not win without row normalisation (debian 0.6848, pydoc-en
+0.8486, against sublinear tf's 0.7063 and 0.8531); in l2-normalised rows, whose norms need the idf of
+every row (not one pass), it wins on pydoc-en (0.8647, MultinomialNB alpha=0.003, below this grid's 0.01)
+and not on debian (0.7004).
 """
 
 from __future__ import annotations
@@ -111,6 +119,36 @@ def sklearn_grid(texts, labels, cut):
     return out
 
 
+IDF_ALPHAS = (0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0)
+IDF_WEIGHTINGS = {  # TfidfTransformer's parameters of each weighting compared (1-2grams)
+    "sublinear tf": dict(use_idf=False, sublinear_tf=True, norm=None),
+    "sublinear tf-idf": dict(use_idf=True, sublinear_tf=True, norm=None),
+    "tf-idf": dict(use_idf=True, sublinear_tf=False, norm=None),
+    "sublinear tf-idf in l2-normalised rows": dict(use_idf=True, sublinear_tf=True, norm="l2"),
+}
+
+
+def idf_grid(texts, labels, cut):
+    """Test accuracy of 1-2gram pipelines with and without idf (``IDF_WEIGHTINGS``), MultinomialNB or
+    ComplementNB, alpha in ``IDF_ALPHAS``: whether idf would win as a candidate of auto."""
+    from sklearn.feature_extraction.text import HashingVectorizer, TfidfTransformer
+    from sklearn.naive_bayes import ComplementNB, MultinomialNB
+
+    y = np.asarray(labels)
+    vec = HashingVectorizer(n_features=N_FEATURES, ngram_range=(1, 2), alternate_sign=False, norm=None)
+    X_train, X_test = vec.transform(texts[:cut]), vec.transform(texts[cut:])
+    out = {}
+    for weighting, params in IDF_WEIGHTINGS.items():
+        tfidf = TfidfTransformer(**params).fit(X_train)
+        A, B = tfidf.transform(X_train), tfidf.transform(X_test)
+        for family in (MultinomialNB, ComplementNB):
+            for alpha in IDF_ALPHAS:
+                accuracy = float(np.mean(family(alpha=alpha).fit(A, y[:cut]).predict(B) == y[cut:]))
+                out[f"1-2grams, {weighting}, {family.__name__}(alpha={alpha:g})"] = accuracy
+    best = {w: max((k for k in out if k.startswith(f"1-2grams, {w}, ")), key=out.get) for w in IDF_WEIGHTINGS}
+    return {"best": {w: {"pipeline": k, "test_accuracy": out[k]} for w, k in best.items()}, "grid": out}
+
+
 def timed(command):
     """Wall and CPU seconds (user + system, all threads) of ``command`` run as a child process."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -171,8 +209,18 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", nargs="+", default=["debian", "pydoc-en"])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--idf", action="store_true", help="only the grid with and without idf (1-2grams), "
+                        "written to auto-vs-tuned-sklearn-idf-CORPUS.json")
     args = parser.parse_args(argv)
     RESULTS.mkdir(exist_ok=True)
+    if args.idf:
+        for corpus in args.corpus:
+            texts, labels = documents(corpus)
+            result = {"corpus": corpus, **idf_grid(texts, labels, int(0.8 * len(texts)))}
+            out = RESULTS / f"auto-vs-tuned-sklearn-idf-{corpus}.json"
+            out.write_text(json.dumps(result, indent=2) + "\n")
+            print(corpus, json.dumps(result["best"], indent=1), "->", out)
+        return 0
     for corpus in args.corpus:
         result = run_corpus(corpus, args.repeats)
         result["machine"] = {"cpus": os.cpu_count(), "platform": platform.platform(),

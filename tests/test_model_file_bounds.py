@@ -36,17 +36,17 @@ def _wide(n_classes=3, n_features=2**16, nnz=300, seed=0):
 
 
 def _refused(path, message):
-    """Load ``path``: a ModelFileError naming it and matching ``message``; (seconds, peak traced bytes)."""
+    """Load ``path``: a ModelFileError naming it and matching ``message``; the peak traced bytes
+    (the refusal comes before the declared arrays are made: what bounds the time bounds the memory)."""
     tracemalloc.start()
-    start = time.perf_counter()
     try:
         with pytest.raises(ModelFileError, match=message) as info:
             nbgpu.load(path)
     finally:
-        elapsed, peak = time.perf_counter() - start, tracemalloc.get_traced_memory()[1]
+        peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
     assert str(path) in str(info.value)
-    return elapsed, peak
+    return peak
 
 
 # --------------------------------------------------------------------------- #
@@ -65,8 +65,7 @@ def test_sparse_statistics_declaring_a_huge_shape_are_refused_at_once(name, tmp_
         rf"sparse array '{node['values']}' declares shape \[3, {_HUGE}\] \({3 * _HUGE} elements\), "
         rf"beyond the bound of {MAX_ARRAY_ELEMENTS} elements"
     )
-    elapsed, peak = _refused(bad, message)
-    assert elapsed < 2 and peak < 64 * 2**20  # (it took 37 s and 8 GiB, or 48 GiB to densify)
+    assert _refused(bad, message) < 64 * 2**20  # (it took 37 s and 8 GiB, or 48 GiB to densify)
     with pytest.raises(ModelFileError, match=message):
         read_model_info(bad)
     from nbgpu._app.cli import main
@@ -87,8 +86,7 @@ def test_a_tiny_file_declaring_a_huge_width_within_the_element_bound_is_refused(
     header["n_features_in"] = 2**27
     bad = _write(tmp_path / "wide.nbgpu", members, header)
     message = r"n_features_in is 134217728 but the statistics store \d+ values: beyond 4194304 features"
-    elapsed, peak = _refused(bad, message)
-    assert elapsed < 2 and peak < 64 * 2**20
+    assert _refused(bad, message) < 64 * 2**20
     with pytest.raises(ModelFileError, match=message):
         read_model_info(bad)
 

@@ -378,9 +378,11 @@ class FoldStatistics:
         where = np.where(seen, np.cumsum(seen) - 1, n_seen)  # the unseen: one column after the seen
         k, width = int(present.sum()), n_seen + 2
         # (A sum less its corrections is a sum of positive values: rounding leaves it above 0.)
-        feature_count = np.bincount(rows * width + where[at], weights=values, minlength=k * width).reshape(k, width)
+        # (float64 also without entries: numpy's bincount of nothing is int64 whatever the weights)
+        feature_count = np.bincount(rows * width + where[at], weights=values, minlength=k * width)
+        feature_count = feature_count.astype(np.float64, copy=False).reshape(k, width)
         totals = self.code_totals[key]
-        used = np.bincount(rows, weights=values, minlength=k)
+        used = np.bincount(rows, weights=values, minlength=k).astype(np.float64, copy=False)
         feature_count[:, -1] = np.maximum((totals.sum(axis=1) - totals[:, f])[present] - used, 0.0)
         stats = {"class_count": count[present].astype(np.float64), "feature_count": feature_count}
         return _Statistics(stats, self.classes[present], n_seen + 2), where

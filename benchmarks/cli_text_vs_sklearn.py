@@ -66,6 +66,17 @@ fitted while the next is parsed, evaluate parsing while the model loads, the
 hashed n-grams' keys sorted by numpy's SIMD sort: -18 % and -14 % wall, -9 % and
 -6 % CPU under that load).
 
+Later that day, at a load average of 1.3-2 (one core mostly ours), medians of 5
+(``*-20261129-quieter.json``): debian 5.28 s (train 3.54 + evaluate 1.77; 5.46 s
+CPU) against 16.98 s (16.4 s CPU), 3.22x (CPU 3.01x); pydoc-en 3.59 s (2.24 +
+1.31; 4.74 s CPU) against 11.15 s (11.4 s CPU), 3.11x (CPU 2.40x). The code
+before item 1 on debian, right after: 4.78 s against 15.14 s, 3.17x (CPU 4.99 s,
+2.93x): at that load the changes are within the noise (``nbgpu train`` alone,
+interleaved, 64 MiB against 4 MiB chunks: 2.68 s against 2.67 s). scikit-learn took
+15-17 s on debian and 11 s on pydoc-en then, against 7.8 s and 6.1 s on quieter
+days: the machine gave every process less that day, and the 5x of issue 37 was
+not reached: about 3x, wall or CPU.
+
 2026-11-26, at a lower load, with the models' core classes (no scikit-learn import in either
 command): pydoc-en, 28,285 training documents (25.0 MiB): nbgpu 1.38 s (train
 0.87 + evaluate 0.49), scikit-learn 6.14 s, 4.45x; manpages-ru (this

@@ -34,6 +34,7 @@ from .namespace import (
     device_library,
     get_namespace,
     has_sparse,
+    is_host_array,
     is_sparse,
     on_host,
     sparse_lib,
@@ -135,6 +136,13 @@ def _summed_row(values, columns, width, out=None):
     return sp.csr_matrix((values, columns, indptr), shape=(1, width)).toarray(out=out)
 
 
+def takes_in_place(out) -> bool:
+    """Whether running sums ``out`` take a batch's in place (:func:`add_class_sums_into`):
+    a host float64 array, C-ordered and writable, under fast path ``in_place_sums``."""
+    return (fast("in_place_sums") and is_host_array(out) and out.dtype == np.float64
+            and out.flags.c_contiguous and out.flags.writeable)
+
+
 def add_class_sums_into(out, X, codes, weights, *, xp):
     """``out += Yᵀ·X`` in place, for running sums; False (nothing done) unless
     ``out`` is a host float64 array (k × d, C-ordered, writable).
@@ -149,10 +157,7 @@ def add_class_sums_into(out, X, codes, weights, *, xp):
     of small sparse batches onto wide sums runs 9-10× faster, in 2.9× less
     memory, with it (``benchmarks/fast_paths.py``).
     """
-    if not fast("in_place_sums"):
-        return False
-    host = on_host(xp) and isinstance(out, np.ndarray) and out.dtype == np.float64
-    if not (host and out.flags.c_contiguous and out.flags.writeable):
+    if not takes_in_place(out):
         return False
     n_classes = out.shape[0]
     if is_sparse(X) and X.format == "csr" and X.nnz < out.size:

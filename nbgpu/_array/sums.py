@@ -8,8 +8,8 @@ through these functions, so this module (with the kernels of
 ``class_sums.py`` it calls) is the one place above the array layer that asks
 which representation it holds and where ``X`` lives:
 
-- made and added: :func:`of_batch`, :func:`centred_class_sums`, :func:`add_into`,
-  :func:`merged`;
+- made and added: :func:`of_batch`, :func:`centred_class_sums`,
+  :func:`can_add_into`, :func:`add_into`, :func:`merged`;
 - read: :func:`dense`, :func:`columns`, :func:`row_totals`,
   :func:`column_totals`, :func:`grand_total`, :func:`complement_log_row_sums`;
 - checked: :func:`finiteness_witness`, :func:`is_sparse`;
@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .class_sums import add_class_sums_into, class_sums, csr_class_entries
+from .class_sums import add_class_sums_into, class_sums, csr_class_entries, takes_in_place
 from .namespace import get_namespace, is_host_array
 from .namespace import is_sparse as is_sparse_matrix
 from .numerics import row_sums_by_columns
@@ -75,6 +75,12 @@ def centred_class_sums(X, codes, weights, n_classes, mean, plain, *, xp, dtype, 
         resid = resid * (1.0 - missing)
     resid *= resid
     return class_sums(resid, codes, weights, n_classes, xp=xp, dtype=dtype)
+
+
+def can_add_into(sums, X) -> bool:
+    """Whether :func:`add_into` can take ``X``'s batch into ``sums`` in place (it may
+    still refuse a sum that would overflow): asked before the batch is summed."""
+    return _is_host_csr(X) if is_sparse(sums) else takes_in_place(sums)
 
 
 def add_into(sums, X, codes, weights, n_classes, *, xp):

@@ -145,7 +145,8 @@ class _CountNB(_BaseNB):
         # Added in place where the sums allow it (NaN, missing values, are
         # split out by _accumulate, not summed); else merged.
         fc = previous["feature_count"]
-        if not self._ignore_missing:
+        # (Elsewhere, a device's sums: the merge alone, no class weights summed and read back twice.)
+        if not self._ignore_missing and sums.can_add_into(fc, X):
             # The k class weights are checked before anything is written; the
             # in-place sums write no entry that would overflow (else the merge
             # below runs and refuses them).

@@ -122,7 +122,8 @@ def test_every_cupy_name_nbgpu_uses_exists_in_the_installed_cupy():
 
 def test_cupyx_sparse_is_found_right_after_a_plain_import_of_cupy():
     """cupy imports cupyx lazily: a user who only ran ``import cupy`` must still
-    get cupyx sparse matrices recognised, and CategoricalNB's device path its
+    get cupyx sparse matrices recognised (their module is imported by making one:
+    is_sparse looks it up, never imports it), and CategoricalNB's device path its
     sparse module."""
     env = _cupy_env()
     out = _run(
@@ -132,10 +133,13 @@ def test_cupyx_sparse_is_found_right_after_a_plain_import_of_cupy():
             warnings.simplefilter("ignore")
             import cupy
             assert "cupyx.scipy.sparse" not in sys.modules
-            from nbgpu._array.namespace import cupyx_sparse, device_library
+            from nbgpu._array.namespace import device_library, is_sparse
             import array_api_compat.cupy as xp
-            mod = cupyx_sparse()
-            assert mod is not None and mod is sys.modules["cupyx.scipy.sparse"]
+            assert not is_sparse(cupy.float64) and "cupyx.scipy.sparse" not in sys.modules
+            import cupyx
+            matrix = object.__new__(cupyx.scipy.sparse.csr_matrix)  # (no GPU here: no __init__)
+            mod = sys.modules["cupyx.scipy.sparse"]
+            assert is_sparse(matrix)
             assert device_library(xp).cupyx.scipy.sparse is mod
             print("found", mod.__name__)
             """

@@ -24,7 +24,7 @@ import emulated_device as emu
 
 import nbgpu
 from nbgpu._array import blocks, devices
-from nbgpu._array.class_sums import category_counts, sparse_class_sums
+from nbgpu._array.class_sums import category_counts, class_sums
 from nbgpu._array.namespace import on_host
 
 MODELS = ("MultinomialNB", "ComplementNB", "BernoulliNB", "PoissonNB", "GaussianNB", "CategoricalNB", "NormalBayesClassifier")
@@ -165,11 +165,11 @@ def test_device_class_sums_equal_the_host(monkeypatch, fmt, power, weighted):
     X = sp.random(120, 9, density=0.3, format=fmt, random_state=3, dtype=np.float32)
     codes = rng.integers(0, 4, 120)
     w = rng.uniform(0, 2, 120) if weighted else None
-    host = sparse_class_sums(X, codes, w, 4, power=power)
+    host = class_sums(X, codes, w, 4, xp=np, dtype=np.float64, power=power)
     monkeypatch.setattr(blocks, "BLOCK_BYTES", 32 * 7)  # blocks of 7 stored values
     dev_w = None if w is None else emu.cupy.asarray(w)
     with emu.count_syncs() as log:
-        dev = sparse_class_sums(_device(X, fmt), emu.cupy.asarray(codes), dev_w, 4, power=power)
+        dev = class_sums(_device(X, fmt), emu.cupy.asarray(codes), dev_w, 4, xp=emu.xp, dtype=emu.xp.float64, power=power)
     assert log.total == 0
     np.testing.assert_allclose(to_numpy(dev), host, rtol=1e-12)
 

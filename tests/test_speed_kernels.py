@@ -42,7 +42,7 @@ def test_sparse_class_sums_matches_onehot_product(kernel_mode, fmt, power, weigh
     rng = np.random.default_rng(1)
     codes = rng.integers(0, 4, 300)
     weights = rng.random(300) if weighted else None
-    got = class_sums.sparse_class_sums(X, codes, weights, 4, power=power)
+    got = class_sums.class_sums(X, codes, weights, 4, xp=np, dtype=np.float64, power=power)
     Y = np.eye(4)[codes] * (1.0 if weights is None else weights[:, None])
     values = X.toarray().astype(np.float64) ** power
     np.testing.assert_allclose(got, Y.T @ values, rtol=1e-12)
@@ -63,7 +63,7 @@ def test_sparse_class_sums_with_empty_rows_and_classes(kernel_mode, fmt, dtype, 
     codes = rng.integers(0, n_classes, 500)
     codes[codes == 1] = 0
     weights = rng.random(500) if weighted else None
-    got = class_sums.sparse_class_sums(X.asformat(fmt), codes, weights, n_classes)
+    got = class_sums.class_sums(X.asformat(fmt), codes, weights, n_classes, xp=np, dtype=np.float64)
     Y = np.eye(n_classes)[codes] * (1.0 if weights is None else weights[:, None])
     np.testing.assert_allclose(got, Y.T @ X.toarray().astype(np.float64), rtol=1e-12)
     assert got.dtype == np.float64 and got.shape == (n_classes, 30)
@@ -73,14 +73,14 @@ def test_sparse_class_sums_with_empty_rows_and_classes(kernel_mode, fmt, dtype, 
 
 def test_sparse_class_sums_of_empty_matrix(kernel_mode):
     X = sp.csr_matrix((5, 3), dtype=np.float32)
-    got = class_sums.sparse_class_sums(X, np.zeros(5, dtype=np.int64), None, 2)
+    got = class_sums.class_sums(X, np.zeros(5, dtype=np.int64), None, 2, xp=np, dtype=np.float64)
     np.testing.assert_array_equal(got, np.zeros((2, 3)))
 
 
 def test_sparse_class_sums_counts_are_exact_past_float32(kernel_mode):
     # 2**24 + 1 is not a float32: the sums must be accumulated in float64.
     X = sp.csr_matrix(np.array([[2.0**24], [1.0]], dtype=np.float32))
-    got = class_sums.sparse_class_sums(X, np.array([0, 0]), None, 1)
+    got = class_sums.class_sums(X, np.array([0, 0]), None, 1, xp=np, dtype=np.float64)
     assert got[0, 0] == 2.0**24 + 1
 
 

@@ -80,14 +80,28 @@ def class_sums(X, codes, weights, n_classes, *, xp, dtype, power=1):
 
     ``X`` (n × d) is dense or CSR/CSC, ``codes`` the class index of every
     row, ``weights`` one per row or None, ``xp`` the namespace of ``X``.
-    Returns the dense (n_classes, n_features) sums.
+    Returns the dense (n_classes, n_features) sums; the kernel is picked
+    here, once, by what ``X`` is:
 
-    Fast path ``class_sums`` for dense ``X`` on the host: ``Y`` as a sparse
-    matrix (see below); 2.1-3.1× faster, in 3.8-7.4× less memory, than its
-    reference, the dense one-hot product (``benchmarks/fast_paths.py``).
+    - dense on the host: fast path ``class_sums``, ``Y`` as a sparse matrix
+      (see below); 2.1-3.1× faster, in 3.8-7.4× less memory, than its
+      reference, the dense one-hot product (``benchmarks/fast_paths.py``);
+    - sparse: fast path ``sparse_class_sums``, never building ``Y``: a host
+      CSR matrix summed class by class (:func:`_csr_class_sums`), a CSC one
+      by scattering (:func:`_csc_class_sums`), on a device a product by
+      columns (:func:`_device_sparse_class_sums`). Its reference is the
+      sparse product ``(Xᵀ·Y)ᵀ`` with the dense one-hot ``Y``
+      (:func:`_product_class_sums`); against it (``benchmarks/fast_paths.py``):
+      CSR 1.7-2.4× faster from 1.6 million stored values (about even at 0.3
+      million), CSC 3-8×.
     """
     if is_sparse(X):
-        return sparse_class_sums(X, codes, weights, n_classes, power=power, dtype=dtype)
+        if not fast("sparse_class_sums"):
+            return _product_class_sums(X, codes, weights, n_classes, power=power, dtype=dtype)
+        if sparse_lib(X) is not np:
+            return _device_sparse_class_sums(X, codes, weights, n_classes, power=power, dtype=dtype)
+        kernel = _csr_class_sums if X.format == "csr" else _csc_class_sums
+        return kernel(X, codes, weights, n_classes, power=power, dtype=dtype)
     host = on_host(xp) and fast("class_sums")
     out = None
     for start, stop, Xb in _upcast_row_blocks(X, n_classes, xp=xp, dtype=dtype, power=power):
@@ -178,33 +192,13 @@ def add_class_sums_into(out, X, codes, weights, *, xp):
     return True
 
 
-def sparse_class_sums(X, codes, weights, n_classes, *, power=1, dtype=None):
-    """:func:`class_sums` of a CSR/CSC ``X`` without building ``Y``, in ``dtype``
-    (float64 by default); ``power=2`` sums the squared values.
-
-    A host CSR matrix is summed class by class (:func:`_csr_class_sums`).
-    On a device, a product by columns (:func:`_device_sparse_class_sums`).
-    Otherwise each stored value is scattered into bin ``column * n_classes +
-    code[row]`` (int32 keys where they fit): one pass over the nonzeros
-    whatever the number of classes, a CSC matrix filling the bins in order.
-    On the CPU, blocks of nonzeros whose keys and values take no more memory
-    than ``X``'s index arrays (at least ``BLOCK_BYTES``) are scattered on all
-    cores, one accumulator per thread. The result is C-ordered from a host
-    CSR matrix, otherwise a transposed view of a C-ordered (d, k) array.
-
-    Fast path ``sparse_class_sums``; its reference is the sparse product
-    ``(Xᵀ·Y)ᵀ`` with the dense one-hot ``Y`` (:func:`_product_class_sums`).
-    Against it (``benchmarks/fast_paths.py``): CSR 1.7-2.4× faster from
-    1.6 million stored values (about even at 0.3 million), CSC 3-8×.
-    """
-    lib = sparse_lib(X)
-    dtype = lib.float64 if dtype is None else dtype
-    if not fast("sparse_class_sums"):
-        return _product_class_sums(X, codes, weights, n_classes, power=power, dtype=dtype)
-    if lib is not np:
-        return _device_sparse_class_sums(X, codes, weights, n_classes, power=power, dtype=dtype)
-    if X.format == "csr":
-        return _csr_class_sums(X, codes, weights, n_classes, power=power, dtype=dtype)
+def _csc_class_sums(X, codes, weights, n_classes, *, power, dtype):
+    """:func:`class_sums` of a host CSC matrix: each stored value scattered into bin
+    ``column * n_classes + code[row]`` (int32 keys where they fit), one pass over the
+    nonzeros whatever the number of classes, filling the bins in order. Blocks of
+    nonzeros whose keys and values take no more memory than ``X``'s index arrays (at
+    least ``BLOCK_BYTES``) are scattered on all cores, one accumulator per thread.
+    The result is a transposed view of a C-ordered (d, k) array."""
     n_features = X.shape[1]
     n_bins = n_features * n_classes
     key_dtype = index_dtype(np, n_bins)
@@ -236,7 +230,7 @@ def sparse_class_sums(X, codes, weights, n_classes, *, power=1, dtype=None):
 
 
 def _product_class_sums(X, codes, weights, n_classes, *, power, dtype):
-    """The reference of :func:`sparse_class_sums`: ``(Xᵀ·Y)ᵀ``, a sparse-dense
+    """The reference of the sparse kernels of :func:`class_sums`: ``(Xᵀ·Y)ᵀ``, a sparse-dense
     product with the dense one-hot ``Y`` (n × k), in ``dtype``."""
     values = sparse_with_values(X, _nonzero_values(X.data, power, None, dtype))
     Y = onehot(codes, n_classes, dtype=dtype, xp=get_namespace(codes), weights=weights)
@@ -252,7 +246,7 @@ def _column_class_keys(columns, classes, n_classes, key_dtype):
 
 
 def _device_sparse_class_sums(X, codes, weights, n_classes, *, power, dtype):
-    """:func:`sparse_class_sums` on a device, without atomics: ``X`` by columns
+    """:func:`class_sums` of a sparse ``X`` on a device, without atomics: ``X`` by columns
     (a CSR ``X`` converted, one transposition), whose transpose is a CSR matrix
     (d × n), times the one-hot ``Y``: the library's row-parallel product, each
     (feature, class) sum made by one thread from its column's stored values.
@@ -277,7 +271,7 @@ def _device_sparse_class_sums(X, codes, weights, n_classes, *, power, dtype):
 
 
 def _csr_class_sums(X, codes, weights, n_classes, *, power, dtype):
-    """``sparse_class_sums`` of a host CSR matrix, one class at a time.
+    """:func:`class_sums` of a host CSR matrix, one class at a time.
 
     One accumulator of (feature, class) bins misses the cache on wide data
     (k × d float64 is tens of MB). Here the rows are put in class order (a
@@ -300,13 +294,6 @@ def _csr_class_sums(X, codes, weights, n_classes, *, power, dtype):
     cuts = np.unique(np.concatenate([class_starts, shares, blocks.nnz_cuts(starts, budget)]))
     out = np.zeros((n_classes, n_features), dtype=dtype)  # empty classes stay zero
 
-    def scatter(a, b, target=None):
-        rows = order[a:b]
-        piece = X[rows]
-        row_weights = None if weights is None else np.repeat(weights[rows], np.diff(piece.indptr))
-        values = _nonzero_values(piece.data, power, row_weights, dtype, owned=True)
-        return _summed_row(values, piece.indices, n_features, target)
-
     def sum_share(bounds):
         lo, hi = bounds
         spill = None  # sums of a class begun in an earlier share
@@ -317,10 +304,14 @@ def _csr_class_sums(X, codes, weights, n_classes, *, power, dtype):
             if carried and a == lo:
                 spill = np.empty((1, n_features), dtype=dtype)
             target = spill if carried else out[c : c + 1]
-            if a == max(class_starts[c], lo):
-                scatter(a, b, target)
+            rows = order[a:b]
+            piece = X[rows]
+            row_weights = None if weights is None else np.repeat(weights[rows], np.diff(piece.indptr))
+            values = _nonzero_values(piece.data, power, row_weights, dtype, owned=True)
+            if a == max(class_starts[c], lo):  # the class's first piece in this share: written
+                _summed_row(values, piece.indices, n_features, target)
             else:
-                target += scatter(a, b)
+                target += _summed_row(values, piece.indices, n_features)
         return int(sorted_codes[lo]), spill
 
     for c, spill in parallel_map(sum_share, zip(shares[:-1], shares[1:])):

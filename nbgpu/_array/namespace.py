@@ -19,15 +19,6 @@ import scipy.sparse as sp
 from array_api_compat import is_cupy_namespace, is_numpy_namespace, is_torch_namespace
 
 
-def cupyx_sparse():
-    """``cupyx.scipy.sparse`` once cupy is imported (imported now: cupy loads it lazily), else None."""
-    if "cupy" not in sys.modules:
-        return None
-    import cupyx.scipy.sparse
-
-    return cupyx.scipy.sparse
-
-
 # A CPU stand-in for the device library, registered by the test suite (its
 # ``device_emulated`` backend); None in every product run.
 _STAND_IN = None
@@ -78,7 +69,8 @@ def is_sparse(X) -> bool:
     """True for a scipy.sparse or (already imported) cupyx.scipy.sparse matrix."""
     if sp.issparse(X) or (_STAND_IN is not None and _STAND_IN.issparse(X)):
         return True
-    mod = cupyx_sparse()
+    # (A cupyx matrix exists only once its module is imported: looked up, never imported here.)
+    mod = sys.modules.get("cupyx.scipy.sparse")
     return mod is not None and mod.issparse(X)
 
 

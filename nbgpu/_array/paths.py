@@ -21,7 +21,7 @@ import os
 FAST_PATHS = {
     "class_sums": "class_sums.class_sums/class_totals on the host: a sparse one-hot Y and bincount "
     "(reference: the dense one-hot product Yᵀ·X)",
-    "sparse_class_sums": "class_sums.sparse_class_sums: class-ordered scatters on all cores, "
+    "sparse_class_sums": "class_sums.class_sums of sparse X: class-ordered scatters on all cores, "
     "X's transpose as CSR times Y on a device (reference: the sparse product (Xᵀ·Y)ᵀ)",
     "category_counts": "class_sums.category_counts of dense X: a histogram of keys "
     "(reference: the one-hot product Yᵀ·OneHot(X))",

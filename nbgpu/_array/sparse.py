@@ -15,6 +15,7 @@ from .namespace import (
     device_library,
     get_namespace,
     has_sparse,
+    is_host_array,
     on_host,
     sparse_lib,
     to_numpy,
@@ -356,7 +357,7 @@ def structure_problem(fmt, data, indices, indptr, shape):
     nnz = indices.shape[0]
     if data.shape[0] != nnz:
         return f"data has {data.shape[0]} values but indices has {nnz}"
-    lib = np if on_host(get_namespace(indptr)) else _library(indptr).cupy
+    lib = np if is_host_array(indptr) else _library(indptr).cupy
     # One synchronisation on a device: every check reduced to a few scalars.
     first, last = indptr[0], indptr[-1]
     falls = lib.any(lib.diff(indptr) < 0) if n_major else lib.asarray(False)

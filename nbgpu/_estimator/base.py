@@ -378,36 +378,30 @@ class _BaseNB(abc.ABC):
         if not commit:
             return self._batch_statistics(X, y, classes, sample_weight, reset=reset, mode="merged")[0]
         lock = lock_of(self)
-        if lock.try_update():
-            try:
-                return self._fit_batch_held(X, y, classes, sample_weight, reset=reset, partial=partial)
-            finally:
-                lock.release()
-        fitted = self.__dict__.get("classes_")
-        if not (partial and not reset and fitted is not None):
-            with lock.update():
-                return self._fit_batch_held(X, y, classes, sample_weight, reset=reset, partial=partial)
-        batch, summed = self._batch_statistics(X, y, classes, sample_weight, reset=False, mode="alone")
-        with lock.update():
-            if self.__dict__.get("classes_") is not fitted:  # refit meanwhile: add to the model there is now
-                return self._fit_batch_held(X, y, classes, sample_weight, reset=False, partial=partial)
-            xp, device = summed["xp"], summed["device"]
-            stats = self._merge(to_namespace_tree(self._stats, xp, device), batch, xp=xp)
-            check_statistics_finite(stats, estimator=self, X=summed["X"], sample_weight=summed["weights"])
-            return self._become_fitted(stats, fitted, n_features=summed["n_features"], feature_names=summed["feature_names"],
-                                       score_dtype=summed["score_dtype"], lazy=True, hyper=summed["hyper"])
-
-    def _fit_batch_held(self, X, y, classes, sample_weight, *, reset, partial):
-        """:meth:`_fit_batch` with the model's lock held."""
-        if partial and reset and "classes_" in self.__dict__:
-            reset = False  # another thread's first partial_fit came first: this batch continues it
-        stats, summed = self._batch_statistics(X, y, classes, sample_weight, reset=reset, mode="onto")
-        # fit finalizes at once (scikit-learn's predict does not change a fitted model's
-        # __dict__); partial_fit only stores its statistics, finalized at the first read.
-        return self._become_fitted_held(
-            stats, summed["classes"], n_features=summed["n_features"], feature_names=summed["feature_names"],
-            score_dtype=summed["score_dtype"], lazy=partial, hyper=summed["hyper"],
-        )
+        alone = fitted = None
+        if not lock.acquire(blocking=False):
+            fitted = self.__dict__.get("classes_")
+            if partial and not reset and fitted is not None:
+                alone = self._batch_statistics(X, y, classes, sample_weight, reset=False, mode="alone")
+            lock.acquire()
+        try:
+            if alone is not None and self.__dict__.get("classes_") is fitted:  # else refit meanwhile: redone
+                batch, summed = alone
+                xp = summed["xp"]
+                stats = self._merge(to_namespace_tree(self._stats, xp, summed["device"]), batch, xp=xp)
+                check_statistics_finite(stats, estimator=self, X=summed["X"], sample_weight=summed["weights"])
+            else:
+                if partial and reset and "classes_" in self.__dict__:
+                    reset = False  # another thread's first partial_fit came first: this batch continues it
+                stats, summed = self._batch_statistics(X, y, classes, sample_weight, reset=reset, mode="onto")
+            # fit finalizes at once (scikit-learn's predict does not change a fitted model's
+            # __dict__); partial_fit only stores its statistics, finalized at the first read.
+            return self._become_fitted_held(
+                stats, summed["classes"], n_features=summed["n_features"], feature_names=summed["feature_names"],
+                score_dtype=summed["score_dtype"], lazy=partial, hyper=summed["hyper"],
+            )
+        finally:
+            lock.release()
 
     def _batch_statistics(self, X, y, classes, sample_weight, *, reset, mode):
         """``(statistics, what was validated)`` of one batch, unless ``reset`` added to the running

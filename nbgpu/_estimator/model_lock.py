@@ -30,11 +30,8 @@ class ModelLock:
         # Derived parameters are written into the model while it is read: one thread at a time.
         self.deriving = threading.RLock()
 
-    def try_update(self):
-        """Whether the update could start now (then it is held: release with :meth:`release`)."""
-        return self._acquire(blocking=False)
-
-    def _acquire(self, *, blocking=True):
+    def acquire(self, *, blocking=True):
+        """Hold the update, waiting where ``blocking``; whether it is held (release with :meth:`release`)."""
         me = threading.get_ident()
         with self._state:
             if self._writer != me:
@@ -56,7 +53,7 @@ class ModelLock:
     @contextlib.contextmanager
     def update(self):
         """Hold the model alone: no other update, no prediction."""
-        self._acquire()
+        self.acquire()
         try:
             yield
         finally:

@@ -37,7 +37,7 @@ from .._estimator.statistics_checks import (
     check_smoothed_total,
 )
 from .._validation import check_alpha, check_categories
-from .discrete import DISCRETE_CONSTRAINTS, check_smoothing, smoothing_alpha
+from .discrete import DISCRETE_CONSTRAINTS
 
 
 def _offsets(n_categories):
@@ -284,11 +284,11 @@ class CategoricalNB(_BaseNB):
         return np.broadcast_to(m, (n_features,)).astype(np.int64)
 
     _prior_parameter = "class_prior"
-    _alpha = staticmethod(smoothing_alpha)
     _sums_show_nonfinite = False  # category codes are looked up, not summed
 
     def _check_params_for_fit(self, n_classes, n_features):
-        checked = {**super()._check_params_for_fit(n_classes, n_features), "alpha": check_smoothing(self, n_features)}
+        alpha = check_alpha(self.alpha, n_features, force_alpha=self.force_alpha)
+        checked = {**super()._check_params_for_fit(n_classes, n_features), "alpha": alpha}
         self._min_categories(n_features)
         return checked
 
@@ -378,7 +378,7 @@ class CategoricalNB(_BaseNB):
 
     def _finalize(self, stats, classes, params, *, xp, dtype):
         count, counts, n_cat = stats["class_count"], stats["counts"], to_numpy(stats["n_categories"])
-        alpha = self._alpha(params, xp=xp, device=counts.device, dtype=counts.dtype)
+        alpha = xp.asarray(params.alpha, dtype=counts.dtype, device=counts.device)
         if alpha.ndim == 1:
             alpha = _spread(xp.reshape(alpha, (1, -1)), n_cat, xp=xp)
         smoothed = counts + alpha

@@ -49,16 +49,6 @@ DISCRETE_CONSTRAINTS: dict = {
 }
 
 
-def check_smoothing(model, n_features):
-    """``model.alpha`` checked (a scalar or one per feature), warning once about a small one."""
-    return check_alpha(model.alpha, n_features, force_alpha=model.force_alpha)
-
-
-def smoothing_alpha(params, *, xp, device, dtype):
-    """The additive smoothing of ``params`` (checked by :func:`check_smoothing`) as an array."""
-    return xp.asarray(params.alpha, dtype=dtype, device=device)
-
-
 class _CountNB(_BaseNB):
     """Models whose statistics are class counts and per-class feature sums, scored by one
     product ``X · W + b``. A model defines ``_class_context(class_count, feature_count,
@@ -73,7 +63,6 @@ class _CountNB(_BaseNB):
 
     _param_constraints = DISCRETE_CONSTRAINTS
     _prior_parameter = "class_prior"
-    _alpha = staticmethod(smoothing_alpha)
     _acts_on_elements = False
     _integer_input = True
     # Per-class feature sums of a wide model fitted on sparse input may be kept
@@ -104,7 +93,9 @@ class _CountNB(_BaseNB):
     _context_attributes: dict = {}
 
     def _check_params_for_fit(self, n_classes, n_features):
-        return {**super()._check_params_for_fit(n_classes, n_features), "alpha": check_smoothing(self, n_features)}
+        # alpha: a scalar or one per feature, warned about once where small.
+        alpha = check_alpha(self.alpha, n_features, force_alpha=self.force_alpha)
+        return {**super()._check_params_for_fit(n_classes, n_features), "alpha": alpha}
 
     def _check_values(self, X):
         check_non_negative(X, estimator=self)
@@ -159,7 +150,7 @@ class _CountNB(_BaseNB):
 
     def _finalize(self, stats, classes, params, *, xp, dtype):
         cc, fc = stats["class_count"], stats["feature_count"]
-        alpha = self._alpha(params, xp=xp, device=cc.device, dtype=fc.dtype)
+        alpha = xp.asarray(params.alpha, dtype=fc.dtype, device=cc.device)
         log_prior = self._class_prior(cc, params, xp=xp)[1]
         context = {"alpha": alpha, "bias": log_prior, **self._class_context(cc, fc, alpha, log_prior, params, xp=xp)}
         return {

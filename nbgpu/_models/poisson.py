@@ -166,7 +166,7 @@ class PoissonNB(_CountNB):
 
     def _finalize(self, stats, classes, params, *, xp, dtype):
         cc, fc = stats["class_count"], stats["feature_count"]
-        alpha = self._alpha(params, xp=xp, device=fc.device, dtype=fc.dtype)
+        alpha = xp.asarray(params.alpha, dtype=fc.dtype, device=fc.device)
         observed = _observed_count(stats, xp=xp)  # N_cj
         pooled = xp.sum(fc, axis=0) / nonzero(xp.sum(observed, axis=0), xp=xp)
         denom = observed + alpha

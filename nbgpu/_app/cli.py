@@ -343,7 +343,7 @@ def cmd_train(args):
     # After the usage checks, before any thread starts: cupy imported while a
     # parser thread runs can meet importlib's deadlock guard and come back partly initialised.
     like = _device(args.device)
-    chunks = parsed_chunks(reader, labels=True)
+    chunks = parsed_chunks(reader, labels=True, hash_here=True)  # hashed here: the next chunk is parsed meanwhile
     start = time.perf_counter()
     bar = _bar(args, "training on")
     noted = []

@@ -479,12 +479,16 @@ class _Reader:
     def blocks(self):
         return read_blocks(self.source, self.chunk_bytes, min_lines=self.min_lines, record_end=self._record_end)
 
-    def _hashed(self, block, texts):
-        """The texts of ``block`` hashed; an error names the block's lines."""
+    def _hashed(self, lines, texts):
+        """``texts`` hashed, read from the ``(first, last)`` ``lines``; an error names them."""
         try:
             return self._transform(texts)
         except ValueError as exc:  # UnicodeEncodeError included
-            raise ValueError(f"{lines_where(self.path, block.lines)}: {exc}") from None
+            raise ValueError(f"{lines_where(self.path, lines)}: {exc}") from None
+
+    def hashed(self, chunk):
+        """A chunk parsed with ``hashed=False`` (its texts as ``X``) with its texts hashed."""
+        return chunk._replace(X=self._hashed(chunk.lines, chunk.X))
 
     def layout(self, chunk, *, n_features, **_):
         if chunk.X.shape[1] != n_features:
@@ -737,7 +741,7 @@ class CsvReader(_Reader):
         except csv.Error as exc:  # e.g. a NUL byte (Python 3.10)
             raise ValueError(f"{self.path} line {block.first + reader.line_num - 1}: not readable as CSV ({exc})") from None
 
-    def parse(self, block, *, labels=True):
+    def parse(self, block, *, labels=True, hashed=True):
         # A field is at most the block, already in memory: csv's own limit (128 KiB) would refuse a long document.
         csv.field_size_limit(max(csv.field_size_limit(), len(block.data)))
         records = self._records(block)
@@ -780,7 +784,7 @@ class CsvReader(_Reader):
             rows += len(table)
             batch = list(itertools.islice(records, size))
         if text is not None:
-            X = self._hashed(block, texts)
+            X = self._hashed(block.lines, texts) if hashed else texts
         else:
             X.resize((rows, X.shape[1]), refcheck=False)  # in place: the rows past the last are never written
         if label is not None:  # as wide as the widest part, checked above
@@ -837,7 +841,8 @@ class JsonlReader(_Reader):
 
     settings = property(lambda self: {"format": self.format, "text_key": self.text_key, "label_key": self.label_key})
 
-    def parse(self, block, *, labels=True):
+    def parse(self, block, *, labels=True, hashed=True):
+        """The chunk of ``block``; ``hashed=False``: its texts (a list) as ``X``, for :meth:`hashed`."""
         texts, found, numbers = [], [], []
         text_key, label_key = self.text_key, self.label_key
         for offset, line in enumerate(_decoded(self.path, block).split("\n")):
@@ -883,7 +888,7 @@ class JsonlReader(_Reader):
             numbers.append(block.first + offset)
         y = None if not found or any(v is None for v in found) else [_label_text(v) for v in found]
         y = None if y is None else label_array(self.path, y, numbers, len(block.data))
-        return Chunk(self._hashed(block, texts), y, block.lines, block.nbytes)
+        return Chunk(self._hashed(block.lines, texts) if hashed else texts, y, block.lines, block.nbytes)
 
 
 def _shown(key, most=40):
@@ -1065,17 +1070,30 @@ def open_reader(path, fmt="auto", *, vectorizer=None, **options):
     return reader(path, vectorizer=vectorizer, **options)
 
 
-def parsed_chunks(reader, *, labels, finish=None, depth=1):
+def parsed_chunks(reader, *, labels, finish=None, depth=1, hash_here=False):
     """The chunks of ``reader``, read and parsed (then ``finish(chunk) -> chunk``) in a thread from
     now on, at most ``depth`` waiting: memory holds ``depth + 2`` chunks. An empty chunk has
-    ``X=None`` (its bytes still count for progress)."""
+    ``X=None`` (its bytes still count for progress).
+
+    ``hash_here``: text is hashed (and finished) by the thread that takes the chunks, the reader's
+    thread only parses. Parsing (JSON, CSV) holds Python's lock on one core; hashing runs on all
+    cores, mostly without it: where the taker has little else to do (training), the next chunk's
+    parsing then overlaps this one's hashing instead of waiting for it."""
     from .._array.threads import blas_single_thread
     from .._interop.streaming import _Prefetcher
 
+    later = hash_here and reader._transform is not None  # hashed (and finished) by the taker
+
     def produce(_, box):
-        chunk = reader.parse(box.pop(), labels=labels)
-        if chunk.X.shape[0] == 0:
+        chunk = reader.parse(box.pop(), labels=labels, **({"hashed": False} if later else {}))
+        if len(chunk.X) == 0 if later else chunk.X.shape[0] == 0:
             return chunk._replace(X=None)
+        return chunk if finish is None or later else finish(chunk)
+
+    def taken(chunk):
+        if not later or chunk.X is None:
+            return chunk
+        chunk = reader.hashed(chunk)
         return chunk if finish is None else finish(chunk)
 
     def consumed(chunks):
@@ -1084,7 +1102,7 @@ def parsed_chunks(reader, *, labels, finish=None, depth=1):
         # Hashed text is sparse, which no BLAS call touches: nothing to limit (nor threadpoolctl's
         # scan of the loaded libraries to pay).
         with contextlib.nullcontext() if reader._transform is not None else blas_single_thread():
-            yield from chunks
+            yield from map(taken, chunks)
 
     # Each block in a list that produce empties: the thread's loop variable holds the list, not the
     # block's bytes, while the next block is read.

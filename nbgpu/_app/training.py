@@ -241,7 +241,7 @@ def train(estimator, reader, *, progress, open_again, to_device, chunks=None, cl
         state = make_state(estimator, reader, classes=classes, n_features=n_features, zero_based=zero_based,
                            to_device=to_device)
         why = None
-        for chunk in parsed_chunks(reader, labels=True) if chunks is None else chunks:
+        for chunk in parsed_chunks(reader, labels=True, hash_here=True) if chunks is None else chunks:
             if chunk.X is not None and why is not None:
                 state.seen.add(chunk)
             elif chunk.X is not None:

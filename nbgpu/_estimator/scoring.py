@@ -10,10 +10,12 @@ import warnings
 
 import numpy as np
 
+from .._array import blocks
 from .._array.blocks import map_row_blocks
 from .._array.namespace import get_namespace, is_array, is_sparse, on_host, result_dtype, to_namespace, to_numpy
 from .._array.numerics import best_scores_finite, float_warnings_off, log_posterior
 from .._array.sparse import row_slicer
+from .._array.threads import n_threads
 from .._validation import check_finite, check_n_features, check_X, checks_together
 from .adapters import adapter_for, computed
 from .base_measure import log_base_measure
@@ -93,7 +95,8 @@ def _score_blocks(self, X, *, per_block=None):
         self._ready_to_score(X)
         stored = -(-X.nnz // max(X.shape[0], 1)) if is_sparse(X) else None
         row_bytes = self._score_row_bytes(X.shape[1], self.classes_.shape[0], xp=xp, stored=stored)
-        results = map_row_blocks(block, X.shape[0], row_bytes, xp=xp)
+        budget = _even_budget(X.shape[0], row_bytes, X.nnz if is_sparse(X) else None)
+        results = map_row_blocks(block, X.shape[0], row_bytes, xp=xp, host_budget=budget)
     flags = [finite for _, finite in results if finite is not True]
     if flags and not bool(xp.all(xp.stack(flags)) if in_blocks else xp.all(xp.isfinite(xp.concat(flags)))):  # one sync
         check_finite(X, estimator=self)  # raises on a NaN or infinity in X
@@ -105,6 +108,24 @@ def _score_blocks(self, X, *, per_block=None):
     parts = [part for part, _ in results]
     jll = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
     return jll, xp, device
+
+def _even_budget(n_rows, row_bytes, nnz=None):
+    """A host row-block budget that cuts ``n_rows`` into blocks of one size, as many as
+    ``HOST_BLOCK_BYTES`` asks for (at least two for a sparse X of ``nnz`` >= ``PARALLEL_NNZ``
+    stored values: its product runs on one thread) rounded up to a multiple of the threads, so
+    the threads end together; None: one block.
+
+    ComplementNB's scoring of Debian's 12,688 test rows (1-2grams, 58 classes) was cut into
+    9,039 and 3,649 rows, one core idle for most of it: in two blocks of 6,344, 2.5 s against
+    3.9 s by the clock (0.64 against 0.82 s CPU); pydoc-en's 7,072 rows (32 classes) were one
+    block: in two, 1.8 s against 2.1 s (0.45 against 0.44 s CPU) (medians of 6, paired, load 7)."""
+    needed = -(-n_rows * row_bytes // blocks.HOST_BLOCK_BYTES)
+    if nnz is not None and nnz >= blocks.PARALLEL_NNZ:
+        needed = max(needed, 2)
+    if needed <= 1 or n_rows < 2:
+        return None
+    count = -(-needed // n_threads()) * n_threads()
+    return -(-n_rows // count) * row_bytes
 
 def _ready_to_score(self, X):
     """Derive what scoring validated ``X`` needs, if the model is lazy and has not yet."""

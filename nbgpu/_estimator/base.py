@@ -73,7 +73,7 @@ class fitted_parameter:
     def __get__(self, model, owner=None):
         if model is None:
             return self
-        return model._fitted_parameter(self.name)
+        return _fitted_parameter(model, self.name)
 
 
 class InconsistentVersionWarning(UserWarning):
@@ -98,11 +98,12 @@ class InconsistentVersionWarning(UserWarning):
                 f"files (nbgpu.save, nbgpu.load) are the format that lasts.")
 
 
-def score_dtype_of(stats, name):
-    """The dtype ``name`` ("float32" or "float64") stands for on the namespace and device of ``stats``."""
+def score_space_of(stats, name):
+    """``(xp, dtype)``: the namespace of ``stats`` and the dtype ``name`` ("float32" or "float64")
+    stands for on their device."""
     like = first_array(stats)
     xp = get_namespace(like)
-    return result_dtype(getattr(xp, name), xp, get_device(like))
+    return xp, result_dtype(getattr(xp, name), xp, get_device(like))
 
 
 class _BaseNB(abc.ABC):
@@ -119,15 +120,10 @@ class _BaseNB(abc.ABC):
     # Scoring (scoring.py): the predict* family and score, the same for every model.
     _NotFittedError = scoring.NotFittedError
     _check_is_fitted = scoring._check_is_fitted
-    _validated_for_scoring = scoring._validated_for_scoring
     _check_block_values = scoring._check_block_values
-    _score_blocks = scoring._score_blocks
     _ready_to_score = scoring._ready_to_score
     _fitted_arrays = scoring._fitted_arrays
-    _scores_and_joint = scoring._scores_and_joint
-    _risk_of = scoring._risk_of
     _decide = scoring._decide
-    _labels_of = scoring._labels_of
     predict_joint_log_proba = scoring.predict_joint_log_proba
     predict_log_proba = scoring.predict_log_proba
     predict_proba = scoring.predict_proba
@@ -182,12 +178,6 @@ class _BaseNB(abc.ABC):
         if self._dense_only_message is not None and is_sparse(X):
             raise TypeError(self._dense_only_message.format(name=type(self).__name__))
 
-    def _check_fit_values(self, X, *, finite):
-        """The checks of a fit batch's values: finite (where ``finite``) and the model's own."""
-        if finite:
-            check_finite(X, estimator=self, allow_nan=self._ignore_missing)
-        self._check_values(X)
-
     def _model_input(self, X, xp):
         """What statistics and scores are computed on (``X``; ``X > binarize`` for BernoulliNB)."""
         return X
@@ -196,25 +186,10 @@ class _BaseNB(abc.ABC):
         """Check every data-dependent parameter ``_finalize`` reads, before any statistic
         is computed (a call that defers finalizing still refuses a bad one); the checked
         values by name, which ``_finalize`` reads instead of checking them again."""
-        prior, smoothing = self._check_fixed_prior(self, n_classes)
-        return {self._prior_parameter: prior, "prior_smoothing": smoothing}
-
-    def _hyper(self, n_classes, n_features, checked=None):
-        """``_finalize``'s ``params``: this model's hyper-parameters, those that depend on the
-        data as ``_check_params_for_fit`` gave them (``checked``; else checked now)."""
-        if checked is None:
-            checked = self._check_params_for_fit(n_classes, n_features)
-        return SimpleNamespace(**{**self._params(), **checked})
-
-    # The parameter that fixes the class prior ("class_prior" for the count models).
-    _prior_parameter = "priors"
-
-    def _check_fixed_prior(self, params, n_classes):
-        """``(checked fixed prior or None, prior_smoothing)`` of ``params`` (the model, or the
-        hyper-parameters of its last fit), the two checked together."""
+        # The fixed prior and prior_smoothing, checked together.
         name = self._prior_parameter
-        prior = check_prior(getattr(params, name), n_classes, name=name)
-        smoothing = float(getattr(params, "prior_smoothing", 0.0))
+        prior = check_prior(getattr(self, name), n_classes, name=name)
+        smoothing = float(getattr(self, "prior_smoothing", 0.0))
         if not math.isfinite(smoothing):
             msg = f"`prior_smoothing` must be a finite number >= 0; got {smoothing}."
             raise ValueError(msg)
@@ -225,7 +200,17 @@ class _BaseNB(abc.ABC):
                 f"is nothing to smooth. Set prior_smoothing=0 or {name}=None."
             )
             raise ValueError(msg)
-        return prior, smoothing
+        return {name: prior, "prior_smoothing": smoothing}
+
+    def _hyper(self, n_classes, n_features, checked=None):
+        """``_finalize``'s ``params``: this model's hyper-parameters, those that depend on the
+        data as ``_check_params_for_fit`` gave them (``checked``; else checked now)."""
+        if checked is None:
+            checked = self._check_params_for_fit(n_classes, n_features)
+        return SimpleNamespace(**{**self._params(), **checked})
+
+    # The parameter that fixes the class prior ("class_prior" for the count models).
+    _prior_parameter = "priors"
 
     def _check_statistics(self, stats, n_classes, n_features, *, feature_names=None, values=True):
         """Raise ValueError naming the entry unless ``stats`` (host numpy, from a model file) fit
@@ -376,13 +361,13 @@ class _BaseNB(abc.ABC):
         adding the batch and becoming fitted hold it (``model_lock.py``). A partial_fit
         that finds another thread updating sums its batch meanwhile and merges it after."""
         if not commit:
-            return self._batch_statistics(X, y, classes, sample_weight, reset=reset, mode="merged")[0]
+            return _batch_statistics(self, X, y, classes, sample_weight, reset=reset, mode="merged")[0]
         lock = lock_of(self)
         alone = fitted = None
         if not lock.acquire(blocking=False):
             fitted = self.__dict__.get("classes_")
             if partial and not reset and fitted is not None:
-                alone = self._batch_statistics(X, y, classes, sample_weight, reset=False, mode="alone")
+                alone = _batch_statistics(self, X, y, classes, sample_weight, reset=False, mode="alone")
             lock.acquire()
         try:
             if alone is not None and self.__dict__.get("classes_") is fitted:  # else refit meanwhile: redone
@@ -393,115 +378,27 @@ class _BaseNB(abc.ABC):
             else:
                 if partial and reset and "classes_" in self.__dict__:
                     reset = False  # another thread's first partial_fit came first: this batch continues it
-                stats, summed = self._batch_statistics(X, y, classes, sample_weight, reset=reset, mode="onto")
+                stats, summed = _batch_statistics(self, X, y, classes, sample_weight, reset=reset, mode="onto")
             # fit finalizes at once (scikit-learn's predict does not change a fitted model's
             # __dict__); partial_fit only stores its statistics, finalized at the first read.
-            return self._become_fitted_held(
-                stats, summed["classes"], n_features=summed["n_features"], feature_names=summed["feature_names"],
+            return _become_fitted_held(
+                self, stats, summed["classes"], n_features=summed["n_features"], feature_names=summed["feature_names"],
                 score_dtype=summed["score_dtype"], lazy=partial, hyper=summed["hyper"],
             )
         finally:
             lock.release()
-
-    def _batch_statistics(self, X, y, classes, sample_weight, *, reset, mode):
-        """``(statistics, what was validated)`` of one batch, unless ``reset`` added to the running
-        statistics: ``mode`` "onto" (in place where the model can), "merged" (a new sum) or "alone"
-        (the batch's own, laid out to be merged with them)."""
-        if reset or not self._params_unchanged():  # a continuing partial_fit: checked by the first call
-            self._check_hyper_parameters()
-        # Column names are read before check_X turns a DataFrame into an array; a
-        # continuing partial_fit keeps those of its first call.
-        if reset:
-            feature_names = feature_names_of(X)
-        else:
-            feature_names = self.__dict__.get("feature_names_in_")
-            if "feature_names_in_" in self.__dict__ or not (is_array(X) or is_sparse(X)):
-                check_feature_names(self, X, reset=False)  # an array has no names: nothing to check
-        X, xp, device = check_X(X, estimator=self, allow_nan=self._ignore_missing, finite=False)
-        # On a device a NaN or infinity in X reaches the sums, whose finiteness is read back anyway:
-        # X itself is looked at only when they are not finite (a pass over X and a sync fewer).
-        from_sums = self._sums_show_nonfinite and not self._ignore_missing and not on_host(xp)
-        n_samples, n_features = X.shape
-        if not reset:
-            check_n_features(self, n_features)
-        # (On a device the value checks read back together: one synchronisation.)
-        checks_together(self._check_fit_values, X, finite=not from_sums)
-        y = check_y(y, n_samples)
-        if reset:
-            classes = check_classes(classes) if classes is not None else unique_labels(y)
-        else:
-            if classes is not None:
-                check_classes_unchanged(classes, self.classes_)
-            classes = self.classes_
-        n_classes = classes.shape[0]
-        hyper = self._hyper(n_classes, n_features, self._check_params_for_fit(n_classes, n_features))
-        self._loss_matrix(n_classes)
-        codes = encode_labels(y, classes, xp=xp, device=device)
-        acc = accumulation_dtype(xp, device)
-        weights = check_sample_weight(sample_weight, n_samples, xp=xp, device=device, dtype=acc)
-
-        previous = None if reset else to_namespace_tree(self._stats, xp, device)
-        Xt = self._model_input(X, xp)
-        try:
-            if previous is None or mode != "onto":
-                batch = self._accumulate(Xt, codes, weights, n_classes, xp=xp, dtype=acc, previous=previous)
-                stats = batch if previous is None or mode == "alone" else self._merge(previous, batch, xp=xp)
-                check_statistics_finite(stats, estimator=self, X=X, sample_weight=weights)
-            else:  # checks what it adds, so the running sums are not read whole per chunk
-                stats = self._accumulate_onto(previous, Xt, codes, weights, n_classes, xp=xp, dtype=acc)
-        except ValueError:
-            if from_sums:
-                check_finite(X, estimator=self)  # a NaN or infinity in X, rather than an overflow
-            raise
-        summed = {"classes": classes, "n_features": n_features, "feature_names": feature_names, "xp": xp, "device": device,
-                  "X": X, "weights": weights, "score_dtype": score_dtype_name(X.dtype, xp=xp), "hyper": hyper}
-        return stats, summed
 
     def _become_fitted(self, stats, classes, *, n_features, feature_names, score_dtype, lazy=False, hyper=None):
         """Become the model ``stats`` define (fitted arrays where ``stats`` are, scores in ``score_dtype``);
         ``lazy`` derives parameters at their first read unless ``_lazy_parameters`` is False; ``hyper``:
         the hyper-parameters as a fit checked them (:meth:`_hyper`; else checked here)."""
         with lock_of(self).update():
-            return self._become_fitted_held(stats, classes, n_features=n_features, feature_names=feature_names,
-                                            score_dtype=score_dtype, lazy=lazy, hyper=hyper)
-
-    def _become_fitted_held(self, stats, classes, *, n_features, feature_names, score_dtype, lazy, hyper=None):
-        if hyper is None:
-            hyper = self._hyper(classes.shape[0], n_features)
-        attrs = None
-        # (Reference path of lazy derivation, paths.py: a partial_fit derives at once, as a fit does.)
-        if not (lazy and self._lazy_parameters and fast("lazy_parameters")):
-            attrs = self._derived_from(stats, classes, score_dtype, hyper)
-            # Sparse statistics are a wide model's: its deferred parameters wait for a read.
-            if not any(map(sums.is_sparse, stats.values())):
-                for name, method in self._deferred_parameters.items():
-                    attrs[name] = getattr(self, method)(stats, attrs, score_dtype_of(stats, score_dtype))
-        state = self.__dict__
-        for name in state.pop("_derived_", None) or ():  # parameters of earlier statistics
-            state.pop(name, None)
-        state.pop("feature_names_in_", None)
-        if feature_names is not None:
-            self.feature_names_in_ = feature_names
-        self.n_features_in_ = n_features
-        self.classes_ = classes
-        self._stats = stats
-        self._fit_dtype_ = score_dtype
-        # Parameters derive from this fit's hyper-parameters (set_params changes nothing until a refit).
-        self._fit_params_ = self._params()
-        self._hyper_ = hyper
-        self._derived_ = None  # None: nothing derived yet; else the names of what was
-        if attrs is not None:
-            self._store_derived(attrs)
-        return self
-
-    def _derived_from(self, stats, classes, score_dtype, params):
-        """``_finalize`` of ``stats`` under ``params``."""
-        xp = get_namespace(first_array(stats))
-        return self._finalize(stats, classes, params, xp=xp, dtype=score_dtype_of(stats, score_dtype))
+            return _become_fitted_held(self, stats, classes, n_features=n_features, feature_names=feature_names,
+                                       score_dtype=score_dtype, lazy=lazy, hyper=hyper)
 
     def _fitted_params(self):
         """The hyper-parameters of the last fit that ``set_params`` has changed since (name -> value)."""
-        if "_fit_params_" not in self.__dict__ or self._params_unchanged():
+        if "_fit_params_" not in self.__dict__ or _params_unchanged(self):
             return {}
         return self._fit_params_
 
@@ -521,11 +418,6 @@ class _BaseNB(abc.ABC):
         return type(self)(**{**copy.deepcopy(self._params()), **params})
 
     _check_hyper_parameters = validate_params
-
-    def _params_unchanged(self):
-        """Whether the parameters are those of the last fit (the same objects)."""
-        fitted = self.__dict__.get("_fit_params_")
-        return fitted is not None and all(getattr(self, name) is value for name, value in fitted.items())
 
     def __getstate__(self):
         # Derived parameters are not pickled: they are derived again when first read.
@@ -550,34 +442,13 @@ class _BaseNB(abc.ABC):
         else:
             self.__dict__.update(state)
 
-    def _store_derived(self, attrs):
-        self.__dict__.update(attrs)
-        self._derived_ = (self.__dict__.get("_derived_") or ()) + tuple(attrs)
-
     def _derive_if_lazy(self):
         """Derive the parameters of lazily fitted statistics now, if not yet."""
         state, lock = self.__dict__, lock_of(self)
         with lock.reading(), lock.deriving:
             if state.get("_derived_", False) is None:
                 stats, classes, dtype = state["_stats"], state["classes_"], state["_fit_dtype_"]
-                self._store_derived(self._derived_from(stats, classes, dtype, state["_hyper_"]))
-
-    def _fitted_parameter(self, name):
-        """The fitted parameter ``name`` (:class:`fitted_parameter`), derived now if it is not yet."""
-        state = self.__dict__
-        if "_stats" in state:
-            # Row blocks scored on several threads ask at once: one derives, the others wait.
-            lock = lock_of(self)
-            with lock.reading(), lock.deriving:
-                self._derive_if_lazy()  # a no-op if another thread derived while this one waited
-                deferred = self._deferred_parameters.get(name)
-                if name not in state and deferred is not None and state.get("_derived_") is not None:
-                    dtype = score_dtype_of(state["_stats"], state["_fit_dtype_"])
-                    self._store_derived({name: getattr(self, deferred)(state["_stats"], state, dtype)})
-                if name in state:
-                    return state[name]
-        msg = f"{type(self).__name__!r} object has no attribute {name!r}"
-        raise AttributeError(msg)
+                _store_derived(self, _derived_from(self, stats, classes, dtype, state["_hyper_"]))
 
     def to_device(self, like=None, *, xp=None, device=None):
         """Move every fitted array to another namespace and/or device, in place.
@@ -623,3 +494,136 @@ class _BaseNB(abc.ABC):
         tags.input_tags.allow_nan = self._ignore_missing
         tags.array_api_support = True
         return tags
+
+
+# The steps of a fit and of a first read that no model overrides: functions of the model,
+# not part of the protocol (the names a model defines or overrides).
+
+
+def _batch_statistics(model, X, y, classes, sample_weight, *, reset, mode):
+    """``(statistics, what was validated)`` of one batch, unless ``reset`` added to the running
+    statistics: ``mode`` "onto" (in place where the model can), "merged" (a new sum) or "alone"
+    (the batch's own, laid out to be merged with them)."""
+    if reset or not _params_unchanged(model):  # a continuing partial_fit: checked by the first call
+        model._check_hyper_parameters()
+    # Column names are read before check_X turns a DataFrame into an array; a
+    # continuing partial_fit keeps those of its first call.
+    if reset:
+        feature_names = feature_names_of(X)
+    else:
+        feature_names = model.__dict__.get("feature_names_in_")
+        if "feature_names_in_" in model.__dict__ or not (is_array(X) or is_sparse(X)):
+            check_feature_names(model, X, reset=False)  # an array has no names: nothing to check
+    X, xp, device = check_X(X, estimator=model, allow_nan=model._ignore_missing, finite=False)
+    # On a device a NaN or infinity in X reaches the sums, whose finiteness is read back anyway:
+    # X itself is looked at only when they are not finite (a pass over X and a sync fewer).
+    from_sums = model._sums_show_nonfinite and not model._ignore_missing and not on_host(xp)
+    n_samples, n_features = X.shape
+    if not reset:
+        check_n_features(model, n_features)
+    # (On a device the value checks read back together: one synchronisation.)
+    checks_together(_check_fit_values, model, X, finite=not from_sums)
+    y = check_y(y, n_samples)
+    if reset:
+        classes = check_classes(classes) if classes is not None else unique_labels(y)
+    else:
+        if classes is not None:
+            check_classes_unchanged(classes, model.classes_)
+        classes = model.classes_
+    n_classes = classes.shape[0]
+    hyper = model._hyper(n_classes, n_features, model._check_params_for_fit(n_classes, n_features))
+    model._loss_matrix(n_classes)
+    codes = encode_labels(y, classes, xp=xp, device=device)
+    acc = accumulation_dtype(xp, device)
+    weights = check_sample_weight(sample_weight, n_samples, xp=xp, device=device, dtype=acc)
+
+    previous = None if reset else to_namespace_tree(model._stats, xp, device)
+    Xt = model._model_input(X, xp)
+    try:
+        if previous is None or mode != "onto":
+            batch = model._accumulate(Xt, codes, weights, n_classes, xp=xp, dtype=acc, previous=previous)
+            stats = batch if previous is None or mode == "alone" else model._merge(previous, batch, xp=xp)
+            check_statistics_finite(stats, estimator=model, X=X, sample_weight=weights)
+        else:  # checks what it adds, so the running sums are not read whole per chunk
+            stats = model._accumulate_onto(previous, Xt, codes, weights, n_classes, xp=xp, dtype=acc)
+    except ValueError:
+        if from_sums:
+            check_finite(X, estimator=model)  # a NaN or infinity in X, rather than an overflow
+        raise
+    summed = {"classes": classes, "n_features": n_features, "feature_names": feature_names, "xp": xp, "device": device,
+              "X": X, "weights": weights, "score_dtype": score_dtype_name(X.dtype, xp=xp), "hyper": hyper}
+    return stats, summed
+
+
+def _become_fitted_held(model, stats, classes, *, n_features, feature_names, score_dtype, lazy, hyper=None):
+    """:meth:`_BaseNB._become_fitted` with the model's lock held."""
+    if hyper is None:
+        hyper = model._hyper(classes.shape[0], n_features)
+    attrs = None
+    # (Reference path of lazy derivation, paths.py: a partial_fit derives at once, as a fit does.)
+    if not (lazy and model._lazy_parameters and fast("lazy_parameters")):
+        attrs = _derived_from(model, stats, classes, score_dtype, hyper, deferred=True)
+    state = model.__dict__
+    for name in state.pop("_derived_", None) or ():  # parameters of earlier statistics
+        state.pop(name, None)
+    state.pop("feature_names_in_", None)
+    if feature_names is not None:
+        model.feature_names_in_ = feature_names
+    model.n_features_in_ = n_features
+    model.classes_ = classes
+    model._stats = stats
+    model._fit_dtype_ = score_dtype
+    # Parameters derive from this fit's hyper-parameters (set_params changes nothing until a refit).
+    model._fit_params_ = model._params()
+    model._hyper_ = hyper
+    model._derived_ = None  # None: nothing derived yet; else the names of what was
+    if attrs is not None:
+        _store_derived(model, attrs)
+    return model
+
+
+def _derived_from(model, stats, classes, score_dtype, params, *, deferred=False):
+    """``_finalize`` of ``stats`` under ``params``; with the deferred parameters too where
+    ``deferred``, unless the statistics are sparse (a wide model's: they wait for a read)."""
+    xp, dtype = score_space_of(stats, score_dtype)
+    attrs = model._finalize(stats, classes, params, xp=xp, dtype=dtype)
+    if deferred and not any(map(sums.is_sparse, stats.values())):
+        for name, method in model._deferred_parameters.items():
+            attrs[name] = getattr(model, method)(stats, attrs, dtype)
+    return attrs
+
+
+def _params_unchanged(model):
+    """Whether the parameters are those of the last fit (the same objects)."""
+    fitted = model.__dict__.get("_fit_params_")
+    return fitted is not None and all(getattr(model, name) is value for name, value in fitted.items())
+
+
+def _store_derived(model, attrs):
+    model.__dict__.update(attrs)
+    model._derived_ = (model.__dict__.get("_derived_") or ()) + tuple(attrs)
+
+
+def _fitted_parameter(model, name):
+    """The fitted parameter ``name`` (:class:`fitted_parameter`), derived now if it is not yet."""
+    state = model.__dict__
+    if "_stats" in state:
+        # Row blocks scored on several threads ask at once: one derives, the others wait.
+        lock = lock_of(model)
+        with lock.reading(), lock.deriving:
+            model._derive_if_lazy()  # a no-op if another thread derived while this one waited
+            deferred = model._deferred_parameters.get(name)
+            if name not in state and deferred is not None and state.get("_derived_") is not None:
+                dtype = score_space_of(state["_stats"], state["_fit_dtype_"])[1]
+                _store_derived(model, {name: getattr(model, deferred)(state["_stats"], state, dtype)})
+            if name in state:
+                return state[name]
+    msg = f"{type(model).__name__!r} object has no attribute {name!r}"
+    raise AttributeError(msg)
+
+
+def _check_fit_values(model, X, *, finite):
+    """The checks of a fit batch's values: finite (where ``finite``) and the model's own."""
+    if finite:
+        check_finite(X, estimator=model, allow_nan=model._ignore_missing)
+    model._check_values(X)

@@ -1,6 +1,6 @@
 """Models whose density has a class-independent factor ``h(x)``: PoissonNB's ``−Σ log xⱼ!``, and
 the support of a model whose densities may be 0 (KernelDensityNB's compact kernels). Posteriors
-and decisions are scored without it; it is added for the joint only (``scoring._scores_and_joint``).
+and decisions are scored without it; it is added for the joint only (``scoring.scores_and_joint``).
 
 Such a model sets ``_has_base_measure`` and defines ``_class_free_log(X, *, xp, device, dtype)``,
 ``log h(x)`` of every row of a validated block (n × 1) but for the support; where a density may be

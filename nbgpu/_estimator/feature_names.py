@@ -38,27 +38,23 @@ def _is_instance(X, module_name, class_name):
     return isinstance(cls, type) and isinstance(X, cls)
 
 
-def _column_names(X):
-    """The column labels of a data frame in order, or None when X is not one."""
-    if isinstance(X, (np.ndarray, list, tuple)) or sp.issparse(X):  # (asked at every call: a short way out)
-        return None
-    if any(_is_instance(X, name, "DataFrame") for name in _DATA_FRAME_MODULES):
-        return list(X.columns)
-    if _is_instance(X, "pyarrow", "Table"):
-        return list(X.column_names)
-    if inspect.getattr_static(X, "__narwhals_dataframe__", None) is not None:
-        return list(X.__narwhals_dataframe__().columns)
-    if hasattr(X, "__dataframe__"):
-        return list(X.__dataframe__().column_names())
-    return None
-
-
 def feature_names_of(X):
     """Feature names of X, as scikit-learn's ``_get_feature_names``: an object array
     of the column names when X is a data frame whose column names are all ``str``,
     else None; a TypeError (scikit-learn's message) when X mixes ``str`` column names
     with names of other types (``numpy.str_`` included)."""
-    columns = _column_names(X)
+    if isinstance(X, (np.ndarray, list, tuple)) or sp.issparse(X):  # (asked at every call: a short way out)
+        return None
+    if any(_is_instance(X, name, "DataFrame") for name in _DATA_FRAME_MODULES):
+        columns = list(X.columns)
+    elif _is_instance(X, "pyarrow", "Table"):
+        columns = list(X.column_names)
+    elif inspect.getattr_static(X, "__narwhals_dataframe__", None) is not None:
+        columns = list(X.__narwhals_dataframe__().columns)
+    elif hasattr(X, "__dataframe__"):
+        columns = list(X.__dataframe__().column_names())
+    else:
+        return None
     if not columns:
         return None
     types = sorted({type(name).__qualname__ for name in columns})

@@ -1,6 +1,7 @@
 """Scoring: a model's ``_joint_log_likelihood`` mapped over row blocks, every ``predict*`` from it.
 
-The functions here are the methods of every model (``_BaseNB`` names them)."""
+The public functions here, and those a model overrides, are the methods of every model
+(``_BaseNB`` names them); the others are steps of them, called with the model."""
 
 from __future__ import annotations
 
@@ -63,7 +64,7 @@ def _check_block_values(self, X, *, finite=True):
 def _score_blocks(self, X, *, per_block=None):
     """``(jll, xp, device)``; ``per_block(jll, xp)`` maps each row block's scores on the worker
     that made them (``predict``'s argmax then runs on all cores and concatenates less)."""
-    X, xp, device = self._validated_for_scoring(X)
+    X, xp, device = _validated_for_scoring(self, X)
     # Values are checked where it is cheapest: on the host per row block, on the core that
     # scores it; on a device all at once (one synchronisation).
     in_blocks = on_host(xp)
@@ -136,15 +137,15 @@ def _fitted_arrays(self, names, *, xp, device, dtype):
     arrays = (to_namespace(getattr(self, name), xp, device) for name in names)
     return [a if a.dtype == dtype else xp.astype(a, dtype) for a in arrays]
 
-def _scores_and_joint(self, X):
+def scores_and_joint(self, X):
     """``(scores posteriors come from, joint log-likelihood)`` of ``X``: one array, unless the model's
     density has a class-independent factor ``h(x)`` (``_has_base_measure``, ``base_measure.py``)."""
-    jll = self._score_blocks(X)[0]
+    jll = _score_blocks(self, X)[0]
     if not self._has_base_measure:
         return jll, jll
     # Posteriors come from the scores without log h(x): a large class-independent
     # term added first would cost float32 precision.
-    X, xp, device = self._validated_for_scoring(X)  # _score_blocks checked the values
+    X, xp, device = _validated_for_scoring(self, X)  # _score_blocks checked the values
     return jll, jll + log_base_measure(self, self._model_input(X, xp), xp=xp, device=device, dtype=jll.dtype)
 
 @blockwise_collections
@@ -161,7 +162,7 @@ def predict_joint_log_proba(self, X):
         In the namespace and on the device of ``X``; columns follow
         ``classes_``.
     """
-    return self._scores_and_joint(X)[1]
+    return scores_and_joint(self, X)[1]
 
 @blockwise_collections
 def predict_log_proba(self, X):
@@ -175,7 +176,7 @@ def predict_log_proba(self, X):
     -------
     log_proba : array of shape (n_samples, n_classes)
     """
-    jll, xp, _ = self._score_blocks(X)
+    jll, xp, _ = _score_blocks(self, X)
     return log_posterior(jll, xp=xp)
 
 @blockwise_collections
@@ -191,7 +192,7 @@ def predict_proba(self, X):
     proba : array of shape (n_samples, n_classes)
         Rows sum to one; columns follow ``classes_``.
     """
-    jll, xp, _ = self._score_blocks(X)
+    jll, xp, _ = _score_blocks(self, X)
     return xp.exp(log_posterior(jll, xp=xp))
 
 @blockwise_collections
@@ -213,8 +214,8 @@ def predict(self, X):
         ``X`` when labels are numbers, a numpy array otherwise (strings).
     """
     if getattr(self, "loss_matrix", None) is None:
-        best, xp, device = self._score_blocks(X, per_block=lambda jll, xp: xp.argmax(jll, axis=1))
-        return self._labels_of(best, xp=xp, device=device)
+        best, xp, device = _score_blocks(self, X, per_block=lambda jll, xp: xp.argmax(jll, axis=1))
+        return _labels_of(self, best, xp=xp, device=device)
     return self._decide(self.predict_proba(X))
 
 @blockwise_collections
@@ -251,7 +252,7 @@ def predict_risk(self, X):
     >>> nb.predict([[1.3]])
     array([1])
     """
-    return self._risk_of(self.predict_proba(X))
+    return _risk_of(self, self.predict_proba(X))
 
 def _risk_of(self, proba):
     """``proba @ loss_matrix.T`` (the 0-1 loss when there is none) of a fitted model."""
@@ -268,8 +269,8 @@ def _decide(self, proba):
     if getattr(self, "loss_matrix", None) is None:
         index = xp.argmax(proba, axis=1)
     else:
-        index = xp.argmin(self._risk_of(proba), axis=1)
-    return self._labels_of(index, xp=xp, device=proba.device)
+        index = xp.argmin(_risk_of(self, proba), axis=1)
+    return _labels_of(self, index, xp=xp, device=proba.device)
 
 def _labels_of(self, index, *, xp, device):
     """``classes_[index]``, in ``xp`` when the labels are numeric."""

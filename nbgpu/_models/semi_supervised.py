@@ -22,6 +22,7 @@ from sklearn.exceptions import ConvergenceWarning
 from .._array.class_sums import soft_class_sums
 from .._estimator.feature_names import feature_names_of
 from .._estimator.model_lock import lock_of
+from .._estimator.scoring import scores_and_joint
 from .._array.namespace import (
     accumulation_dtype,
     first_array,
@@ -161,7 +162,7 @@ def _em_terms(est, model, rows, classes, lam):
         total = _weighted_sum(picked, rows.w_l, xp=xp)
     scores_u = None
     if rows.X_u is not None and lam > 0:
-        scores_u, jll_u = model._scores_and_joint(rows.X_u)
+        scores_u, jll_u = scores_and_joint(model, rows.X_u)
         lse = logsumexp_last(xp.astype(jll_u, acc), xp=xp)
         unexplained = xp.isinf(lse) if rows.w_u is None else xp.isinf(lse) & (rows.w_u > 0)
         if bool(xp.any(unexplained)):

@@ -134,6 +134,14 @@ def _cases(scale, rng):
         lambda: gathered_row_sums(table, index, xp=np),
     )
 
+    # Real-text-like scoring: a TF-IDF-sized CSR X in row blocks on the threads.
+    n, d = s(40_000), 2**15
+    Xr = _zipf_csr(rng, n, d, 50)
+    Xr.data = rng.random(Xr.nnz)
+    scorer = nbgpu.MultinomialNB().fit(Xr[:2000], rng.integers(0, 32, 2000))
+    cases["row_views"] = (f"MultinomialNB.predict_log_proba of CSR X {n} x {d}, {Xr.nnz} stored, 32 classes",
+                          lambda: scorer.predict_log_proba(Xr))
+
     n, d = s(200_000), 100
     Xf32 = rng.random((n, d), dtype=np.float32)
     bernoulli = nbgpu.BernoulliNB().fit(Xf32[:1000], rng.integers(0, k, 1000))

@@ -159,6 +159,36 @@ def test_compact_columns_switch():
     assert_allclose(Xc @ W[columns], X @ W, rtol=1e-12)
 
 
+@pytest.mark.parametrize("layout", ["unsorted", "duplicates", "empty rows"])
+def test_row_views_switch(layout):
+    """Fast: host CSR row blocks are views of X's arrays, equal to scipy's slices (unsorted
+    indices and duplicate entries kept as they are); reference: scipy's slice, a copy."""
+    X, y = wide_counts(n=40, d=30, per_row=5)
+    if layout == "unsorted":
+        X.indices = X.indices.copy()
+        for i in range(X.shape[0]):
+            X.indices[X.indptr[i] : X.indptr[i + 1]] = X.indices[X.indptr[i] : X.indptr[i + 1]][::-1]
+        X.has_sorted_indices = False
+    elif layout == "duplicates":  # each row's entries twice, kept as separate entries
+        twice = [np.r_[a, a] for a in np.split(X.indices, X.indptr[1:-1])]
+        X = sp.csr_matrix((np.concatenate([np.r_[a, a] for a in np.split(X.data, X.indptr[1:-1])]),
+                           np.concatenate(twice), np.r_[0, np.cumsum([t.shape[0] for t in twice])]), shape=X.shape)
+    else:
+        X = sp.csr_matrix((sp.diags((np.arange(40) % 4 != 0).astype(float)) @ X))
+    for start, stop in ((0, 40), (3, 17), (17, 17), (39, 40)):
+        with paths.all_fast():
+            view = sparse.row_slicer(X)(start, stop)
+        with paths.reference("row_views"):
+            copy = sparse.row_slicer(X)(start, stop)
+        assert np.shares_memory(view.data, X.data) or view.nnz == 0
+        assert not np.shares_memory(copy.data, X.data)
+        for got in (view, copy):
+            assert got.shape == (stop - start, 30) and got.format == "csr"
+            np.testing.assert_array_equal(got.toarray(), X.toarray()[start:stop])
+    model = nbgpu.MultinomialNB().fit(X, y)
+    assert_allclose(model.predict_log_proba(X), sk.MultinomialNB().fit(X, y).predict_log_proba(X), rtol=1e-10, atol=1e-12)
+
+
 def test_in_place_sums_switch():
     """Fast: a batch's sums are added into the running ones (the same array);
     reference: a new array each batch."""

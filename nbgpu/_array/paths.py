@@ -36,6 +36,8 @@ FAST_PATHS = {
     "(reference: derived when the statistics change)",
     "deferred_checks": "_validation.checks_together: a device scoring's checks of X's values as the fewest "
     "reductions (finite and >= 0: one max over the bits), read back at once (reference: each check reads back)",
+    "row_views": "sparse.row_slicer: a host CSR matrix's row blocks as views of its arrays "
+    "(reference: scipy's row slice, a copy)",
     "finite_by_sum": "_validation.check_finite: one sum of X's values, finite when they all are (the exact check "
     "only when it is not) (reference: isfinite of every value, then all)",
 }

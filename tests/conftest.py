@@ -232,16 +232,38 @@ def dtype(request):
 
 
 @pytest.fixture(scope="session")
-def stdlib_docstrings():
+def stdlib_docstrings(tmp_path_factory):
     """``(texts, labels)``: the whole corpus of ``nbgpu.datasets.load_stdlib_docstrings()``,
-    built once per test process (it parses the standard library's sources: 7 s of CPU on
-    the team's 2-core machine) for the tests that read it (labels read-only; do not change
-    the list)."""
+    built once per run (it parses the standard library's sources: 7 s of CPU on the team's
+    2-core machine) for the tests that read it (labels read-only; do not change the list).
+    Under pytest-xdist the first worker to ask builds it and the others read its copy
+    (:func:`built_once_per_run`): another process's build, as a later run's would be."""
     from nbgpu.datasets import load_stdlib_docstrings
 
-    texts, labels = load_stdlib_docstrings()
+    texts, labels = built_once_per_run(tmp_path_factory, "stdlib-docstrings", load_stdlib_docstrings)
     labels.flags.writeable = False
     return texts, labels
+
+
+def built_once_per_run(tmp_path_factory, name, build):
+    """``build()`` once for all the pytest-xdist workers of this run: the first to ask builds
+    it and pickles it into the run's temporary folder (under a lock), the others unpickle
+    that. Outside xdist (no folder is the run's alone) it is simply built."""
+    import pickle
+
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return build()
+    import fcntl
+
+    path = tmp_path_factory.getbasetemp().parent / f"{name}.pickle"  # the run's folder, above each worker's
+    with open(path.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if path.exists():
+            return pickle.loads(path.read_bytes())
+        value = build()
+        path.with_suffix(".partial").write_bytes(pickle.dumps(value))
+        path.with_suffix(".partial").rename(path)
+        return value
 
 
 def to_numpy(a):

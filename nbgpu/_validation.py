@@ -27,7 +27,7 @@ from ._array.namespace import (
     to_numpy,
 )
 from ._array.numerics import float_bits, float_warnings_off
-from ._array.sparse import sparse_checked, sparse_values
+from ._array.sparse import sparse_checked
 from ._array import sums
 
 
@@ -176,7 +176,7 @@ def check_finite(X, *, estimator, name="X", allow_nan=False):
     """Raise on infinity in ``X`` (dense or sparse), and on NaN unless ``allow_nan``;
     the message starts as scikit-learn's does ("Input X contains NaN")."""
     est = type(estimator).__name__
-    values = sparse_values(X) if is_sparse(X) else X
+    values = X.data if is_sparse(X) else X
     vxp = get_namespace(values)
     if vxp.isdtype(values.dtype, ("integral", "bool")):
         return  # always finite
@@ -203,7 +203,7 @@ def _finite_sum(values, xp):
 
 
 def _values_min(X):
-    values = sparse_values(X) if is_sparse(X) else X
+    values = X.data if is_sparse(X) else X
     if not values.size:
         return 0.0
     vxp = get_namespace(values)
@@ -216,7 +216,7 @@ def _values_min(X):
 
 def check_non_negative(X, *, estimator, what="counts or frequencies"):
     """Raise when ``X`` holds a negative value; the message starts with scikit-learn's."""
-    if _deferred(sparse_values(X) if is_sparse(X) else X, "non-negative"):
+    if _deferred(X.data if is_sparse(X) else X, "non-negative"):
         return
     low = _values_min(X)
     if low < 0 and is_sparse(X) and not X.has_canonical_format:
@@ -238,7 +238,7 @@ _INF_BITS = {np.dtype(np.float16): 0x7C00, np.dtype(np.float32): 0x7F800000, np.
 def plainly_non_negative(X):
     """True when one read of host ``X``'s values shows all finite and >= 0 (counts);
     False means "look closer" (-0.0 included), not "invalid"."""
-    values = sparse_values(X) if is_sparse(X) else X
+    values = X.data if is_sparse(X) else X
     if not isinstance(values, np.ndarray):
         return False
     if values.size == 0 or values.dtype.kind in "ub":
@@ -251,7 +251,7 @@ def plainly_non_negative(X):
 
 def check_categories(X, *, estimator):
     """Raise unless ``X`` holds non-negative whole numbers (category codes)."""
-    values = sparse_values(X) if is_sparse(X) else X
+    values = X.data if is_sparse(X) else X
     if _deferred(values, "category codes"):
         return
     vxp = get_namespace(values)
@@ -299,7 +299,7 @@ def _float_arrays(stats, skip=()):
 
 
 def _largest_magnitude(values):
-    values = sparse_values(values) if is_sparse(values) else values
+    values = values.data if is_sparse(values) else values
     if not values.size:
         return 0.0
     xp = get_namespace(values)

@@ -7,7 +7,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .namespace import get_device, get_namespace, is_array, is_sparse, sparse_lib
-from .sparse import sparse_matmul, sparse_values, sparse_with_values
+from .sparse import sparse_matmul, sparse_with_values
 
 
 def take_rows(X, index):
@@ -30,6 +30,6 @@ def row_sums_of(X, fn, *, xp, dtype):
     with ``fn(0) = 0``: of a sparse ``X`` from its stored values (it stays sparse)."""
     if not is_sparse(X):
         return xp.sum(fn(X, xp), axis=1, keepdims=True)
-    values = sparse_values(X)
+    values = X.data
     mapped = sparse_with_values(X, fn(values, get_namespace(values)))
     return sparse_matmul(mapped, xp.ones((X.shape[1], 1), dtype=dtype, device=get_device(values)))

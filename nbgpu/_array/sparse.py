@@ -106,11 +106,6 @@ def sparse_checked(X, *, name="X", elements=True):
     return X
 
 
-def sparse_values(X):
-    """The stored values of a sparse matrix (a dense 1-D array)."""
-    return X.data
-
-
 def sparse_with_values(X, data):
     """A matrix with ``X``'s sparsity structure and new stored values."""
     if _on_device(X):  # shares X's index arrays

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from .._array.class_sums import class_sums
 from .._array.namespace import get_namespace, is_sparse, on_host
-from .._array.sparse import sparse_matmul, sparse_values, sparse_with_values
+from .._array.sparse import sparse_matmul, sparse_with_values
 
 
 def split_missing(X, *, xp, fill=0.0):
@@ -36,7 +36,7 @@ def split_missing(X, *, xp, fill=0.0):
     only (on a device it would cost a synchronisation per block).
     """
     sparse = is_sparse(X)
-    data = sparse_values(X) if sparse else X
+    data = X.data if sparse else X
     dxp = get_namespace(data) if sparse else xp
     nan = dxp.isnan(data)
     if on_host(dxp) and not bool(dxp.any(nan)):

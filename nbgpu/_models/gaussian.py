@@ -14,7 +14,7 @@ from .._array import sums
 from .._array.class_sums import class_sums, class_totals
 from .._array.namespace import accumulation_dtype, is_sparse, to_numpy
 from .._array.numerics import chan_merge, nonzero, product_operand, scoring_weights
-from .._array.sparse import sparse_matmul, sparse_values, sparse_with_values
+from .._array.sparse import sparse_matmul, sparse_with_values
 from .._estimator.base import _BaseNB, fitted_parameter
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.missing import drop_missing, observed_weights, split_missing
@@ -302,7 +302,7 @@ class GaussianNB(_BaseNB):
         cancelled = self._cancelled_[1 if is_sparse(X) else 0]
         if dtype == xp.float32 and _float32_inexact(cancelled):
             work = accumulation_dtype(xp, device)
-            X = sparse_with_values(X, xp.astype(sparse_values(X), work)) if is_sparse(X) else xp.astype(X, work)
+            X = sparse_with_values(X, xp.astype(X.data, work)) if is_sparse(X) else xp.astype(X, work)
             return xp.astype(self._joint_log_likelihood(X, xp=xp, device=device, dtype=work), dtype)
         shift, quad, lin, const, terms = self._fitted_arrays(
             ("_shift_", "_quad_", "_lin_", "_const_", "_terms_"), xp=xp, device=device, dtype=dtype
@@ -317,7 +317,7 @@ class GaussianNB(_BaseNB):
             s = xp.reshape(shift, (-1, 1))
             lin_u = lin - 2.0 * quad * s
             const_u = const + shift @ (quad * s) - shift @ lin
-            values = sparse_values(X)
+            values = X.data
             sq = sparse_with_values(X, xp.square(values))
             jll = sparse_matmul(sq, quad) + sparse_matmul(X, product_operand(lin_u, xp=xp)) + const_u
             # A missing entry was scored as x = 0: drop that term.

@@ -77,6 +77,41 @@ interleaved, 64 MiB against 4 MiB chunks: 2.68 s against 2.67 s). scikit-learn t
 days: the machine gave every process less that day, and the 5x of issue 37 was
 not reached: about 3x, wall or CPU.
 
+At a load average of 1.0-1.1 that day (``*-20261129-load1.json``, medians of 3):
+debian 3.90 s (train 2.55 + evaluate 1.34; 5.34 s CPU) against 14.12 s (13.9 s CPU):
+3.62x, CPU 2.61x.
+
+Issue 37 item 1, later (``*-20261129-item1*.json``, medians of 3): class sums of
+whole counts sorted packed with their keys (``class_sums._summed_run``: the fold
+of a fit's 4.6 million entries 0.27 s CPU against 0.53 s), ``nbgpu train``
+hashing each chunk while the reader's thread parses the next one's JSON, and
+scoring's row blocks even over the threads (Debian's test rows were cut 9,039 +
+3,649). Other sessions' test suites kept the load average at 9.5-11 (sklearn's
+CPU seconds 17-18 s against 13.9 s at load 1), so the code before the item
+(``*-item1-before.json``) was run right after:
+
+=========  ===========================  ===========================  ===============
+corpus     nbgpu train + evaluate       scikit-learn                 ratio: wall, CPU
+=========  ===========================  ===========================  ===============
+debian     11.96 s (7.01 + 4.74),       35.85 s, 17.71 s CPU         3.00x, 3.08x
+           5.75 s CPU
+ before    12.98 s (7.96 + 4.93),       35.37 s, 16.98 s CPU         2.72x, 2.92x
+           5.82 s CPU
+pydoc-en   9.92 s (6.29 + 3.74),        32.42 s, 14.46 s CPU         3.27x, 3.05x
+           4.74 s CPU
+=========  ===========================  ===========================  ===============
+
+Paired, as whole processes (7 pairs each, after against before): Debian train +
+evaluate at load 6-9, wall 0.94x (0.72-1.01), CPU 0.96x; train alone at load 10,
+wall 0.94x, CPU 0.93x (3.80 against 4.02 s). The 5x is not reached. Where the CPU
+goes (one thread, Debian, seconds): each command's start-up about 0.4 (numpy and
+scipy.sparse; scipy's array API layer imports numpy.testing, f2py, ma and random),
+JSON 0.34 + 0.09, hashing 1.07 + 0.27, the fit's entries and fold about 0.35, the
+model file written 0.27 and read 0.19, ComplementNB's scores 0.5-0.6 (the
+weights of the columns each row block uses, 58 classes: the two blocks make
+337,000 columns' weights for the 263,000 the test rows use, and scipy's CSR x
+dense product).
+
 2026-11-26, at a lower load, with the models' core classes (no scikit-learn import in either
 command): pydoc-en, 28,285 training documents (25.0 MiB): nbgpu 1.38 s (train
 0.87 + evaluate 0.49), scikit-learn 6.14 s, 4.45x; manpages-ru (this

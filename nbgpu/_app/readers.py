@@ -4,7 +4,8 @@ A reader splits its file into blocks of about ``chunk_bytes`` that end at a
 line end (:meth:`blocks`, cheap: it only reads) and turns a block into a
 :class:`Chunk` (:meth:`parse`: decoding, parsing, vectorising, the costly
 part). :func:`parsed_chunks` runs both in a background thread ahead of the
-caller, so memory holds a few chunks, never the file. Formats: svmlight /
+caller (or leaves text's hashing to the caller: ``hash_here``), so memory holds
+a few chunks, never the file. Formats: svmlight /
 libsvm, ``.npz``, CSV, JSON lines: one reader class each, which says more.
 
 Blocks are read with plain ``read`` calls, so standard input (``-``), a FIFO or
@@ -43,7 +44,7 @@ _SUFFIXES = {
     ".npz": "npz", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl",
 }
 CHUNK_BYTES = 64 * 2**20
-# Text to train on: smaller, so that one chunk is fitted while the next one's JSON is parsed.
+# Text to train on: smaller, so that one chunk is hashed and fitted while the next one's JSON is parsed.
 TEXT_TRAIN_CHUNK_BYTES = 4 * 2**20
 STDIN = "-"  # the data path that means standard input
 STDIN_NAME = "standard input"  # how messages name it

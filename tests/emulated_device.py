@@ -173,7 +173,7 @@ PHASE_OF_FUNCTION = {
     "_batch_statistics": "sums",
     # finalize: parameters derived from the statistics (at fit, or lazily at the first read)
     "_finalize": "finalize", "_become_fitted": "finalize", "_become_fitted_held": "finalize",
-    "_derived_from": "finalize", "_derive_if_lazy": "finalize", "_ready_to_score": "finalize",
+    "_derive_if_lazy": "finalize", "_ready_to_score": "finalize",
     # scores: the joint log-likelihood of row blocks, the posteriors and the decision
     "_joint_log_likelihood": "scores", "_excluded_and_joint": "scores", "_score_blocks": "scores",
     "scores_and_joint": "scores", "_decide": "scores", "predict": "scores", "predict_proba": "scores",

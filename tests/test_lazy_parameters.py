@@ -184,15 +184,13 @@ def test_row_blocks_scored_on_several_threads_derive_once(cls, finalize_calls, m
 
     monkeypatch.setenv("NBGPU_NUM_THREADS", "2")
     monkeypatch.setattr(blocks, "HOST_BLOCK_BYTES", 512)
-    from nbgpu._estimator import base
+    original = cls._finalize
 
-    original = base._derived_from
-
-    def slow(*args, **kwargs):  # long enough for the other thread to ask too
+    def slow(self, *args, **kwargs):  # long enough for the other thread to ask too
         time.sleep(0.05)
-        return original(*args, **kwargs)
+        return original(self, *args, **kwargs)
 
-    monkeypatch.setattr(base, "_derived_from", slow)
+    monkeypatch.setattr(cls, "_finalize", slow)
     X, y = _data(3)
     model = cls().partial_fit(X, y, classes=np.arange(4))
     assert finalize_calls == []

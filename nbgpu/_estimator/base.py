@@ -447,8 +447,9 @@ class _BaseNB(abc.ABC):
         state, lock = self.__dict__, lock_of(self)
         with lock.reading(), lock.deriving:
             if state.get("_derived_", False) is None:
-                stats, classes, dtype = state["_stats"], state["classes_"], state["_fit_dtype_"]
-                _store_derived(self, _derived_from(self, stats, classes, dtype, state["_hyper_"]))
+                stats = state["_stats"]
+                xp, dtype = score_space_of(stats, state["_fit_dtype_"])
+                _store_derived(self, self._finalize(stats, state["classes_"], state["_hyper_"], xp=xp, dtype=dtype))
 
     def to_device(self, like=None, *, xp=None, device=None):
         """Move every fitted array to another namespace and/or device, in place.
@@ -562,7 +563,12 @@ def _become_fitted_held(model, stats, classes, *, n_features, feature_names, sco
     attrs = None
     # (Reference path of lazy derivation, paths.py: a partial_fit derives at once, as a fit does.)
     if not (lazy and model._lazy_parameters and fast("lazy_parameters")):
-        attrs = _derived_from(model, stats, classes, score_dtype, hyper, deferred=True)
+        xp, dtype = score_space_of(stats, score_dtype)
+        attrs = model._finalize(stats, classes, hyper, xp=xp, dtype=dtype)
+        # Sparse statistics are a wide model's: its deferred parameters wait for a read.
+        if not any(map(sums.is_sparse, stats.values())):
+            for name, method in model._deferred_parameters.items():
+                attrs[name] = getattr(model, method)(stats, attrs, dtype)
     state = model.__dict__
     for name in state.pop("_derived_", None) or ():  # parameters of earlier statistics
         state.pop(name, None)
@@ -580,17 +586,6 @@ def _become_fitted_held(model, stats, classes, *, n_features, feature_names, sco
     if attrs is not None:
         _store_derived(model, attrs)
     return model
-
-
-def _derived_from(model, stats, classes, score_dtype, params, *, deferred=False):
-    """``_finalize`` of ``stats`` under ``params``; with the deferred parameters too where
-    ``deferred``, unless the statistics are sparse (a wide model's: they wait for a read)."""
-    xp, dtype = score_space_of(stats, score_dtype)
-    attrs = model._finalize(stats, classes, params, xp=xp, dtype=dtype)
-    if deferred and not any(map(sums.is_sparse, stats.values())):
-        for name, method in model._deferred_parameters.items():
-            attrs[name] = getattr(model, method)(stats, attrs, dtype)
-    return attrs
 
 
 def _params_unchanged(model):

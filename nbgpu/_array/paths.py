@@ -22,7 +22,9 @@ FAST_PATHS = {
     "class_sums": "class_sums.class_sums/class_totals on the host: a sparse one-hot Y and bincount "
     "(reference: the dense one-hot product Yᵀ·X)",
     "sparse_class_sums": "class_sums.class_sums of sparse X: class-ordered scatters on all cores, "
-    "X's transpose as CSR times Y on a device (reference: the sparse product (Xᵀ·Y)ᵀ)",
+    "X's transpose as CSR times Y on a device (reference: the sparse product (Xᵀ·Y)ᵀ); "
+    "class_sums.summed_entries of whole counts: keys and counts packed and sorted, no order kept "
+    "(reference: keys and positions sorted, each key's values added in order)",
     "category_counts": "class_sums.category_counts of dense X: a histogram of keys "
     "(reference: the one-hot product Yᵀ·OneHot(X))",
     "in_place_sums": "class_sums.add_class_sums_into: a batch's sums added into the running ones "

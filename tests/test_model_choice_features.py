@@ -248,11 +248,13 @@ def _pipeline(texts, ngram, tf):
 
 def test_fold_statistics_are_scikit_learns_fits(tmp_path, capsys, monkeypatch):
     """The statistics made from the pass's sums (1-2grams as unigrams plus bigrams, sublinear tf as the counts
-    less their corrections, the log of entries folded in many times, a class that comes late) are those of
-    scikit-learn's MultinomialNB fitted on the feature set's matrix: on every row, and on every fold but f."""
+    less their corrections, the log of entries folded in many times, a class that comes late, one of one row) are
+    those of scikit-learn's MultinomialNB fitted on the feature set's matrix: on every row, and on every fold but f
+    (a class without rows there left out)."""
     monkeypatch.setattr(model_choice, "LOG_ENTRIES", 64)
     texts, labels = _word_order_texts(n=300, seed=6)
     labels[-7:] = ["late"] * 7
+    labels[7] = "lone"  # in fold 2 only: left out of that fold's statistics
     seen = _captured_search(monkeypatch)
     _train_text(tmp_path, capsys, texts, labels, "--chunk-mb", "0.002")
     statistics = seen["scorer"].statistics
@@ -260,7 +262,7 @@ def test_fold_statistics_are_scikit_learns_fits(tmp_path, capsys, monkeypatch):
     fold = np.arange(len(texts)) % model_choice.FOLDS
     for key in {c.statistics for c in seen["candidates"]}:
         X = _pipeline(texts, key[1].ngram, key[1].tf)
-        for f in (None, 0, 3):
+        for f in (None, 0, 2, 3):
             rows = fold != f
             ref = MultinomialNB().fit(X[rows], y[rows])
             made = statistics.model(key, f)
@@ -287,8 +289,9 @@ def test_auto_model_is_the_chosen_pipeline_on_all_rows(tmp_path, capsys):
 
 @pytest.mark.fast_path("few_columns")
 def test_scoring_on_the_rows_columns_is_the_whole_width_models(tmp_path, capsys, monkeypatch):
-    """Held-out rows scored with the weights of the columns they use (those no other fold saw summed into one)
-    get the fold accuracies of the whole-width models of the same statistics (the reference path)."""
+    """Held-out rows scored from the sums of the columns they use (a column's weights as those of a column
+    without sums plus their excess at its entries) get the fold accuracies of the whole-width models of the
+    same statistics (the reference path)."""
     from nbgpu._array.paths import reference
 
     texts, labels = _word_order_texts(n=400, seed=8)
@@ -303,6 +306,67 @@ def test_scoring_on_the_rows_columns_is_the_whole_width_models(tmp_path, capsys,
             assert status == 0, err
             scorer = seen["scorer"]
             scores.append(scorer.scores(seen["candidates"]))
-            restricted = [scorer._rest(c, 0, None)[2] for c in seen["candidates"]]
+            restricted = [isinstance(scorer._rest(c, 0, None), model_choice._HeldOut) for c in seen["candidates"]]
         assert all(restricted) if len(scores) == 1 else not any(restricted)
     np.testing.assert_array_equal(scores[0], scores[1])
+
+
+def _one_row_class_texts():
+    """Word-order texts with a class of one row: absent from the sums of every fold but its own."""
+    texts, labels = _word_order_texts(n=300, seed=9)
+    texts[7], labels[7] = "a1 b1 zz qq zz", "lone"
+    return texts, labels
+
+
+@pytest.mark.fast_path("few_columns")
+def test_held_out_sums_are_scikit_learns(tmp_path, capsys, monkeypatch):
+    """The sums a fold's held-out rows are scored from (the columns they use; every fold but f; a class with rows in
+    fold f only left out) are scikit-learn's fit of the other folds at those columns, whether a term's entries are
+    gathered for the key or shared with another key of the same columns."""
+    texts, labels = _one_row_class_texts()
+    seen = _captured_search(monkeypatch)
+    _train_text(tmp_path, capsys, texts, labels)
+    statistics = seen["scorer"].statistics
+    y = np.asarray(labels)
+    fold = np.arange(len(texts)) % model_choice.FOLDS
+    keys = sorted({c.statistics for c in seen["candidates"]}, key=lambda key: (key[1].ngram, key[1].tf))
+    for f in range(model_choice.FOLDS):
+        parts = {}
+        for key in keys:
+            X = _pipeline(texts, key[1].ngram, key[1].tf)
+            ref = MultinomialNB().fit(X[fold != f], y[fold != f])
+            columns = np.unique(sp.csr_matrix(X[fold == f]).indices)
+            for shared in (None, parts.setdefault(key[1].ngram, {})):
+                sums = statistics.held_out(key, f, columns, shared)
+                np.testing.assert_array_equal(sums.classes, ref.classes_)
+                np.testing.assert_array_equal(sums.class_count, ref.class_count_)
+                np.testing.assert_allclose(sums.class_total, ref.feature_count_.sum(axis=1), rtol=1e-12)
+                count = np.zeros((columns.size, sums.classes.size))
+                count[sums.column, sums.klass] = sums.value
+                assert np.all(sums.value != 0) and np.all(np.diff(sums.column * sums.classes.size + sums.klass) > 0)
+                np.testing.assert_allclose(count, ref.feature_count_[:, columns].T, rtol=1e-12, atol=1e-12)
+        assert "lone" not in statistics.held_out(keys[0], 7 % model_choice.FOLDS, np.arange(3)).classes
+
+
+@pytest.mark.fast_path("few_columns")
+@pytest.mark.parametrize("family", ["MultinomialNB", "ComplementNB"])
+@pytest.mark.parametrize("alpha", [0.01, 1.0, 30.0])
+def test_held_out_scores_are_scikit_learns_joint_log_likelihood(tmp_path, capsys, monkeypatch, family, alpha):
+    """A candidate's scores of fold f's held-out rows made from the sums of the columns they use are the joint
+    log-likelihoods of scikit-learn's model fitted on every other fold, over every column."""
+    texts, labels = _one_row_class_texts()
+    seen = _captured_search(monkeypatch)
+    _train_text(tmp_path, capsys, texts, labels)
+    scorer = seen["scorer"]
+    y = np.asarray(labels)
+    fold = np.arange(len(texts)) % model_choice.FOLDS
+    sklearn_family = {"MultinomialNB": MultinomialNB, "ComplementNB": ComplementNB}[family]
+    for features in {c.features for c in seen["candidates"]}:
+        candidate = model_choice.Candidate(family, {"alpha": alpha}, features)
+        X = _pipeline(texts, features.ngram, features.tf)
+        for f in (0, 2):
+            held = scorer._rest(candidate, f, None)
+            assert isinstance(held, model_choice._HeldOut)
+            ref = sklearn_family(alpha=alpha).fit(X[fold != f], y[fold != f])
+            scores = held.scores(model_choice.estimator(candidate, {}, per_class=False))
+            np.testing.assert_allclose(scores, ref.predict_joint_log_proba(X[fold == f]), rtol=1e-10, atol=1e-8)

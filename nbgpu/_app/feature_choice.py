@@ -62,7 +62,11 @@ class FeatureSet(NamedTuple):
 
     def view(self, X):
         """The rows ``X`` as this feature set sees them (counts, weighted)."""
-        return weighted(self.counts(X), self.tf)
+        return self.weighted(self.counts(X))
+
+    def weighted(self, counts):
+        """The ``counts`` of this feature set's columns (rows of :meth:`counts`, or some of their columns) weighted."""
+        return weighted(counts, self.tf)
 
     def width(self, data_width):
         """The number of this feature set's columns, of data ``data_width`` wide."""

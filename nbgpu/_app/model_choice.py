@@ -10,11 +10,12 @@ sublinear tf; else the columns as read) reads its per-class sums from them (:cla
 MultinomialNB's (class counts and per-class feature sums, which ComplementNB shares) and, on count
 data that are not hashed text, BernoulliNB's. Every candidate, a feature set, a family and an alpha, is
 made from the statistics of "every fold but f" (the sums of all the folds less fold f's) without
-touching data, and scored (accuracy) on fold f's sample seen through its feature set, with the weights
-of the columns those rows use only (:class:`FoldScorer`). Where the best alpha is at an edge of the
+touching data, and scored (accuracy) on fold f's sample seen through its feature set, from the sums of
+the columns those rows use only (:class:`FoldScorer`). Where the best alpha is at an edge of the
 grid, the grid of its feature set and family is extended that way (1, 3, 10, ...) until it is not, and
-the output says so. The model saved is the best candidate made from the statistics of all the folds:
-no refit, no second pass.
+the output says so. The model saved is the best candidate made from the statistics of all the folds
+(each class's entries of a column, one run of its folds' codes, summed in order: no refit, no second
+pass, no sort).
 
 Data that are not counts are for GaussianNB: a negative value, or dense data holding a value that
 is not a whole number (measurements, such as iris's). :class:`NotCounts` says so and the command
@@ -33,7 +34,6 @@ import scipy.sparse as sp
 
 from .._array import sums as class_sums
 from .._array.class_sums import summed_entries
-from .._array.numerics import laid_out_by_columns
 from .._array.paths import fast
 from .feature_choice import FeatureSet, correction_views, corrections, feature_sets
 from .options import PARAMETERS, UsageError, checked_model, flag
@@ -146,13 +146,18 @@ class _Sample:
         self.size, self.rng = size, rng
         self.X, self.y, self.keys = None, None, np.empty(0)
 
-    def add(self, X, y):
-        keys = self.rng.random(X.shape[0])
-        if self.keys.size == self.size:  # full: only rows of smaller keys than the largest kept enter
-            enter = keys < self.keys.max()
+    def add(self, X, y, rows=None):
+        """Offer the rows ``rows`` of ``X`` (all if None), labels ``y`` (of every row of ``X``): only those that
+        stay are copied."""
+        rows = np.arange(X.shape[0]) if rows is None else rows
+        keys = self.rng.random(rows.size)
+        if self.keys.size + keys.size > self.size:  # only rows of keys among the smallest kept enter
+            cut = np.partition(np.concatenate([self.keys, keys]), self.size - 1)[self.size - 1]
+            enter = keys <= cut
             if not np.any(enter):
                 return
-            X, y, keys = X[enter], y[enter], keys[enter]
+            rows, keys = rows[enter], keys[enter]
+        X, y = X[rows], np.asarray(y)[rows]
         if self.X is not None:
             X, y, keys = _stacked(self.X, X), np.concatenate([self.y, y]), np.concatenate([self.keys, keys])
         if keys.size > self.size:
@@ -277,9 +282,12 @@ class FoldSums:
     def matrix(self, n_codes):
         """The sums as a canonical CSR array of ``n_codes`` rows (codes) by the columns."""
         self._fold()
-        codes, columns = np.divmod(self.keys, self.width)
-        indptr = np.searchsorted(codes, np.arange(n_codes + 1))
-        out = sp.csr_array((self.values, columns, indptr), shape=(n_codes, self.width))
+        # Code c's keys start at the first key >= c * width: a search per code, then one subtraction (no division).
+        starts = np.arange(n_codes + 1, dtype=np.int64) * self.width
+        indptr = np.searchsorted(self.keys, starts)
+        columns = self.keys - np.repeat(starts[:-1], np.diff(indptr))
+        index = np.int32 if max(self.width, self.keys.size) < 2**31 else np.int64
+        out = sp.csr_array((self.values, columns.astype(index), indptr.astype(index)), shape=(n_codes, self.width))
         out.has_canonical_format = True  # keys ascending and unique
         return out
 
@@ -296,6 +304,14 @@ class _Statistics:
         self._stats, self.classes_, self.n_features_in_, self._fit_dtype_ = stats, classes, width, "float64"
 
 
+def _narrow(csc):
+    """``csc`` with int32 indices where they fit (half the bytes that gathering its columns reads)."""
+    if max(csc.shape[0], csc.nnz) < 2**31 and csc.indices.dtype != np.int32:
+        csc = sp.csc_array((csc.data, csc.indices.astype(np.int32), csc.indptr.astype(np.int32)), shape=csc.shape)
+        csc.has_canonical_format = True
+    return csc
+
+
 class FoldStatistics:
     """Per class and fold, the statistics of every key (a statistics family and a feature set) that candidates
     are made from, read from the :class:`FoldSums` of the stored values (``sources``: "counts" and the
@@ -306,9 +322,9 @@ class FoldStatistics:
     def __init__(self, classes, row_counts, sources, keys):
         self.classes, self.k = classes, len(classes)
         self.row_counts = row_counts  # per code
-        self.sources = sources
+        self.sources = {name: _narrow(csc) for name, csc in sources.items()}
         data_width = sources["counts"].shape[1]
-        self.terms, self.code_totals, self.sums = {}, {}, {}
+        self.terms, self.code_totals, self.negated = {}, {}, {}
         for stats, features in keys:
             width = features.width(data_width)
             terms = self.terms[stats, features] = (width, features.terms(presence=stats == "BernoulliNB"))
@@ -333,59 +349,158 @@ class FoldStatistics:
         stats, _ = key
         count = self.class_counts(f)
         present = count > 0 if f is not None else np.ones(self.k, dtype=bool)
-        sums = self._sums(key)
-        code = np.arange(sums.shape[0])
-        rest = code if f is None else code[code % FOLDS != f]
-        folded = sp.csr_array((np.ones(rest.size), (rest // FOLDS, rest)), shape=(self.k, sums.shape[0]))
-        total = sp.csr_array((folded @ sums)[present])
-        total.sum_duplicates()  # canonical: row-major entries ascending
+        total = self._class_sums(key, f, present)
         if stats == "BernoulliNB" or not class_sums.stays_sparse(total.shape, total.nnz):
             feature_count = total.toarray()
         else:  # sparse, as a fit of these rows keeps them
+            total = total.tocsr()  # canonical: row-major entries ascending
             flat = np.repeat(np.arange(total.shape[0], dtype=np.int64), np.diff(total.indptr)) * total.shape[1]
             feature_count = class_sums.from_entries(flat + total.indices, total.data, total.shape)
         stats = {"class_count": count[present].astype(np.float64), "feature_count": feature_count}
-        return _Statistics(stats, self.classes[present], sums.shape[1])
+        return _Statistics(stats, self.classes[present], total.shape[1])
 
-    def _sums(self, key):
-        """The per-code sums of key ``key`` (CSC, codes x its columns), made when first asked for."""
-        if key not in self.sums:
-            width, terms = self.terms[key]
-            self.sums[key] = functools.reduce(operator.add, (
-                sign * self.sources[name][:, block * width:(block + 1) * width] for name, block, sign in terms))
-        return self.sums[key]
+    def _class_sums(self, key, f, present):
+        """The sums of key ``key`` of every fold but ``f`` (all if None) per ``present`` class: a canonical CSC array
+        (classes x columns), the sum of its terms' (:meth:`_term_sums`)."""
+        width, terms = self.terms[key]
+        return functools.reduce(operator.add, (sign * self._term_sums(name, block * width, width, f, present)
+                                               for name, block, sign in terms))
 
-    def columns(self, key, f, columns):
-        """``(statistics, where)``: those of :meth:`model` (``f`` not None) over ``columns`` (sorted), where the
-        columns that no row of the other folds uses are summed into one, then one column more holds the rest of
-        each class's sum: what the weights of those columns are made from (see :class:`FoldScorer`); ``where``:
-        the column of those statistics that each of ``columns`` is."""
+    def _term_sums(self, name, start, width, f, present):
+        """The columns ``start`` to ``start + width`` of source ``name`` summed over the folds but ``f`` per ``present``
+        class (CSC): the codes of a class are next to each other in a column (``class * FOLDS + fold``), so each
+        class's entries in a column are one run, summed in order (no product, no sort)."""
+        source = self.sources[name]
+        lo, hi = source.indptr[start], source.indptr[start + width]
+        indptr = source.indptr[start:start + width + 1] - lo
+        codes, values = source.indices[lo:hi], source.data[lo:hi]
+        klass = np.repeat(np.maximum(np.cumsum(present) - 1, 0), FOLDS)[codes]  # (absent: entries of fold f only)
+        if f is not None:
+            values = values * np.tile(np.arange(FOLDS) != f, self.k)[codes]
+        first = np.ones(values.shape[0], dtype=bool)  # where a run starts: a new class, or a new column
+        np.not_equal(klass[1:], klass[:-1], out=first[1:])
+        first[indptr[:-1][np.diff(indptr) > 0]] = True
+        starts = np.flatnonzero(first)
+        data = np.add.reduceat(values, starts) if starts.size else values[:0]
+        runs = np.concatenate([[0], np.cumsum(first)])[indptr]  # where each column's runs start
+        rows = klass[starts]
+        if f is not None and not np.all(data != 0):  # classes whose entries in a column are all of fold f
+            kept = data != 0
+            runs = np.concatenate([[0], np.cumsum(kept)])[runs]
+            data, rows = data[kept], rows[kept]
+        out = sp.csc_array((data, rows.astype(np.int32), runs), shape=(int(present.sum()), width))
+        out.has_canonical_format = True
+        return out
+
+    def held_out(self, key, f, columns, parts=None):
+        """The statistics of :meth:`model` (``f`` not None) over ``columns`` (sorted) as a :class:`_HeldOutSums`:
+        the classes with rows in the other folds, their row counts and whole sums, and the nonzero sums of those
+        columns as entries by column (what the scores of fold ``f``'s rows are made from; see :class:`FoldScorer`).
+        ``parts``: a dict that keeps the entries gathered of each term, for the keys of other terms on the same
+        ``f`` and ``columns`` (the 1-2gram counts and sublinear tf share two of their three)."""
         count = self.class_counts(f)
         present = count > 0
-        index = np.cumsum(present) - 1  # of each class among the present ones
+        k = int(present.sum())
+        # Per code (class * FOLDS + fold): its slot, its class among the present ones or (fold f) one more, summed
+        # apart. (An absent class has entries of fold f only.)
+        klass = np.repeat(np.maximum(np.cumsum(present) - 1, 0), FOLDS)
+        slot = np.where(np.tile(np.arange(FOLDS) == f, self.k), k, klass)
         width, terms = self.terms[key]
-        parts = []
-        for name, block, sign in terms:  # the columns' entries of each term (not the key's whole sums)
-            part = self.sources[name][:, block * width + columns]
-            classes, folds = np.divmod(part.indices, FOLDS)
-            keep = folds != f
-            at = np.repeat(np.arange(columns.size, dtype=np.int32), np.diff(part.indptr))[keep]
-            parts.append((index[classes[keep]], at, sign * part.data[keep] if sign < 0 else part.data[keep]))
-        rows, at, values = (np.concatenate(p) for p in zip(*parts))
-        seen = np.zeros(columns.size, dtype=bool)
-        seen[at] = True
-        n_seen = int(seen.sum())
-        where = np.where(seen, np.cumsum(seen) - 1, n_seen)  # the unseen: one column after the seen
-        k, width = int(present.sum()), n_seen + 2
-        # (A sum less its corrections is a sum of positive values: rounding leaves it above 0.)
-        # (float64 also without entries: numpy's bincount of nothing is int64 whatever the weights)
-        feature_count = np.bincount(rows * width + where[at], weights=values, minlength=k * width)
-        feature_count = feature_count.astype(np.float64, copy=False).reshape(k, width)
+        keys, values = [], []
+        parts = {} if parts is None else parts
+        for term in terms:  # the columns' entries of each term (not the key's whole sums)
+            if term not in parts:
+                name, block, sign = term
+                part = self._signed(name, sign)[:, block * width + columns]
+                at = np.repeat(np.arange(columns.size, dtype=np.int64) * (k + 1), np.diff(part.indptr))
+                parts[term] = at + slot[part.indices], part.data
+            keys.append(parts[term][0])
+            values.append(parts[term][1])
+        # column-major (column, slot) sums; float64 also without entries (numpy's bincount of nothing is int64)
+        summed = np.bincount(np.concatenate(keys), weights=np.concatenate(values), minlength=columns.size * (k + 1))
+        summed.reshape(columns.size, k + 1)[:, k] = 0.0  # fold f's
+        flat = np.flatnonzero(summed != 0)  # (of a bool array: several times faster than of the values)
+        column, klass = np.divmod(flat, k + 1)
         totals = self.code_totals[key]
-        used = np.bincount(rows, weights=values, minlength=k).astype(np.float64, copy=False)
-        feature_count[:, -1] = np.maximum((totals.sum(axis=1) - totals[:, f])[present] - used, 0.0)
-        stats = {"class_count": count[present].astype(np.float64), "feature_count": feature_count}
-        return _Statistics(stats, self.classes[present], n_seen + 2), where
+        class_total = (totals.sum(axis=1) - totals[:, f])[present]
+        return _HeldOutSums(self.classes[present], count[present].astype(np.float64), class_total, width, column,
+                            klass, summed[flat].astype(np.float64, copy=False))
+
+    def _signed(self, name, sign):
+        """Source ``name`` times ``sign`` (the negative made once)."""
+        if sign > 0:
+            return self.sources[name]
+        if name not in self.negated:
+            source = self.sources[name]
+            self.negated[name] = sp.csc_array((-source.data, source.indices, source.indptr), shape=source.shape)
+        return self.negated[name]
+
+
+class _HeldOutSums(NamedTuple):
+    """Per-class sums of every fold but one over the columns its held-out rows use (:meth:`FoldStatistics.held_out`)."""
+
+    classes: np.ndarray  # those with rows in the other folds
+    class_count: np.ndarray  # their rows
+    class_total: np.ndarray  # the sum of each class's values over every column (N_c)
+    width: int  # the feature set's columns (d)
+    column: np.ndarray  # per entry, ascending: its column among those of the held-out rows
+    klass: np.ndarray  # per entry: its class among ``classes`` (ascending within a column)
+    value: np.ndarray  # per entry: N_cj > 0
+
+
+def _multinomial_excess(value, column, column_total, alpha):
+    """MultinomialNB: per entry, its column's weight in its class less that of a column without sums,
+    ``log θ_cj - log θ_c0 = log(N_cj + α) - log α`` (``MultinomialNB._weight_columns``); nothing per column."""
+    return np.log(value + alpha) - math.log(alpha), None
+
+
+def _complement_excess(value, column, column_total, alpha):
+    """ComplementNB without norm: ``-log θ~_cj + log θ~_c0 = -log(E_j + α - N_cj) + log α``
+    (``ComplementNB._weight_columns``; E_j the column's sum over the classes) as a part per column, alike
+    for every class, ``log α - log(E_j + α)``, and one per entry, ``log(E_j + α) - log(E_j + α - N_cj)``
+    (``column``: the entry's)."""
+    logged = np.log(column_total + alpha)
+    return logged[column] - np.log(column_total[column] + alpha - value), math.log(alpha) - logged
+
+
+EXCESS = {"MultinomialNB": _multinomial_excess, "ComplementNB": _complement_excess}
+
+
+class _HeldOut:
+    """Fold ``f``'s sample scored by the candidates of one key from the sums of the other folds, on the columns the
+    rows use (:class:`FoldScorer`): the rows ``X`` (CSR over those columns) and the sums ``sums``
+    (:class:`_HeldOutSums`), with what every candidate shares (row sums, column totals)."""
+
+    def __init__(self, X, sums):
+        # By columns: the product then reads the weights in order, each row's scores in cache.
+        self.X, self.sums = X.tocsc(), sums
+        self.row_sums = np.asarray(X.sum(axis=1), dtype=np.float64).reshape(-1)
+        self.column_total = np.bincount(sums.column, weights=sums.value, minlength=X.shape[1])
+        self.flat = sums.column * sums.classes.size + sums.klass  # each entry in the weights (columns x classes)
+        self.weight = np.zeros((X.shape[1], sums.classes.size))  # 0 but at the entries, which each candidate sets
+
+    def scores(self, model):
+        """The joint log-likelihoods (``rows x classes``) of the rows under ``model`` (unfitted, MultinomialNB or
+        ComplementNB without norm, a scalar alpha) made from the sums. Its own ``_finalize`` and ``_weight_columns``
+        make the class totals, the bias and the weight ``w_0`` of a column without sums, on two columns: one
+        without sums (alpha α), one holding each class's whole sum (alpha α (d - 1)); a column's weights are
+        ``w_0`` plus their excess (``EXCESS``), nonzero at its entries only (and, alike for every class, a part per
+        column): ``X · W + b = rowsum ⊗ w_0 + X · excess + b``."""
+        sums, X = self.sums, self.X
+        k, alpha = sums.classes.size, float(model.alpha)
+        stats = {"class_count": sums.class_count,
+                 "feature_count": np.stack([np.zeros(k), sums.class_total], axis=1)}
+        model = model._unfitted(alpha=np.array([alpha, alpha * (sums.width - 1)]))
+        context = model._finalize(stats, sums.classes, model._hyper(k, 2), xp=np, dtype=np.float64)
+        empty = model._weight_columns(stats, context["_context_"], np.arange(1), xp=np)[:, 0]
+        alpha = float(context["_context_"]["alpha"][0])  # as the model takes it
+        excess, per_column = EXCESS[type(model).__name__](sums.value, sums.column, self.column_total, alpha)
+        self.weight.reshape(-1)[self.flat] = excess
+        out = X @ self.weight
+        out += self.row_sums[:, None] * empty if per_column is None else (
+            self.row_sums[:, None] * empty + (X @ per_column)[:, None])
+        out += context["_bias_"]
+        return out
 
 
 class FoldScorer:
@@ -393,17 +508,16 @@ class FoldScorer:
     of "every fold but f" of each key, made once (when first needed) and shared by the candidates.
 
     A candidate of MultinomialNB or ComplementNB (without ``norm``) is scored on the columns the held-out rows
-    use (fast path ``few_columns``): its statistics are those columns' sums and one column more holding the
-    rest of each class's sum, its alpha alpha on each column and alpha times the columns left out on that one.
-    The weight of a column the rows use depends only on its sums, the class totals and the sum of the alphas
-    (ComplementNB's also on the column's total over the classes), so the model's own ``_finalize`` and
-    ``_weight_columns`` make the weights of the whole-width model, at the cost of the columns used, and the
-    rows are scored by its joint log-likelihood, ``X · W + b``. Its reference, and every other candidate:
-    the whole-width model of those statistics, made and asked to predict."""
+    use (fast path ``few_columns``), from their nonzero sums and each class's total (:class:`_HeldOut`): a
+    column's weights are those of a column without sums (the model's own ``_finalize`` and ``_weight_columns``
+    make them, the bias and the class totals, on two columns) plus their excess (``EXCESS``), nonzero at its
+    entries only, so a candidate costs a log per entry and a product with the rows, and the sums gathered for
+    a fold's rows serve every candidate of the key. Its reference, and every other candidate: the whole-width
+    model of those statistics, made and asked to predict."""
 
     def __init__(self, fixed, statistics, samples):
         self.fixed, self.statistics, self.samples = fixed, statistics, samples
-        self.views, self.models = {}, {}
+        self.views, self.models, self.parts = {}, {}, {}
 
     def scorable(self):
         """The folds that can be scored: rows of their own, and rows in the others."""
@@ -417,56 +531,46 @@ class FoldScorer:
 
     def _view(self, features, f, rows, restricted):
         """Fold ``f``'s sample (its first ``rows``) through ``features``: ``(X, columns)``, the columns it uses
-        made ``0 .. c - 1`` if ``restricted`` (``columns`` then those columns, else None)."""
+        made ``0 .. c - 1`` if ``restricted`` (``columns`` then those columns, else None); the counts and columns
+        shared by the feature sets of one n-gram range."""
         if (features, f, rows, restricted) not in self.views:
-            X = sp.csr_matrix(features.view(self.samples[f].X[:rows]))
-            columns = None
-            if restricted:
-                columns, inverse = np.unique(X.indices, return_inverse=True)
-                X = sp.csr_matrix((X.data, inverse.reshape(-1), X.indptr), shape=(X.shape[0], columns.size))
-            self.views[features, f, rows, restricted] = X, columns
+            counts = FeatureSet(features.ngram, "counts")
+            if counts not in (features, None):
+                X, columns = self._view(counts, f, rows, restricted)
+            else:
+                X, columns = sp.csr_matrix(features.counts(self.samples[f].X[:rows])), None
+                if restricted:
+                    columns, inverse = np.unique(X.indices, return_inverse=True)
+                    X = sp.csr_matrix((X.data, inverse.reshape(-1), X.indptr), shape=(X.shape[0], columns.size))
+            self.views[features, f, rows, restricted] = features.weighted(X), columns
         return self.views[features, f, rows, restricted]
 
     def _rest(self, candidate, f, rows):
-        """``(statistics, X, restricted)``: those of every fold but ``f`` for ``candidate`` and fold ``f``'s sample
-        (its first ``rows``) as they are scored: the whole width, or (``restricted``: where columns are left out)
-        the columns the rows use, those the other folds never saw summed into one (their weights are alike: no
-        sums), then the column of the rest."""
+        """What ``candidate`` is scored from on fold ``f``'s sample (its first ``rows``), shared by the candidates of
+        its key: a :class:`_HeldOut` where it is scored on the columns the rows use (:meth:`restricted`), else
+        ``(statistics, X)``, the whole-width statistics of every fold but ``f`` and the rows."""
         restricted = self.restricted(candidate)
         name = (candidate.statistics, f, rows, restricted)
         if name not in self.models:
             self.models = {n: m for n, m in self.models.items() if n[1] == f}  # one fold's at a time
+            self.parts = {n: p for n, p in self.parts.items() if n[1] == f}
             X, columns = self._view(candidate.features, f, rows, restricted)
-            if restricted and columns.size + 2 <= self.statistics.width(candidate.statistics):
-                rest, where = self.statistics.columns(candidate.statistics, f, columns)
-                X = sp.csr_matrix((X.data, where[X.indices], X.indptr), shape=(X.shape[0], rest.n_features_in_ - 1))
-                # By columns: the product then reads the weights in order, each row's scores in cache.
-                self.models[name] = rest, X.tocsc(), True
+            if restricted:
+                parts = self.parts.setdefault((candidate.features.ngram, f, rows), {})
+                self.models[name] = _HeldOut(X, self.statistics.held_out(candidate.statistics, f, columns, parts))
             else:
-                X = self._view(candidate.features, f, rows, False)[0]
-                self.models[name] = self.statistics.model(candidate.statistics, f), X, False
+                self.models[name] = self.statistics.model(candidate.statistics, f), X
         return self.models[name]
 
     def _predicted(self, candidate, f, rows):
         """The labels that ``candidate``, made from every fold but ``f``, predicts for fold ``f``'s sample."""
-        rest, X, restricted = self._rest(candidate, f, rows)
-        if rest.classes_.size == 0:
-            return None
+        rest = self._rest(candidate, f, rows)
         model = estimator(candidate, self.fixed, per_class=False)
-        if not restricted:
-            return made_from(model, rest, lazy=True).predict(X)
-        # alpha on each column scored, and on the columns left out together (at least one: see _rest)
-        scored = X.shape[1]
-        alpha = np.full(scored + 1, float(candidate.params["alpha"]))
-        alpha[-1] *= self.statistics.width(candidate.statistics) - scored
-        model = model._unfitted(alpha=alpha)
-        stats, n_classes = rest._stats, rest.classes_.size
-        context = model._finalize(stats, rest.classes_, model._hyper(n_classes, scored + 1), xp=np, dtype=np.float64)
-        weight = laid_out_by_columns(lambda cols: model._weight_columns(stats, context["_context_"], cols, xp=np),
-                                     (n_classes, scored), np.float64, xp=np)
-        scores = X @ weight
-        scores += context["_bias_"]
-        return rest.classes_[np.argmax(scores, axis=1)]
+        if isinstance(rest, _HeldOut):
+            classes = rest.sums.classes
+            return None if classes.size == 0 else classes[np.argmax(rest.scores(model), axis=1)]
+        statistics, X = rest
+        return None if statistics.classes_.size == 0 else made_from(model, statistics, lazy=True).predict(X)
 
     def scores(self, candidates, folds=None, out=None, rows=None):
         """``candidates x folds`` accuracies (written into ``out`` if given): each candidate made from the
@@ -594,7 +698,7 @@ class FoldedPass(_OnePass):
         for f in range(FOLDS):
             rows = np.arange((f - self.rows) % FOLDS, X.shape[0], FOLDS)  # row number mod FOLDS is f
             if rows.size:
-                self.samples[f].add(X[rows], y[rows])
+                self.samples[f].add(X, y, rows)
 
     def _statistics(self):
         """The :class:`FoldStatistics` of the pass, classes in sorted order."""

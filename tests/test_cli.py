@@ -1,4 +1,6 @@
-"""The ``nbgpu`` command, driven as a user would: ``python -m nbgpu`` in a subprocess."""
+"""The ``nbgpu`` command, driven as a user would: ``python -m nbgpu`` in a subprocess, every
+command at least once; what a command computes (its models against scikit-learn's) by its
+main function in this process (:func:`in_process`)."""
 
 import io
 import json
@@ -29,6 +31,16 @@ def nbgpu_cli(*args, cwd):
     env.pop("NBGPU_DEBUG", None)
     return subprocess.run([sys.executable, "-m", "nbgpu", *map(str, args)], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=300)
+
+
+def in_process(capsys, monkeypatch, *args, cwd):
+    """``nbgpu ARGS`` by its main function in this process, from ``cwd``: succeeds; its output
+    (``.out``, ``.err``). For what a command computes: the subprocess is ``ok``'s."""
+    monkeypatch.chdir(cwd)
+    status = main([str(a) for a in args])
+    captured = capsys.readouterr()
+    assert status == 0, captured.err
+    return captured
 
 
 def ok(*args, cwd):
@@ -63,11 +75,12 @@ def digits(tmp_path_factory):
 
 
 @pytest.mark.parametrize("model", list(MODELS))
-def test_train_every_model_matches_scikit_learn(digits, model, tmp_path):
+def test_train_every_model_matches_scikit_learn(digits, model, tmp_path, capsys, monkeypatch):
     d, (Xtr, ytr, Xte, yte) = digits
     extra = ["--min-categories", "17"] if model == "categorical" else []
     # A tiny chunk size: the file streams through partial_fit in many pieces.
-    ok("train", d / "train.csv", "-o", "m.nbgpu", "--model", model, "--chunk-mb", "0.01", "-q", *extra, cwd=tmp_path)
+    in_process(capsys, monkeypatch, "train", d / "train.csv", "-o", "m.nbgpu", "--model", model, "--chunk-mb", "0.01",
+               "-q", *extra, cwd=tmp_path)
     kwargs = {"min_categories": 17} if model == "categorical" else {}
     ref = getattr(sk, MODELS[model])(**kwargs).fit(Xtr, ytr)
     loaded = nbgpu.load(tmp_path / "m.nbgpu")
@@ -83,9 +96,10 @@ def test_train_every_model_matches_scikit_learn(digits, model, tmp_path):
         ("normal", ["--reg-covar", "0.1"], {"reg_covar": 0.1}),
     ],
 )
-def test_train_models_beyond_scikit_learn(digits, model, flags, params, tmp_path):
+def test_train_models_beyond_scikit_learn(digits, model, flags, params, tmp_path, capsys, monkeypatch):
     d, (Xtr, ytr, Xte, _) = digits
-    ok("train", d / "train.csv", "-o", "m.nbgpu", "--model", model, "--chunk-mb", "0.01", "-q", *flags, cwd=tmp_path)
+    in_process(capsys, monkeypatch, "train", d / "train.csv", "-o", "m.nbgpu", "--model", model, "--chunk-mb", "0.01",
+               "-q", *flags, cwd=tmp_path)
     loaded = nbgpu.load(tmp_path / "m.nbgpu")
     ref = getattr(nbgpu, {"poisson": "PoissonNB", "normal": "NormalBayesClassifier"}[model])(**params).fit(Xtr, ytr)
     assert loaded.get_params() == ref.get_params()
@@ -94,7 +108,7 @@ def test_train_models_beyond_scikit_learn(digits, model, flags, params, tmp_path
 
 
 @pytest.mark.parametrize(("model", "dtype"), [("gaussian", "float32"), ("categorical", "float64")])
-def test_evaluate_reports_scikit_learn_metrics(digits, model, dtype, tmp_path):
+def test_evaluate_reports_scikit_learn_metrics(digits, model, dtype, tmp_path, capsys, monkeypatch):
     d, (Xtr, ytr, Xte, yte) = digits
     kwargs = {"min_categories": 17} if model == "categorical" else {}
     ref = getattr(sk, MODELS[model])(**kwargs).fit(Xtr, ytr)
@@ -104,9 +118,10 @@ def test_evaluate_reports_scikit_learn_metrics(digits, model, dtype, tmp_path):
     # near-constant pixels (variances ~1e-8) differ by summation order, and
     # the log-loss of such tiny probabilities with them (a GPU gave 4.11 for 3.95).
     device = ("--device", "cpu") if dtype == "float32" else ()
-    result = ok("evaluate", "m.nbgpu", d / "test.csv", "--json", "--dtype", dtype, *device, cwd=tmp_path)
-    assert result.stderr == ""  # no warnings either
-    report = json.loads(result.stdout)
+    result = in_process(capsys, monkeypatch, "evaluate", "m.nbgpu", d / "test.csv", "--json", "--dtype", dtype, *device,
+                        cwd=tmp_path)
+    assert result.err == ""  # no warnings either (a warning in this process is an error: filterwarnings)
+    report = json.loads(result.out)
     # The metrics of the model's own predictions (float32 may break near-ties
     # differently from scikit-learn's float64); in float64 they are scikit-learn's.
     pred, proba = ours.predict(Xte.astype(dtype)), ours.predict_proba(Xte.astype(dtype)).astype(np.float64)
@@ -126,15 +141,15 @@ def test_evaluate_reports_scikit_learn_metrics(digits, model, dtype, tmp_path):
     np.testing.assert_array_equal(report["confusion_matrix"], confusion_matrix(yte, pred, labels=ref.classes_))
 
 
-def test_svmlight_streaming_equals_one_fit_and_proba_output(digits, tmp_path):
+def test_svmlight_streaming_equals_one_fit_and_proba_output(digits, tmp_path, capsys, monkeypatch):
     d, (Xtr, ytr, Xte, yte) = digits
-    ok("train", d / "train.svm", "-o", "small.nbgpu", "--chunk-mb", "0.005", "--zero-based", "yes",
-       "--alpha", "0.3", "--no-fit-prior", cwd=tmp_path)
+    in_process(capsys, monkeypatch, "train", d / "train.svm", "-o", "small.nbgpu", "--chunk-mb", "0.005",
+               "--zero-based", "yes", "--alpha", "0.3", "--no-fit-prior", cwd=tmp_path)
     model = nbgpu.load(tmp_path / "small.nbgpu")
     ref = nbgpu.MultinomialNB(alpha=0.3, fit_prior=False).fit(Xtr, ytr)
     np.testing.assert_allclose(model.feature_count_, ref.feature_count_)
     assert model.n_features_in_ == 64 and model.fit_prior is False
-    ok("predict", "small.nbgpu", d / "test.svm", "--proba", "-o", "p.csv", cwd=tmp_path)
+    in_process(capsys, monkeypatch, "predict", "small.nbgpu", d / "test.svm", "--proba", "-o", "p.csv", cwd=tmp_path)
     lines = (tmp_path / "p.csv").read_text().splitlines()
     assert lines[0] == "prediction," + ",".join(f"proba_{c}" for c in range(10))
     table = np.loadtxt(lines[1:], delimiter=",")

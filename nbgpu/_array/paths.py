@@ -30,8 +30,8 @@ FAST_PATHS = {
     "in_place_sums": "class_sums.add_class_sums_into: a batch's sums added into the running ones "
     "(reference: a new array, the merge)",
     "sparse_sums": "sparse_counts: per-class sums of wide models kept sparse (reference: dense)",
-    "few_columns": "sparse.compact_columns: a sparse X scored on the columns it uses "
-    "(reference: every column)",
+    "few_columns": "sparse.compact_columns: a sparse X scored on the columns it uses; --model auto's "
+    "held-out rows scored from the per-class sums of their columns (reference: every column)",
     "gathered_row_sums": "sparse.gathered_row_sums: a sparse product with OneHot(index) "
     "(reference: a gather and a sum)",
     "lazy_parameters": "_estimator/base.py: parameters derived at their first read after partial_fit "

@@ -33,14 +33,13 @@ def nbgpu_cli(*args, cwd):
                           capture_output=True, text=True, timeout=300)
 
 
-def in_process(capsys, monkeypatch, *args, cwd):
-    """``nbgpu ARGS`` by its main function in this process, from ``cwd``: succeeds; its output
-    (``.out``, ``.err``). For what a command computes: the subprocess is ``ok``'s."""
+def in_process(run, monkeypatch, *args, cwd):
+    """``nbgpu ARGS`` by its main function in this process (conftest's ``run``), from ``cwd``:
+    succeeds; ``(stdout, stderr)``. For what a command computes: the subprocess is ``ok``'s."""
     monkeypatch.chdir(cwd)
-    status = main([str(a) for a in args])
-    captured = capsys.readouterr()
-    assert status == 0, captured.err
-    return captured
+    status, out, err = run(*args)
+    assert status == 0, err
+    return out, err
 
 
 def ok(*args, cwd):
@@ -75,11 +74,11 @@ def digits(tmp_path_factory):
 
 
 @pytest.mark.parametrize("model", list(MODELS))
-def test_train_every_model_matches_scikit_learn(digits, model, tmp_path, capsys, monkeypatch):
+def test_train_every_model_matches_scikit_learn(digits, model, tmp_path, run, monkeypatch):
     d, (Xtr, ytr, Xte, yte) = digits
     extra = ["--min-categories", "17"] if model == "categorical" else []
     # A tiny chunk size: the file streams through partial_fit in many pieces.
-    in_process(capsys, monkeypatch, "train", d / "train.csv", "-o", "m.nbgpu", "--model", model, "--chunk-mb", "0.01",
+    in_process(run, monkeypatch, "train", d / "train.csv", "-o", "m.nbgpu", "--model", model, "--chunk-mb", "0.01",
                "-q", *extra, cwd=tmp_path)
     kwargs = {"min_categories": 17} if model == "categorical" else {}
     ref = getattr(sk, MODELS[model])(**kwargs).fit(Xtr, ytr)
@@ -96,9 +95,9 @@ def test_train_every_model_matches_scikit_learn(digits, model, tmp_path, capsys,
         ("normal", ["--reg-covar", "0.1"], {"reg_covar": 0.1}),
     ],
 )
-def test_train_models_beyond_scikit_learn(digits, model, flags, params, tmp_path, capsys, monkeypatch):
+def test_train_models_beyond_scikit_learn(digits, model, flags, params, tmp_path, run, monkeypatch):
     d, (Xtr, ytr, Xte, _) = digits
-    in_process(capsys, monkeypatch, "train", d / "train.csv", "-o", "m.nbgpu", "--model", model, "--chunk-mb", "0.01",
+    in_process(run, monkeypatch, "train", d / "train.csv", "-o", "m.nbgpu", "--model", model, "--chunk-mb", "0.01",
                "-q", *flags, cwd=tmp_path)
     loaded = nbgpu.load(tmp_path / "m.nbgpu")
     ref = getattr(nbgpu, {"poisson": "PoissonNB", "normal": "NormalBayesClassifier"}[model])(**params).fit(Xtr, ytr)
@@ -108,7 +107,7 @@ def test_train_models_beyond_scikit_learn(digits, model, flags, params, tmp_path
 
 
 @pytest.mark.parametrize(("model", "dtype"), [("gaussian", "float32"), ("categorical", "float64")])
-def test_evaluate_reports_scikit_learn_metrics(digits, model, dtype, tmp_path, capsys, monkeypatch):
+def test_evaluate_reports_scikit_learn_metrics(digits, model, dtype, tmp_path, run, monkeypatch):
     d, (Xtr, ytr, Xte, yte) = digits
     kwargs = {"min_categories": 17} if model == "categorical" else {}
     ref = getattr(sk, MODELS[model])(**kwargs).fit(Xtr, ytr)
@@ -118,10 +117,10 @@ def test_evaluate_reports_scikit_learn_metrics(digits, model, dtype, tmp_path, c
     # near-constant pixels (variances ~1e-8) differ by summation order, and
     # the log-loss of such tiny probabilities with them (a GPU gave 4.11 for 3.95).
     device = ("--device", "cpu") if dtype == "float32" else ()
-    result = in_process(capsys, monkeypatch, "evaluate", "m.nbgpu", d / "test.csv", "--json", "--dtype", dtype, *device,
-                        cwd=tmp_path)
-    assert result.err == ""  # no warnings either (a warning in this process is an error: filterwarnings)
-    report = json.loads(result.out)
+    out, err = in_process(run, monkeypatch, "evaluate", "m.nbgpu", d / "test.csv", "--json", "--dtype", dtype, *device,
+                          cwd=tmp_path)
+    assert err == ""  # no warnings either (a warning in this process is an error: filterwarnings)
+    report = json.loads(out)
     # The metrics of the model's own predictions (float32 may break near-ties
     # differently from scikit-learn's float64); in float64 they are scikit-learn's.
     pred, proba = ours.predict(Xte.astype(dtype)), ours.predict_proba(Xte.astype(dtype)).astype(np.float64)
@@ -141,15 +140,15 @@ def test_evaluate_reports_scikit_learn_metrics(digits, model, dtype, tmp_path, c
     np.testing.assert_array_equal(report["confusion_matrix"], confusion_matrix(yte, pred, labels=ref.classes_))
 
 
-def test_svmlight_streaming_equals_one_fit_and_proba_output(digits, tmp_path, capsys, monkeypatch):
+def test_svmlight_streaming_equals_one_fit_and_proba_output(digits, tmp_path, run, monkeypatch):
     d, (Xtr, ytr, Xte, yte) = digits
-    in_process(capsys, monkeypatch, "train", d / "train.svm", "-o", "small.nbgpu", "--chunk-mb", "0.005",
+    in_process(run, monkeypatch, "train", d / "train.svm", "-o", "small.nbgpu", "--chunk-mb", "0.005",
                "--zero-based", "yes", "--alpha", "0.3", "--no-fit-prior", cwd=tmp_path)
     model = nbgpu.load(tmp_path / "small.nbgpu")
     ref = nbgpu.MultinomialNB(alpha=0.3, fit_prior=False).fit(Xtr, ytr)
     np.testing.assert_allclose(model.feature_count_, ref.feature_count_)
     assert model.n_features_in_ == 64 and model.fit_prior is False
-    in_process(capsys, monkeypatch, "predict", "small.nbgpu", d / "test.svm", "--proba", "-o", "p.csv", cwd=tmp_path)
+    in_process(run, monkeypatch, "predict", "small.nbgpu", d / "test.svm", "--proba", "-o", "p.csv", cwd=tmp_path)
     lines = (tmp_path / "p.csv").read_text().splitlines()
     assert lines[0] == "prediction," + ",".join(f"proba_{c}" for c in range(10))
     table = np.loadtxt(lines[1:], delimiter=",")

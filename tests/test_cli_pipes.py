@@ -1,6 +1,7 @@
 """Pipes: ``-`` is standard input for every command's data, read with ``--format``, the model's stored
 reader (predict, evaluate) or the first bytes; gzip on a pipe; files told by content when their name
-says nothing. Each test runs the real command in a subprocess with the data on its standard input."""
+says nothing. Each command reading standard input runs for real in a subprocess with the data there;
+the others (models trained from files, what they predict from files) run in this process."""
 
 import gzip
 import json
@@ -26,6 +27,21 @@ def ok(*args, cwd, data=None):
     result = nbgpu(*args, cwd=cwd, data=data)
     assert result.returncode == 0, result.stderr.decode()
     return result
+
+
+def in_process(run, *args):
+    """A command that reads no standard input, by nbgpu's main function in this process
+    (conftest's ``run``, absolute paths): its stdout as bytes, as ``ok``'s."""
+    status, out, err = run(*args)
+    assert status == 0, err
+    return out.encode()
+
+
+def trained(*args):
+    """``nbgpu train ARGS -q`` in this process, for a module's fixtures (it writes nothing)."""
+    from nbgpu._app.cli import main
+
+    assert main(["train", *map(str, args), "-q"]) == 0
 
 
 def one_line_error(result, *expected):
@@ -58,7 +74,7 @@ def files(tmp_path_factory):
 @pytest.fixture(scope="module")
 def text_model(files):
     d = files["dir"]
-    ok("train", d / "train.jsonl", "-o", d / "text.nbgpu", "--model", "multinomial", "-q", cwd=d)
+    trained(d / "train.jsonl", "-o", d / "text.nbgpu", "--model", "multinomial")
     return d / "text.nbgpu"
 
 
@@ -67,7 +83,7 @@ def from_the_file(files, text_model):
     """``predict --proba`` of the models trained from the files (text: the module's text model;
     csv: one trained here), by table kind: the same commands for every way of piping them."""
     d = files["dir"]
-    ok("train", d / "train.csv", "-o", d / "csv.nbgpu", "--model", "gaussian", "-q", cwd=d)
+    trained(d / "train.csv", "-o", d / "csv.nbgpu", "--model", "gaussian")
     return {"jsonl": ok("predict", text_model, d / "train.jsonl", "--proba", cwd=d).stdout,
             "csv": ok("predict", d / "csv.nbgpu", d / "train.csv", "--proba", cwd=d).stdout}
 
@@ -98,31 +114,32 @@ def test_predict_and_evaluate_read_with_the_model_s_reader(files, text_model, da
     assert "rows: 300" in report and "accuracy: 1.0000" in report
 
 
-def test_files_without_an_extension_are_told_by_content(files, tmp_path):
+def test_files_without_an_extension_are_told_by_content(files, tmp_path, run):
+    # Files, not pipes: in this process.
     d = files["dir"]
     (tmp_path / "texts").write_bytes(files["jsonl"])
     (tmp_path / "texts_gz").write_bytes(files["gz"])
     (tmp_path / "table").write_bytes(files["csv"])
-    ok("train", tmp_path / "texts", "-o", tmp_path / "t.nbgpu", "--model", "multinomial", "-q", cwd=tmp_path)
-    ok("train", tmp_path / "texts_gz", "-o", tmp_path / "g.nbgpu", "--model", "multinomial", "-q", cwd=tmp_path)
-    ok("train", tmp_path / "table", "-o", tmp_path / "c.nbgpu", "--model", "gaussian", "-q", cwd=tmp_path)
-    assert "rows: 300" in ok("evaluate", tmp_path / "g.nbgpu", tmp_path / "texts", cwd=tmp_path).stdout.decode()
-    assert "rows: 200" in ok("evaluate", tmp_path / "c.nbgpu", tmp_path / "table", cwd=tmp_path).stdout.decode()
-    ok("train", d / "train.jsonl", "-o", tmp_path / "ref.nbgpu", "--model", "multinomial", "-q", cwd=tmp_path)
-    ref = ok("predict", tmp_path / "ref.nbgpu", d / "train.jsonl", "--proba", cwd=tmp_path).stdout
-    assert ok("predict", tmp_path / "t.nbgpu", tmp_path / "texts", "--proba", cwd=tmp_path).stdout == ref
+    in_process(run, "train", tmp_path / "texts", "-o", tmp_path / "t.nbgpu", "--model", "multinomial", "-q")
+    in_process(run, "train", tmp_path / "texts_gz", "-o", tmp_path / "g.nbgpu", "--model", "multinomial", "-q")
+    in_process(run, "train", tmp_path / "table", "-o", tmp_path / "c.nbgpu", "--model", "gaussian", "-q")
+    assert b"rows: 300" in in_process(run, "evaluate", tmp_path / "g.nbgpu", tmp_path / "texts")
+    assert b"rows: 200" in in_process(run, "evaluate", tmp_path / "c.nbgpu", tmp_path / "table")
+    in_process(run, "train", d / "train.jsonl", "-o", tmp_path / "ref.nbgpu", "--model", "multinomial", "-q")
+    ref = in_process(run, "predict", tmp_path / "ref.nbgpu", d / "train.jsonl", "--proba")
+    assert in_process(run, "predict", tmp_path / "t.nbgpu", tmp_path / "texts", "--proba") == ref
 
 
-def test_svmlight_on_standard_input_and_npz_refused_in_one_line(tmp_path):
+def test_svmlight_on_standard_input_and_npz_refused_in_one_line(tmp_path, run):
     from sklearn.datasets import dump_svmlight_file
 
     rng = np.random.default_rng(1)
     X, y = rng.integers(0, 4, size=(120, 6)).astype(float), rng.integers(0, 3, size=120)
     dump_svmlight_file(X, y, str(tmp_path / "d.svm"), zero_based=True)
-    ok("train", tmp_path / "d.svm", "-o", tmp_path / "file.nbgpu", "--model", "multinomial", "-q", cwd=tmp_path)
+    in_process(run, "train", tmp_path / "d.svm", "-o", tmp_path / "file.nbgpu", "--model", "multinomial", "-q")
     data = (tmp_path / "d.svm").read_bytes()
     ok("train", "-", "-o", tmp_path / "piped.nbgpu", "--model", "multinomial", "-q", cwd=tmp_path, data=data)
-    expected = ok("predict", tmp_path / "file.nbgpu", tmp_path / "d.svm", "--proba", cwd=tmp_path).stdout
+    expected = in_process(run, "predict", tmp_path / "file.nbgpu", tmp_path / "d.svm", "--proba")
     assert ok("predict", tmp_path / "piped.nbgpu", "-", "--proba", cwd=tmp_path, data=data).stdout == expected
     # A zip archive is read by seeking: recognised on a pipe by its first bytes, and refused in one line.
     np.savez(tmp_path / "d.npz", X=X, y=y)

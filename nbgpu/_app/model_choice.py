@@ -353,9 +353,7 @@ class FoldStatistics:
         if stats == "BernoulliNB" or not class_sums.stays_sparse(total.shape, total.nnz):
             feature_count = total.toarray()
         else:  # sparse, as a fit of these rows keeps them
-            total = total.tocsr()  # canonical: row-major entries ascending
-            flat = np.repeat(np.arange(total.shape[0], dtype=np.int64), np.diff(total.indptr)) * total.shape[1]
-            feature_count = class_sums.from_entries(flat + total.indices, total.data, total.shape)
+            feature_count = class_sums.from_csc(total)
         stats = {"class_count": count[present].astype(np.float64), "feature_count": feature_count}
         return _Statistics(stats, self.classes[present], total.shape[1])
 

@@ -14,7 +14,7 @@ which representation it holds and where ``X`` lives:
   :func:`column_totals`, :func:`grand_total`, :func:`complement_log_row_sums`;
 - checked: :func:`finiteness_witness`, :func:`is_sparse`;
 - laid out: :func:`with_rows`, :func:`copy`, :func:`entries`,
-  :func:`from_entries`.
+  :func:`from_entries`, :func:`from_csc`.
 """
 
 from __future__ import annotations
@@ -195,6 +195,15 @@ def entries(a, index_dtype):
 def stays_sparse(shape, nnz) -> bool:
     """Whether sums of ``shape`` with ``nnz`` nonzero entries are kept sparse."""
     return sparse_enough(shape, nnz)
+
+
+def from_csc(csc):
+    """Sparse k × d sums held as the float64 CSC array ``csc`` (where
+    :func:`stays_sparse`), made canonical where it is not."""
+    if not csc.has_canonical_format:
+        csc = csc.copy()
+        csc.sum_duplicates()
+    return SparseCounts(csc)
 
 
 def from_entries(indices, values, shape):

@@ -23,6 +23,7 @@ from conftest import fifo_writer, subprocess_env
 _SIGNAL_ELSEWHERE = """
 import signal, threading, time
 from nbgpu._interop.streaming import _Prefetcher
+signal.signal(signal.SIGINT, signal.default_int_handler)  # the default, whatever the suite inherited
 def forever(index, item):
     time.sleep(3600)
 source = _Prefetcher(iter([1]), forever, 1)

@@ -58,14 +58,15 @@ def _as_array(X, name):
 
 
 def check_X(X, *, estimator, allow_nan=False, finite=True, sum_duplicates=True):
-    """``(X, xp, device)``: ``X`` as a 2-D float32/float64 array or CSR/CSC matrix (integers kept on the
-    host for ``_integer_input``), never written to. ``allow_nan`` lets NaN through, ``finite=False`` leaves
-    that check to the caller; a sparse X's duplicates are summed for a model ``_acts_on_elements``
-    unless ``sum_duplicates=False``."""
+    """``(X, xp, device)``: ``X`` as a 2-D float32/float64 array or CSR/CSC matrix, never written to,
+    taken as ``estimator``'s traits say (``_estimator/traits.py``: integers kept on the host for
+    ``integer_input``; a sparse X's duplicates summed for ``acts_on_elements``, unless
+    ``sum_duplicates=False``). ``allow_nan`` lets NaN through, ``finite=False`` leaves that check
+    to the caller."""
     est = type(estimator).__name__
     sparse = is_sparse(X)
     if sparse:
-        X = sparse_checked(X, elements=sum_duplicates and getattr(estimator, "_acts_on_elements", True))
+        X = sparse_checked(X, elements=sum_duplicates and estimator._traits.acts_on_elements)
     else:
         X = _as_array(X, "X")
     kind = getattr(X.dtype, "kind", None)
@@ -93,7 +94,7 @@ def check_X(X, *, estimator, allow_nan=False, finite=True, sum_duplicates=True):
     xp = get_namespace(X)
     device = get_device(X)
     dtype = result_dtype(X.dtype, xp, device)
-    keep = kind in ("i", "u") and on_host(xp) and getattr(estimator, "_integer_input", False)
+    keep = kind in ("i", "u") and on_host(xp) and estimator._traits.integer_input
     if X.dtype != dtype and not keep:
         if sparse:
             # scipy's astype sums duplicates first (in the input itself): cast the values only.
@@ -310,9 +311,9 @@ def _largest_magnitude(values):
 def check_statistics_finite(stats, *, estimator, X, sample_weight=None):
     """Raise unless the statistics a fit gathered from ``X`` are finite, and their totals: extreme inputs
     overflow float64 in the sums. A float array with a finite sum has finite entries: one reduction per
-    array, one sync for all. Raw data a model keeps (``_raw_statistics``, NaN if missing) is not a sum."""
+    array, one sync for all. Raw data a model keeps (trait ``raw_statistics``, NaN if missing) is not a sum."""
     with float_warnings_off():  # an overflowing total is what is looked for
-        flags = [xp.isfinite(xp.sum(a)) for a, xp in _float_arrays(stats, getattr(estimator, "_raw_statistics", ()))]
+        flags = [xp.isfinite(xp.sum(a)) for a, xp in _float_arrays(stats, estimator._traits.raw_statistics)]
         if not flags or bool(get_namespace(flags[0]).all(get_namespace(flags[0]).stack(flags))):
             return
     seen = f"`X` holds values up to {_largest_magnitude(X):.3g} in magnitude"

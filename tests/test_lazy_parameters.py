@@ -296,7 +296,7 @@ def test_every_derived_parameter_is_declared_on_the_class(cls):
     assert all("__getattr__" not in vars(c) for c in cls.__mro__ if c.__module__.startswith("nbgpu"))
     X, y = _data()
     model = cls().fit(X, y)
-    for name in model._deferred_parameters:
+    for name in model._traits.deferred_parameters:
         getattr(model, name)
     declared = {name for c in cls.__mro__ for name, value in vars(c).items() if isinstance(value, fitted_parameter)}
     assert set(vars(model)["_derived_"]) <= declared

@@ -56,11 +56,12 @@ from .model_lock import lock_of
 from .params import Interval, Options, param_names, validate_params
 from . import scoring
 from .statistics_checks import check_class_count, check_keys
+from .traits import Traits
 
 
 class fitted_parameter:
     """A fitted parameter derived from the statistics, declared in the class body of the model
-    that makes it (its ``_finalize`` or ``_deferred_parameters``): made at a fit, or at its first
+    that makes it (its ``_finalize`` or a deferred parameter's method): made at a fit, or at its first
     read after ``partial_fit``, a merge or a load. The value is then an entry of the instance's
     ``__dict__``, which a read finds first; an unfitted model has no such attribute."""
 
@@ -131,52 +132,13 @@ class _BaseNB(abc.ABC):
     predict_risk = scoring.predict_risk
     score = scoring.score
 
-    # True where a NaN or infinity in a row of X always makes the row's scores non-finite:
-    # scoring then checks each row's best score (n values) instead of the n × d of X.
-    _nonfinite_reaches_scores = False
-
-    # True where the density has a class-independent factor h(x) (base_measure.py): the joint
-    # log-likelihood adds it, posteriors and decisions are scored without it. ``_excludes``:
-    # where a density may be 0.
-    _has_base_measure = False
-    _excludes = False
-
-    # False where scores are not joint log-likelihoods (ComplementNB): not a ColumnwiseNB part.
-    _scores_are_log_likelihoods = True
-
-    # False where finalize can fail on the data (a singular covariance): the fit that caused it raises.
-    _lazy_parameters = True
-
-    # Fitted arrays sparse X is multiplied with: to_device lays them out for the target.
-    _product_operands: tuple = ()
-
-    # {name: method}: ``getattr(self, method)(stats, attrs, dtype)`` makes a parameter too
-    # large to derive before it is needed; a fit makes it at once, a lazy model at its first read.
-    _deferred_parameters: dict = {}
-
-    # Statistics entries that may be kept sparse (``sums.py``).
-    _sparse_statistics: tuple = ()
-
-    # The memory of the parameters derived from dense statistics, per byte of them (model files
-    # bound a load by it before reading: ``model_files.memory_needed``).
-    _derived_per_statistic = 1
-
-    # True where a NaN or infinity in X always makes the summed statistics non-finite (not where
-    # X is binarized or kept as it is): a fit on a device then checks X only if they are not.
-    _sums_show_nonfinite = True
-
-    # How check_X takes X: False for a model that only sums and multiplies a sparse X's
-    # stored values (duplicates kept); _integer_input keeps integers on the host (no copy).
-    _acts_on_elements = True
-    _integer_input = False
-
-    # A dense-only model's TypeError message for sparse X ({name}: the class name).
-    _dense_only_message = None
+    # What the shared machinery reads of a model family (traits.py); a model replaces what differs.
+    _traits = Traits()
 
     def _check_values(self, X):
         """Model-specific checks of the values of ``X`` (fit and predict)."""
-        if self._dense_only_message is not None and is_sparse(X):
-            raise TypeError(self._dense_only_message.format(name=type(self).__name__))
+        if self._traits.dense_only_message is not None and is_sparse(X):
+            raise TypeError(self._traits.dense_only_message.format(name=type(self).__name__))
 
     def _model_input(self, X, xp):
         """What statistics and scores are computed on (``X``; ``X > binarize`` for BernoulliNB)."""
@@ -187,7 +149,7 @@ class _BaseNB(abc.ABC):
         is computed (a call that defers finalizing still refuses a bad one); the checked
         values by name, which ``_finalize`` reads instead of checking them again."""
         # The fixed prior and prior_smoothing, checked together.
-        name = self._prior_parameter
+        name = self._traits.prior_parameter
         prior = check_prior(getattr(self, name), n_classes, name=name)
         smoothing = float(getattr(self, "prior_smoothing", 0.0))
         if not math.isfinite(smoothing):
@@ -208,9 +170,6 @@ class _BaseNB(abc.ABC):
         if checked is None:
             checked = self._check_params_for_fit(n_classes, n_features)
         return SimpleNamespace(**{**self._params(), **checked})
-
-    # The parameter that fixes the class prior ("class_prior" for the count models).
-    _prior_parameter = "priors"
 
     def _check_statistics(self, stats, n_classes, n_features, *, feature_names=None, values=True):
         """Raise ValueError naming the entry unless ``stats`` (host numpy, from a model file) fit
@@ -234,7 +193,7 @@ class _BaseNB(abc.ABC):
         """``(prior, log_prior)`` under ``params`` (:meth:`_hyper`): the fixed prior as given, uniform
         without ``fit_prior``, else the counts smoothed by ``prior_smoothing`` λ, ``P(c) = (N_c + λ) / (N + Kλ)``."""
         k = class_count.shape[0]
-        fixed, smoothing = getattr(params, self._prior_parameter), params.prior_smoothing
+        fixed, smoothing = getattr(params, self._traits.prior_parameter), params.prior_smoothing
         if fixed is not None:
             prior = to_namespace(fixed, xp, class_count.device)
             return prior, log_or_neg_inf(prior, xp=xp)
@@ -253,9 +212,6 @@ class _BaseNB(abc.ABC):
     def _merge(self, a, b, *, xp):
         """The statistics of the union of two disjoint sets of rows."""
 
-    # The statistics whose arrays (or tuples of arrays) have the class axis first.
-    _class_axis_statistics: tuple = ("class_count",)
-
     def _statistics_for_classes(self, stats, index, n_classes, *, xp):
         """``stats`` for ``n_classes`` classes: old class ``i`` at ``index[i]`` (host ints), new ones zero."""
         k = int(index.shape[0])
@@ -266,7 +222,7 @@ class _BaseNB(abc.ABC):
         def relaid(a):
             return tuple(map(relaid, a)) if isinstance(a, tuple) else sums.with_rows(a, source, xp=xp)
 
-        axis = self._class_axis_statistics
+        axis = self._traits.class_axis_statistics
         return {key: relaid(value) if key in axis else value for key, value in stats.items()}
 
     def _accumulate_onto(self, previous, X, codes, weights, n_classes, *, xp, dtype):
@@ -390,7 +346,7 @@ class _BaseNB(abc.ABC):
 
     def _become_fitted(self, stats, classes, *, n_features, feature_names, score_dtype, lazy=False, hyper=None):
         """Become the model ``stats`` define (fitted arrays where ``stats`` are, scores in ``score_dtype``);
-        ``lazy`` derives parameters at their first read unless ``_lazy_parameters`` is False; ``hyper``:
+        ``lazy`` derives parameters at their first read unless the trait ``lazy_parameters`` is False; ``hyper``:
         the hyper-parameters as a fit checked them (:meth:`_hyper`; else checked here)."""
         with lock_of(self).update():
             return _become_fitted_held(self, stats, classes, n_features=n_features, feature_names=feature_names,
@@ -424,7 +380,7 @@ class _BaseNB(abc.ABC):
         inherited = getattr(super(), "__getstate__", None)  # BaseEstimator's (its version is scikit-learn's)
         state = inherited() if inherited is not None else self.__dict__
         derived = state.get("_derived_")
-        if derived and self._lazy_parameters:
+        if derived and self._traits.lazy_parameters:
             state = {name: value for name, value in state.items() if name not in derived}
             state["_derived_"] = None
         # A copy (object.__getstate__ gives the __dict__ itself), with the version that wrote it.
@@ -479,7 +435,7 @@ class _BaseNB(abc.ABC):
             for name, value in list(vars(self).items()):
                 if name not in params and name != "_fit_params_":
                     self.__dict__[name] = to_namespace_tree(value, xp, device)
-            for name in self._product_operands:
+            for name in self._traits.product_operands:
                 if name in self.__dict__:
                     self.__dict__[name] = product_operand(self.__dict__[name], xp=xp)
         return self
@@ -491,7 +447,7 @@ class _BaseNB(abc.ABC):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = self._dense_only_message is None
+        tags.input_tags.sparse = self._traits.dense_only_message is None
         tags.input_tags.allow_nan = self._ignore_missing
         tags.array_api_support = True
         return tags
@@ -518,7 +474,7 @@ def _batch_statistics(model, X, y, classes, sample_weight, *, reset, mode):
     X, xp, device = check_X(X, estimator=model, allow_nan=model._ignore_missing, finite=False)
     # On a device a NaN or infinity in X reaches the sums, whose finiteness is read back anyway:
     # X itself is looked at only when they are not finite (a pass over X and a sync fewer).
-    from_sums = model._sums_show_nonfinite and not model._ignore_missing and not on_host(xp)
+    from_sums = model._traits.sums_show_nonfinite and not model._ignore_missing and not on_host(xp)
     n_samples, n_features = X.shape
     if not reset:
         check_n_features(model, n_features)
@@ -562,12 +518,12 @@ def _become_fitted_held(model, stats, classes, *, n_features, feature_names, sco
         hyper = model._hyper(classes.shape[0], n_features)
     attrs = None
     # (Reference path of lazy derivation, paths.py: a partial_fit derives at once, as a fit does.)
-    if not (lazy and model._lazy_parameters and fast("lazy_parameters")):
+    if not (lazy and model._traits.lazy_parameters and fast("lazy_parameters")):
         xp, dtype = score_space_of(stats, score_dtype)
         attrs = model._finalize(stats, classes, hyper, xp=xp, dtype=dtype)
         # Sparse statistics are a wide model's: its deferred parameters wait for a read.
         if not any(map(sums.is_sparse, stats.values())):
-            for name, method in model._deferred_parameters.items():
+            for name, method in model._traits.deferred_parameters.items():
                 attrs[name] = getattr(model, method)(stats, attrs, dtype)
     state = model.__dict__
     for name in state.pop("_derived_", None) or ():  # parameters of earlier statistics
@@ -607,7 +563,7 @@ def _fitted_parameter(model, name):
         lock = lock_of(model)
         with lock.reading(), lock.deriving:
             model._derive_if_lazy()  # a no-op if another thread derived while this one waited
-            deferred = model._deferred_parameters.get(name)
+            deferred = model._traits.deferred_parameters.get(name)
             if name not in state and deferred is not None and state.get("_derived_") is not None:
                 dtype = score_space_of(state["_stats"], state["_fit_dtype_"])[1]
                 _store_derived(model, {name: getattr(model, deferred)(state["_stats"], state, dtype)})

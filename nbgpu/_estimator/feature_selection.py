@@ -15,6 +15,7 @@ from .._validation import (
     unique_labels,
 )
 from .adapters import refuse_collections
+from .traits import Traits
 
 
 def chi2_from_counts(weight, observed, *, xp):
@@ -83,7 +84,9 @@ def chi2(X, y, *, sample_weight=None):
     array([4.5, 6.4, 0. ])
     """
     refuse_collections("chi2", X=X, y=y, sample_weight=sample_weight)
-    caller = type("chi2", (), {})()  # names chi2 in the messages of the shared input checks
+    # Names chi2 in the messages of the shared input checks, which take X as a model with no
+    # trait of its own would.
+    caller = type("chi2", (), {"_traits": Traits()})()
     # The sums are linear in X: duplicate entries need not be summed first.
     X, xp, device = check_X(X, estimator=caller, sum_duplicates=False)
     check_non_negative(X, estimator=caller)

@@ -68,7 +68,7 @@ def _score_blocks(self, X, *, per_block=None):
     # Values are checked where it is cheapest: on the host per row block, on the core that
     # scores it; on a device all at once (one synchronisation).
     in_blocks = on_host(xp)
-    from_scores = self._nonfinite_reaches_scores and not self._ignore_missing
+    from_scores = self._traits.nonfinite_reaches_scores and not self._ignore_missing
     if not in_blocks:  # the checks' reductions read back together: one synchronisation
         checks_together(self._check_block_values, X, finite=not from_scores)
     dtype = result_dtype(X.dtype, xp, device)
@@ -139,9 +139,9 @@ def _fitted_arrays(self, names, *, xp, device, dtype):
 
 def scores_and_joint(self, X):
     """``(scores posteriors come from, joint log-likelihood)`` of ``X``: one array, unless the model's
-    density has a class-independent factor ``h(x)`` (``_has_base_measure``, ``base_measure.py``)."""
+    density has a class-independent factor ``h(x)`` (trait ``has_base_measure``, ``base_measure.py``)."""
     jll = _score_blocks(self, X)[0]
-    if not self._has_base_measure:
+    if not self._traits.has_base_measure:
         return jll, jll
     # Posteriors come from the scores without log h(x): a large class-independent
     # term added first would cost float32 precision.

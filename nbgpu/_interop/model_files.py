@@ -85,7 +85,7 @@ def memory_needed(parsed, model_class):
     listed, stats = parsed.listed, parsed.header["stats"]
     top = stats.get("dict", {}) if isinstance(stats, dict) else {}
     kept = set()
-    for name in model_class._sparse_statistics:
+    for name in model_class._traits.sparse_statistics:
         body = top[name].get("sparse") if isinstance(top.get(name), dict) else None
         if body and len(body["shape"]) == 2 and sums.stays_sparse(tuple(body["shape"]), listed[body["values"]].shape[0]):
             kept.add(body["values"])
@@ -102,7 +102,7 @@ def memory_needed(parsed, model_class):
         else:
             dense += indices.nbytes + values.nbytes + data_bytes(values.dtype, body["shape"])
     others = sum(entry.nbytes for entry in listed.values()) - used  # labels, parameters
-    return others + (1 + model_class._derived_per_statistic) * dense + layout
+    return others + (1 + model_class._traits.derived_per_statistic) * dense + layout
 
 
 def _statistics_arrays(node):
@@ -173,7 +173,7 @@ def _contents(parsed, resolve, *, statistics=True, core=False, budget=None):
     model._check_statistics(stand_ins, k, n_features, feature_names=names, values=False)
     # The statistics the model keeps sparse (sums.py) are read as stored; unflatten has read the entries.
     entries = header["stats"].get("dict", {})
-    kept = {entries[name]["sparse"]["values"] for name in model._sparse_statistics if "sparse" in entries.get(name, {})}
+    kept = {entries[name]["sparse"]["values"] for name in model._traits.sparse_statistics if "sparse" in entries.get(name, {})}
     stats = unflatten(header["stats"], lambda kind, body: resolve(kind, body, sparse=kind == "sparse" and body["values"] in kept), "stats")
     model._check_statistics(stats, k, n_features, feature_names=names, values=True)
     return model, {**fitting, "stats": stats, "feature_names": names}, vectorizer

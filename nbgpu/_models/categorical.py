@@ -26,6 +26,7 @@ from .._array.sparse import (
     sparse_onehot_nonzero,
 )
 from .._estimator.base import _BaseNB, fitted_parameter
+from .._estimator.traits import replace
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.missing import split_missing
 from .._estimator.statistics_checks import (
@@ -223,9 +224,13 @@ class CategoricalNB(_BaseNB):
         **DISCRETE_CONSTRAINTS,
         "min_categories": [None, "array-like", Interval(Integral, 1, None, closed="left")],
     }
-    _class_axis_statistics = ("class_count", "counts")  # n_categories is per feature
-    _integer_input = True  # integer codes are used as they come: no float copy of X to check and cast back
-    _product_operands = ("_table_", "_delta_")
+    _traits = replace(
+        _BaseNB._traits, prior_parameter="class_prior",
+        class_axis_statistics=("class_count", "counts"),  # n_categories is per feature
+        integer_input=True,  # integer codes are used as they come: no float copy of X to check and cast back
+        product_operands=("_table_", "_delta_"),
+        sums_show_nonfinite=False,  # category codes are looked up, not summed
+    )
     # Fitted parameters (``_finalize``), made at a fit or at their first read.
     class_count_ = fitted_parameter()
     class_log_prior_ = fitted_parameter()
@@ -282,9 +287,6 @@ class CategoricalNB(_BaseNB):
             msg = f"`min_categories` must be >= 1; got a minimum of {m.min()}."
             raise ValueError(msg)
         return np.broadcast_to(m, (n_features,)).astype(np.int64)
-
-    _prior_parameter = "class_prior"
-    _sums_show_nonfinite = False  # category codes are looked up, not summed
 
     def _check_params_for_fit(self, n_classes, n_features):
         alpha = check_alpha(self.alpha, n_features, force_alpha=self.force_alpha)

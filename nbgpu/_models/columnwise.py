@@ -32,6 +32,7 @@ from .._array.namespace import (
 from .._array.numerics import log_or_neg_inf
 from .._array.columns import select_columns
 from .._estimator.base import _BaseNB, fitted_parameter
+from .._estimator.traits import ByParameters, replace
 from .._estimator.base_measure import least_excluded
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.feature_names import feature_names_of
@@ -121,6 +122,18 @@ class _Plan(NamedTuple):
 
 
 @shared_parameters_doc("prior_smoothing", "loss_matrix")
+def _with_parts_traits(model, traits):
+    """``traits`` with what the sums show, the raw data kept and the densities that may be 0
+    taken from ``model``'s parts."""
+    try:
+        parts = [part._traits for part in model._plan().parts]
+    except (TypeError, ValueError):  # malformed `estimators`: fit says so
+        return traits
+    return replace(traits, sums_show_nonfinite=all(t.sums_show_nonfinite for t in parts),
+                   raw_statistics=tuple({key for t in parts for key in t.raw_statistics}),
+                   excludes=any(t.excludes for t in parts))
+
+
 class ColumnwiseNB(_BaseNB, ClassifierMixin, _BaseComposition):
     """Naive Bayes on mixed feature types: one nbgpu estimator per group of columns.
 
@@ -212,7 +225,10 @@ class ColumnwiseNB(_BaseNB, ClassifierMixin, _BaseComposition):
     array([1, 0])
     """
 
-    _lazy_parameters = False  # finalize may refuse the data
+    # Finalize may refuse the data; what the sums show, the raw data kept and the densities
+    # that may be 0 are the parts'.
+    _traits = ByParameters(replace(_BaseNB._traits, lazy_parameters=False, has_base_measure=True),
+                           lambda model, traits: _with_parts_traits(model, traits))
     # Fitted parameters (``_finalize``), made at a fit.
     class_count_ = fitted_parameter()
     class_prior_ = fitted_parameter()
@@ -331,7 +347,7 @@ class ColumnwiseNB(_BaseNB, ClassifierMixin, _BaseComposition):
             msg = f"The part names in `estimators` are not usable: {exc}"
             raise ValueError(msg) from exc
         for name, est, _ in specs:
-            if not isinstance(est, _BaseNB) or not est._scores_are_log_likelihoods:
+            if not isinstance(est, _BaseNB) or not est._traits.scores_are_log_likelihoods:
                 msg = (
                     f"Part {name!r} of `estimators` must be an nbgpu naive Bayes estimator "
                     "whose scores are joint log-likelihoods (GaussianNB, MultinomialNB, "
@@ -518,19 +534,6 @@ class ColumnwiseNB(_BaseNB, ClassifierMixin, _BaseComposition):
             for part, cols in zip(plan.parts, plan.columns)
         )
 
-    @property
-    def _sums_show_nonfinite(self):
-        return all(part._sums_show_nonfinite for part in self._plan().parts)
-
-    @property
-    def _raw_statistics(self):
-        """The parts' raw data (KernelDensityNB's points: NaN where missing), not sums."""
-        return tuple({key for part in self._plan().parts for key in getattr(part, "_raw_statistics", ())})
-
-    @property
-    def _excludes(self):
-        return any(getattr(part, "_excludes", False) for part in self._plan().parts)
-
     def _excluded_and_joint(self, X, *, xp, device, dtype, scores=True):
         """``(z, total)``: the parts' counts of features of density 0 (None where no part has
         such), and the sum of their joint log-likelihoods with this model's prior for theirs
@@ -538,7 +541,7 @@ class ColumnwiseNB(_BaseNB, ClassifierMixin, _BaseComposition):
         (prior,) = self._fitted_arrays(("class_log_prior_",), xp=xp, device=device, dtype=dtype)
         total, z = prior, None
         for part, Xp in self._part_inputs(X, xp):
-            excludes = getattr(part, "_excludes", False)
+            excludes = part._traits.excludes
             if not (scores or excludes):
                 continue
             own = part_log_prior(part, xp=xp, device=device, dtype=dtype)
@@ -561,13 +564,11 @@ class ColumnwiseNB(_BaseNB, ClassifierMixin, _BaseComposition):
         z, total = self._excluded_and_joint(X, xp=xp, device=device, dtype=dtype)
         return total if z is None else least_excluded(z, total, xp=xp)
 
-    _has_base_measure = True
-
     def _class_free_log(self, X, *, xp, device, dtype):
         """The parts' class-independent terms (e.g. PoissonNB's ``−Σ log x!``)."""
         total = xp.zeros((X.shape[0], 1), dtype=dtype, device=device)
         for part, Xp in self._part_inputs(X, xp):
-            if part._has_base_measure:
+            if part._traits.has_base_measure:
                 total = total + part._class_free_log(Xp, xp=xp, device=device, dtype=dtype)
         return total
 

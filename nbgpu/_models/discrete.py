@@ -24,6 +24,7 @@ from .._array.numerics import (
 from .._array.paths import fast
 from .._array.sparse import compact_columns, sparse_binarize, sparse_matmul
 from .._estimator.base import _BaseNB, fitted_parameter
+from .._estimator.traits import ByParameters, replace
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.feature_selection import chi2_from_counts
 from .._estimator.statistics_checks import (
@@ -62,16 +63,22 @@ class _CountNB(_BaseNB):
     entries, integer values: no copy); BernoulliNB and PoissonNB act on values and say so."""
 
     _param_constraints = DISCRETE_CONSTRAINTS
-    _prior_parameter = "class_prior"
-    _acts_on_elements = False
-    _integer_input = True
-    # Per-class feature sums of a wide model fitted on sparse input may be kept
-    # sparse (``sums.py``): its weights are made a column at a time from them alone.
-    _sparse_statistics = ("feature_count",)
-
-    _class_axis_statistics = ("class_count", "feature_count", "observed_count")
-    _product_operands = ("_weight_",)
-    # Fitted parameters (``_finalize``, ``_deferred_parameters``), made at a fit or at their first read.
+    _traits = replace(
+        _BaseNB._traits, prior_parameter="class_prior", acts_on_elements=False, integer_input=True,
+        # Per-class feature sums of a wide model fitted on sparse input may be kept
+        # sparse (``sums.py``): its weights are made a column at a time from them alone.
+        sparse_statistics=("feature_count",),
+        class_axis_statistics=("class_count", "feature_count", "observed_count"),
+        product_operands=("_weight_",),
+        # Made a column chunk at a time, at fit or else when first read (only the
+        # columns scored where that is all a prediction needs).
+        deferred_parameters={
+            "_weight_": "_laid_out_weight",
+            "feature_log_prob_": "_feature_log_prob",
+            "feature_count_": "_dense_feature_count",
+        },
+    )
+    # Fitted parameters (``_finalize``, the deferred ones), made at a fit or at their first read.
     class_count_ = fitted_parameter()
     class_log_prior_ = fitted_parameter()
     feature_count_ = fitted_parameter()
@@ -79,13 +86,6 @@ class _CountNB(_BaseNB):
     _bias_ = fitted_parameter()
     _context_ = fitted_parameter()
     _weight_ = fitted_parameter()
-    # Made a column chunk at a time, at fit or else when first read (only the
-    # columns scored where that is all a prediction needs).
-    _deferred_parameters = {
-        "_weight_": "_laid_out_weight",
-        "feature_log_prob_": "_feature_log_prob",
-        "feature_count_": "_dense_feature_count",
-    }
 
     # Further statistics a subclass may keep (checked by that subclass).
     _optional_statistics = ()
@@ -119,13 +119,13 @@ class _CountNB(_BaseNB):
         check_keys(stats, ["class_count", "feature_count"], self._optional_statistics)
         # Sums of non-negative features with non-negative weights.
         check_array(stats["feature_count"], "feature_count", [(n_classes, n_features)], values=values,
-                    non_negative=True, sparse=bool(self._sparse_statistics))
+                    non_negative=True, sparse=bool(self._traits.sparse_statistics))
         if values:
             check_prior_smoothing(self, stats["class_count"])
             self._check_smoothed_totals(stats, n_features)
 
     def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
-        fc = sums.of_batch(X, codes, weights, n_classes, xp=xp, dtype=dtype, may_be_sparse=bool(self._sparse_statistics))
+        fc = sums.of_batch(X, codes, weights, n_classes, xp=xp, dtype=dtype, may_be_sparse=bool(self._traits.sparse_statistics))
         count = class_totals(codes, weights, n_classes, dtype=dtype, xp=xp)
         return {"class_count": count, "feature_count": fc}
 
@@ -194,14 +194,14 @@ class _CountNB(_BaseNB):
 
     def _ready_to_score(self, X):
         super()._ready_to_score(X)
-        if "_weight_" in self._deferred_parameters and not (is_sparse(X) and self._few_columns(X)):
+        if "_weight_" in self._traits.deferred_parameters and not (is_sparse(X) and self._few_columns(X)):
             self._weight_  # noqa: B018 (made now if deferred)
 
     def _few_columns(self, X):
         """Whether scoring host CSR ``X`` makes the weights (not made yet) of only the
         features it uses: when it stores at most d/8 values (they then cost about what its
         product does), and always with sparse statistics (whole weights would be dense)."""
-        if "_weight_" not in self._deferred_parameters or "_weight_" in self.__dict__ or not fast("few_columns"):
+        if "_weight_" not in self._traits.deferred_parameters or "_weight_" in self.__dict__ or not fast("few_columns"):
             return False
         if getattr(X, "format", None) != "csr" or not is_host_array(X.indices):
             return False
@@ -377,7 +377,7 @@ class ComplementNB(_CountNB):
     _param_constraints: dict = {**DISCRETE_CONSTRAINTS, "norm": ["boolean"]}
     _sklearn_counterpart = ("ComplementNB", (*_COUNT_ATTRIBUTES, "feature_all_"))
     feature_all_ = fitted_parameter()
-    _scores_are_log_likelihoods = False  # weights of class complements
+    _traits = replace(_CountNB._traits, scores_are_log_likelihoods=False)  # weights of class complements
     _context_attributes = {"feature_all_": "everything"}  # Σ_c N_cj, summed once for the context
 
     def __init__(self, *, alpha=1.0, force_alpha=True, fit_prior=True, class_prior=None, norm=False,
@@ -486,19 +486,15 @@ class BernoulliNB(_CountNB):
         self.prior_smoothing = prior_smoothing
         self.loss_matrix = loss_matrix
 
-    # Integer counts are binarized as they come; X itself (binarize=None)
-    # enters sums and products only, so a sparse X is taken as it comes
-    # then. Binarizing acts on elements: duplicate entries are summed first.
-    @property
-    def _acts_on_elements(self):
-        return self.binarize is not None
-
-    @property
-    def _sums_show_nonfinite(self):
-        return self.binarize is None  # (NaN > binarize is False)
-
     # Any real values (binarized), and dense sums (k × d log-probabilities of both outcomes).
-    _sparse_statistics = ()
+    # Integer counts are binarized as they come; X itself (binarize=None) enters sums and
+    # products only, so a sparse X is taken as it comes then. Binarizing acts on elements:
+    # duplicate entries are summed first, and NaN > binarize is False (the sums do not show it).
+    _traits = ByParameters(
+        replace(_CountNB._traits, sparse_statistics=()),
+        lambda model, traits: replace(traits, acts_on_elements=model.binarize is not None,
+                                      sums_show_nonfinite=model.binarize is None),
+    )
     _check_values = _BaseNB._check_values
     _check_block_values = _BaseNB._check_block_values
 

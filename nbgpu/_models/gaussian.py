@@ -16,6 +16,7 @@ from .._array.namespace import accumulation_dtype, is_sparse, to_numpy
 from .._array.numerics import chan_merge, nonzero, product_operand, scoring_weights
 from .._array.sparse import sparse_matmul, sparse_with_values
 from .._estimator.base import _BaseNB, fitted_parameter
+from .._estimator.traits import replace
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.missing import drop_missing, observed_weights, split_missing
 from .._estimator.statistics_checks import (
@@ -124,8 +125,15 @@ class GaussianNB(_BaseNB):
         "var_smoothing": [Interval(Real, 0, None, closed="left")],
     }
 
-    _class_axis_statistics = ("class_count", "per_class")  # "total" pools all classes
-    _product_operands = ("_quad_", "_lin_", "_terms_")
+    _traits = replace(
+        _BaseNB._traits,
+        class_axis_statistics=("class_count", "per_class"),  # "total" pools all classes
+        product_operands=("_quad_", "_lin_", "_terms_"),
+        # x enters the scores as x² times -1/(2σ²) and x times a finite weight;
+        # NaN·w, ±inf·w and inf·0 are all non-finite, so a NaN or infinity in a
+        # row leaves every class's score of that row non-finite.
+        nonfinite_reaches_scores=True,
+    )
     # Fitted parameters (``_finalize``), made at a fit or at their first read.
     theta_ = fitted_parameter()
     var_ = fitted_parameter()
@@ -140,11 +148,6 @@ class GaussianNB(_BaseNB):
     _const_ = fitted_parameter()
     _terms_ = fitted_parameter()
     _sklearn_counterpart = ("GaussianNB", ("class_count_", "class_prior_", "theta_", "var_", "epsilon_"))
-
-    # x enters the scores as x² times -1/(2σ²) and x times a finite weight;
-    # NaN·w, ±inf·w and inf·0 are all non-finite, so a NaN or infinity in a
-    # row leaves every class's score of that row non-finite.
-    _nonfinite_reaches_scores = True
 
     def __init__(self, *, priors=None, var_smoothing=1e-9, prior_smoothing=0.0, loss_matrix=None,
                  missing="error"):

@@ -18,6 +18,7 @@ from .._estimator.params import Interval, Options
 from .._array.class_sums import class_totals
 from .._array.numerics import log_or_neg_inf, logsumexp_last, nonzero
 from .._estimator.base import _BaseNB, fitted_parameter
+from .._estimator.traits import ByParameters, replace
 from .._estimator.base_measure import least_excluded
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.statistics_checks import check_array, check_keys, check_part_of, check_prior_smoothing
@@ -129,9 +130,18 @@ class KernelDensityNB(_BaseNB):
     array([0, 1, 0])
     """
 
-    # The training points themselves (NaN marks a missing value), not sums.
-    _raw_statistics = ("points",)
-    _sums_show_nonfinite = False  # the points are kept, not summed
+    # The training points themselves (NaN marks a missing value), kept, not summed; densities
+    # with a base measure (the support) that excludes points where the kernel is compact.
+    _traits = ByParameters(
+        replace(
+            _BaseNB._traits, raw_statistics=("points",), sums_show_nonfinite=False, has_base_measure=True,
+            dense_only_message=(
+                "KernelDensityNB does not accept sparse input: its statistics are the "
+                "training values themselves, kept dense. Convert with X.toarray()."
+            ),
+        ),
+        lambda model, traits: replace(traits, excludes=model.kernel not in ("gaussian", "exponential")),
+    )
     # Fitted parameters (``_finalize``), made at a fit or at their first read.
     bandwidth_ = fitted_parameter()
     class_count_ = fitted_parameter()
@@ -141,10 +151,6 @@ class KernelDensityNB(_BaseNB):
     _log_norm_ = fitted_parameter()
     _log_prior_ = fitted_parameter()
     _has_values_ = fitted_parameter()
-    _dense_only_message = (
-        "KernelDensityNB does not accept sparse input: its statistics are the "
-        "training values themselves, kept dense. Convert with X.toarray()."
-    )
 
     _param_constraints: dict = {
         **_BaseNB._param_constraints,
@@ -271,15 +277,9 @@ class KernelDensityNB(_BaseNB):
         m = self._points_.shape[1]
         return 8 * (4 * n_classes * m + n_features + n_classes)
 
-    _has_base_measure = True
-
     def _class_free_log(self, X, *, xp, device, dtype):
-        """No class-independent factor but the support (``_excludes``)."""
+        """No class-independent factor but the support (the trait ``excludes``)."""
         return xp.zeros((X.shape[0], 1), dtype=dtype, device=device)
-
-    @property
-    def _excludes(self):
-        return self.kernel not in ("gaussian", "exponential")  # the compact kernels
 
     def _excluded_and_joint(self, X, *, xp, device, dtype, scores=True):
         """``(z, s)`` (n × k): per class the number of features of density 0 at a

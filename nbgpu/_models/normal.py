@@ -18,6 +18,7 @@ from .._array.class_sums import class_scatter
 from .._array.namespace import to_numpy
 from .._array.numerics import chan_merge, contiguous, nonzero
 from .._estimator.base import _BaseNB, fitted_parameter
+from .._estimator.traits import replace
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.statistics_checks import check_array, check_keys, check_not_below, check_prior_smoothing
 
@@ -109,7 +110,19 @@ class NormalBayesClassifier(_BaseNB):
     array([0, 1])
     """
 
-    _lazy_parameters = False  # finalize may refuse the data
+    _traits = replace(
+        _BaseNB._traits,
+        lazy_parameters=False,  # finalize may refuse the data
+        derived_per_statistic=2,  # covariance_ and precisions_cholesky_, each of the scatter's size
+        class_axis_statistics=STATS,
+        dense_only_message=(
+            "{name} needs dense `X` (it estimates a full covariance matrix, which is dense); got a sparse "
+            "matrix. Pass X.toarray(), or use GaussianNB for sparse data."
+        ),
+        # z = (x − s)·W − o with every Uₖ triangular of non-zero (finite) diagonal, so a NaN or an
+        # infinity of x makes z non-finite and with it every class's −½|z|²: the scores show it.
+        nonfinite_reaches_scores=True,
+    )
     # Fitted parameters (``_finalize``), made at a fit.
     class_count_ = fitted_parameter()
     class_prior_ = fitted_parameter()
@@ -120,12 +133,6 @@ class NormalBayesClassifier(_BaseNB):
     _weight_ = fitted_parameter()
     _offset_ = fitted_parameter()
     _const_ = fitted_parameter()
-    _derived_per_statistic = 2  # covariance_ and precisions_cholesky_, each of the scatter's size
-    _class_axis_statistics = STATS
-    _dense_only_message = (
-        "{name} needs dense `X` (it estimates a full covariance matrix, which is dense); got a sparse "
-        "matrix. Pass X.toarray(), or use GaussianNB for sparse data."
-    )
 
     _param_constraints: dict = {
         **_BaseNB._param_constraints,
@@ -228,10 +235,6 @@ class NormalBayesClassifier(_BaseNB):
     # ---- scoring ------------------------------------------------------- #
     def _score_row_bytes(self, n_features, n_classes, *, xp, stored=None):
         return 8 * (2 * n_classes * n_features + n_features)
-
-    # z = (x − s)·W − o with every Uₖ triangular of non-zero (finite) diagonal, so a NaN or an
-    # infinity of x makes z non-finite and with it every class's −½|z|²: the scores show it.
-    _nonfinite_reaches_scores = True
 
     def _joint_log_likelihood(self, X, *, xp, device, dtype):
         shift, weight, offset, const = self._fitted_arrays(

@@ -10,6 +10,7 @@ from __future__ import annotations
 from .._array.rows import row_sums_of
 from .._array.numerics import lgamma, nonzero, safe_log, scoring_weights
 from .._estimator.base import fitted_parameter
+from .._estimator.traits import replace
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.missing import drop_missing, observed_weights, split_missing
 from .._estimator.statistics_checks import check_array, check_part_of
@@ -126,13 +127,11 @@ class PoissonNB(_CountNB):
         self.missing = missing
 
     _optional_statistics = ("observed_count",)
-    # Finalized whole (the rates are an attribute): nothing deferred.
-    _deferred_parameters = {}
+    # Finalized whole (the rates are an attribute): nothing deferred. log xⱼ! acts on values
+    # (duplicate entries are summed first) and is the base measure; dense sums.
+    _traits = replace(_CountNB._traits, deferred_parameters={}, acts_on_elements=True, integer_input=False,
+                      sparse_statistics=(), has_base_measure=True)
     rate_ = fitted_parameter()
-    # log xⱼ! acts on values (duplicate entries are summed first); dense sums.
-    _acts_on_elements = True
-    _integer_input = False
-    _sparse_statistics = ()
 
     def _check_statistics(self, stats, n_classes, n_features, *, feature_names=None, values=True):
         super()._check_statistics(stats, n_classes, n_features, feature_names=feature_names, values=values)
@@ -195,8 +194,6 @@ class PoissonNB(_CountNB):
     def _score_row_bytes(self, n_features, n_classes, *, xp, stored=None):
         # + the filled copy of X and the missing-value indicator
         return 8 * (n_classes + (2 * n_features if self._ignore_missing else 0))
-
-    _has_base_measure = True
 
     def _class_free_log(self, X, *, xp, device, dtype):
         """``−Σⱼ log xⱼ!`` (as ``log Γ(x + 1)``) of every row; sparse ``X`` stays sparse."""

@@ -11,10 +11,12 @@
   expressions and lambdas (Python 3.12 inlines comprehensions: PEP 709; the
   first two counts depend on the interpreter, these do not).
 - ``mro``: the nbgpu classes in each public estimator's MRO.
-- ``base_names``: the names ``_BaseNB`` defines (methods, properties and
-  class-level flags; dunders but ``__getstate__``/``__setstate__``/
-  ``__sklearn_tags__`` left out, and ``abc``'s ``_abc_impl``, which the
-  class statement does not write).
+- ``base_names``: the names the estimators' base class defines (methods,
+  properties and class-level flags; dunders but ``__getstate__``/
+  ``__setstate__``/``__sklearn_tags__`` left out, and ``abc``'s
+  ``_abc_impl``, which the class statement does not write). The base class
+  is the most derived nbgpu class in every public estimator's MRO
+  (``base_class`` names it).
 - ``jedi``: whether jedi (where installed) completes ``fit``, ``partial_fit``
   and ``predict_proba`` on ``nbgpu.MultinomialNB()`` and on
   ``from nbgpu import GaussianNB; GaussianNB()``.
@@ -73,6 +75,16 @@ def traced(call):
             "deepest_named_stack": deepest_named[0]}
 
 
+def _nbgpu_classes(cls):
+    return [c for c in cls.__mro__ if c.__module__.startswith("nbgpu")]
+
+
+def _base_class():
+    """The most derived nbgpu class that every public estimator derives from."""
+    shared = set.intersection(*(set(_nbgpu_classes(getattr(nbgpu, name))) for name in PUBLIC))
+    return next(c for c in _nbgpu_classes(nbgpu.MultinomialNB) if c in shared)
+
+
 def jedi_completes():
     try:
         import jedi
@@ -93,19 +105,18 @@ def main(argv=None):
     y = rng.integers(0, 4, 2000)
     model = nbgpu.MultinomialNB().fit(X, y)
     model.predict(X)  # imports and first-call set-up outside the count
-    from nbgpu._estimator.base import _BaseNB
-
+    base = _base_class()
     kept = {"__getstate__", "__setstate__", "__sklearn_tags__"}
     out = {
         "MultinomialNB.fit(csr)": traced(lambda: nbgpu.MultinomialNB().fit(X, y)),
         "MultinomialNB.predict(csr)": traced(lambda: model.predict(X)),
-        "mro": {name: [c.__name__ for c in getattr(nbgpu, name).__mro__ if c.__module__.startswith("nbgpu")]
-                for name in PUBLIC},
+        "mro": {name: [c.__name__ for c in _nbgpu_classes(getattr(nbgpu, name))] for name in PUBLIC},
         "getattr_hooks": [name for name in PUBLIC
                           if any("__getattr__" in vars(c) for c in getattr(nbgpu, name).__mro__
                                  if c.__module__.startswith("nbgpu"))],
         "getsource_works": all(bool(inspect.getsource(getattr(nbgpu, name))) for name in PUBLIC),
-        "base_names": len([n for n in vars(_BaseNB) if (not n.startswith("__") or n in kept) and n != "_abc_impl"]),
+        "base_class": f"{base.__module__}.{base.__qualname__}",
+        "base_names": len([n for n in vars(base) if (not n.startswith("__") or n in kept) and n != "_abc_impl"]),
         "jedi": jedi_completes(),
         "lines": sum(len(p.read_text().splitlines()) for p in Path(ROOT).rglob("*.py")),
     }

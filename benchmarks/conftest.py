@@ -1,8 +1,8 @@
 """pytest-benchmark set-up: data built once outside the timers, GPU synchronised.
 
 Run with ``pytest benchmarks/`` (the unit-test run only collects ``tests/``).
-Options: ``--bench-sizes tiny,small`` (sizes of ``nbgpu._app.bench.SIZES``, default
-tiny,small; ``full`` is the speed issue's CPU targets),
+Options: ``--bench-sizes tiny,small`` (the size presets of ``nbgpu bench --size``, whose data
+``nbgpu.datasets.make_bench_data`` builds; default tiny,small; ``full`` is the speed issue's CPU targets),
 ``--bench-backends sklearn,nbgpu-cpu,nbgpu-gpu`` (default: all this machine
 has; a requested backend that cannot run fails the session),
 ``--bench-corpus NAME`` (the real corpus of ``corpora.py``, default pydoc-en;
@@ -14,17 +14,25 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
 import pytest
 
-from nbgpu._app import bench as _bench
-from nbgpu._array.devices import synchronize
-from nbgpu.datasets import make_zipf_text
+import backends as _backends  # benchmarks/backends.py
+from nbgpu.datasets import make_bench_data, make_zipf_text
+
+# The real corpus as pipelines hand it over (nbgpu bench --inputs names the same kinds).
+INPUT_KINDS = {
+    "tfidf64": {"tfidf": True},
+    "tfidf32": {"tfidf": True, "dtype": np.float32},
+    "counts64": {},
+    "tfidf64-sorted": {"tfidf": True, "sorted": True},  # a canonical input, for comparison
+}
 
 
 def pytest_addoption(parser):
     parser.addoption("--bench-sizes", default="tiny,small", help="comma-separated size presets")
     parser.addoption("--bench-backends", default=None, help="comma-separated backends")
-    parser.addoption("--bench-corpus", default=_bench.DEFAULT_CORPUS, help="real corpus (corpora.py name)")
+    parser.addoption("--bench-corpus", default="pydoc-en", help="real corpus (corpora.py name)")
     parser.addoption("--bench-docs", type=int, default=None, help="documents of the real corpus to use")
 
 
@@ -35,10 +43,10 @@ def _option_list(config, name, default):
 
 def pytest_configure(config):
     sizes = _option_list(config, "--bench-sizes", ["tiny", "small"])
-    unknown = [s for s in sizes if s not in _bench.SIZES]
+    unknown = [s for s in sizes if s not in _backends.SIZES]
     if unknown:
-        raise pytest.UsageError(f"--bench-sizes: unknown {unknown}; known {list(_bench.SIZES)}")
-    have = _bench.available_backends()
+        raise pytest.UsageError(f"--bench-sizes: unknown {unknown}; known {list(_backends.SIZES)}")
+    have = _backends.available()
     backends = _option_list(config, "--bench-backends", have)
     missing = [b for b in backends if b not in have]
     if missing:
@@ -57,15 +65,19 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("size", chosen["sizes"])
     if "bench_backend" in metafunc.fixturenames:
         metafunc.parametrize("bench_backend", chosen["backends"])
+    if "input_kind" in metafunc.fixturenames:
+        metafunc.parametrize("input_kind", list(INPUT_KINDS))
 
 
 @functools.lru_cache(maxsize=4)
 def _data(kind, size, variant):
-    """(X, y) for a data kind and size; ``variant`` scales the text density."""
-    if kind == "text" and variant != 1.0:
-        n, d, tokens, k = _bench.SIZES[size]["text"]
-        return make_zipf_text(n, d, tokens_per_doc=int(tokens * variant), n_classes=k, random_state=0)
-    return _bench.make_data(kind, size)
+    """(X, y) of ``nbgpu bench --size size`` for a data kind; ``variant`` scales the text density:
+    the same number of documents, width and classes, ``variant`` times the tokens per document."""
+    if variant == 1.0:
+        return make_bench_data(kind, size)
+    X, y = _data(kind, size, 1.0)
+    tokens = round(float(X.sum()) / X.shape[0])  # the preset's mean (a Poisson mean: within a fraction of one)
+    return make_zipf_text(*X.shape, tokens_per_doc=int(tokens * variant), n_classes=len(np.unique(y)), random_state=0)
 
 
 @functools.lru_cache(maxsize=1)
@@ -82,16 +94,27 @@ def _corpus(name, docs):
 
 @functools.lru_cache(maxsize=2)
 def _real(name, docs, kind):
+    from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
+    from sklearn.model_selection import train_test_split
+
     texts, labels = _corpus(name, docs)
-    train, y_train, validation, _ = _bench.split(texts, labels)
-    X_train, X_validation = _bench.vectorize(kind, train, validation)
-    return X_train, y_train, X_validation
+    train, validation, y_train, _ = train_test_split(texts, labels, test_size=0.2, random_state=0, stratify=labels)
+    how = INPUT_KINDS[kind]
+    if how.get("tfidf"):
+        vectorizer = TfidfVectorizer(sublinear_tf=True, min_df=2, dtype=how.get("dtype", np.float64))
+    else:
+        vectorizer = CountVectorizer(min_df=2)
+    X_train, X_validation = vectorizer.fit_transform(train), vectorizer.transform(validation)
+    if how.get("sorted"):
+        X_train.sort_indices()
+        X_validation.sort_indices()
+    return X_train, np.asarray(y_train), X_validation
 
 
 @pytest.fixture
 def real_text(request):
     """``real_text(kind)``: (X_train, y_train, X_validation) of the real corpus
-    vectorised as ``kind`` (see ``nbgpu._app.bench.INPUT_KINDS``)."""
+    vectorised as ``kind`` (a key of ``INPUT_KINDS``)."""
     chosen = request.config._nbgpu_bench
     return lambda kind: _real(chosen["corpus"], chosen["docs"], kind)
 
@@ -107,20 +130,18 @@ def time_op(benchmark):
 
     def run(model, op, backend, X, y, *, group, X_predict=None, extra=None):
         X_predict = X if X_predict is None else X_predict
-        Xb, yb = _bench._on_backend(backend, X, y)
-        Xp = _bench._on_backend(backend, X_predict, None)[0]
-        like = _bench.backend_like(backend)
-        est = _bench._estimator(backend, model).fit(Xb, yb)
-        synchronize(like)
+        Xb, yb, Xp = (_backends.to_backend(backend, a) for a in (X, y, X_predict))
+        est = _backends.estimator(backend, model).fit(Xb, yb)
+        _backends.synchronize(backend)
 
         def call():
             out = est.fit(Xb, yb) if op == "fit" else est.predict(Xp)
-            synchronize(like)
+            _backends.synchronize(backend)
             return out
 
         benchmark.group = group
         benchmark.extra_info.update(
-            {"model": model, "op": op, "backend": backend, "bytes_of_X": _bench.bytes_read(X), **(extra or {})}
+            {"model": model, "op": op, "backend": backend, "bytes_of_X": _backends.bytes_read(X), **(extra or {})}
         )
         benchmark.pedantic(call, rounds=5, iterations=1, warmup_rounds=1)
 

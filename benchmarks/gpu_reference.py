@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 import sys
@@ -39,8 +40,11 @@ import numpy as np
 import scipy.sparse as sp
 
 import nbgpu
-from nbgpu._app import bench
-from nbgpu._validation import check_X, encode_labels, unique_labels
+from nbgpu._validation import check_X, encode_labels, unique_labels  # fit's first steps, timed one by one
+from nbgpu.datasets import make_bench_data
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from backends import SIZES, bytes_read, versions  # noqa: E402
 
 
 class Backend:
@@ -114,11 +118,11 @@ def _steps(be, model, X, y, repeats):
 
 
 def multinomial(be, size, repeats):
-    X_host, y_host = bench.make_data("text", size)
+    X_host, y_host = make_bench_data("text", size)
     X, y = be.upload(X_host), be.upload(y_host)
     xp, n, d = be.xp, X.shape[0], X.shape[1]
     model = nbgpu.MultinomialNB()
-    result = {"nnz": int(X_host.nnz), "bytes_of_X": bench.bytes_read(X_host), "nbgpu": _steps(be, model, X, y, repeats)}
+    result = {"nnz": int(X_host.nnz), "bytes_of_X": bytes_read(X_host), "nbgpu": _steps(be, model, X, y, repeats)}
     model.fit(X, y)
     classes = be.host(model.classes_)
     k = classes.shape[0]
@@ -162,7 +166,7 @@ def multinomial(be, size, repeats):
 
 
 def gaussian(be, size, repeats):
-    X_host, y_host = bench.make_data("gaussian", size)
+    X_host, y_host = make_bench_data("gaussian", size)
     X_host = X_host.astype(np.float32)
     X, y = be.upload(X_host), be.upload(y_host)
     xp, n = be.xp, X.shape[0]
@@ -207,12 +211,12 @@ def gaussian(be, size, repeats):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", required=True, help="where to write the results")
-    parser.add_argument("--size", default="gpu", choices=tuple(bench.SIZES), help="data size preset (default gpu)")
+    parser.add_argument("--size", default="gpu", choices=SIZES, help="data size preset (default gpu)")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--dry-run", action="store_true", help="numpy and scipy instead of cupy: the plans checked")
     args = parser.parse_args(argv)
     be = Backend(args.dry_run)
-    results = {"device": be.name, "size": args.size, "versions": bench.versions()}
+    results = {"device": be.name, "size": args.size, "versions": versions()}
     for name, run in (("MultinomialNB", multinomial), ("GaussianNB", gaussian)):
         results[name] = run(be, args.size, args.repeats)
         print(name, json.dumps(results[name], indent=1), flush=True)

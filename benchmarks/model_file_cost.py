@@ -5,14 +5,15 @@
 For real models (scikit-learn's digits for every family, Zipf-distributed
 hashed counts for wide text models, Gaussian data for the moment models)
 it saves the model and reports the file's bytes, the memory the loader
-declares a load takes (``memory_needed``, what ``max_memory`` is compared
-with), their ratio (the default bound allows 64, or 256 MiB), and, in a
-fresh process, the seconds and peak resident memory (``VmHWM``) of
-``nbgpu.load`` + predicting one row, next to a process that only imports
-nbgpu. Then it forges files that pass every checksum but declare gigabytes
-in zeros that deflate 1000:1 (issue 34: NormalBayesClassifier d = 4096,
-GaussianNB 16 × 2**22, MultinomialNB 2 × 2**29 sparse counts) and reports
-how fast, and in how much memory, they are refused. Not a unit test: a
+declares a load takes (what ``max_memory`` is compared with, as
+``nbgpu.load`` reports it when it refuses a file), their ratio (the
+default bound allows 64, or 256 MiB), and, in a fresh process, the
+seconds and peak resident memory (``VmHWM``) of ``nbgpu.load`` +
+predicting one row, next to a process that only imports nbgpu. Then it
+forges files that pass every checksum but declare gigabytes in zeros that
+deflate 1000:1 (issue 34: NormalBayesClassifier d = 4096, GaussianNB
+16 × 2**22, MultinomialNB 2 × 2**29 sparse counts) and reports how fast,
+and in how much memory, they are refused. Not a unit test: a
 script for figures.
 """
 
@@ -22,6 +23,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import tempfile
@@ -34,9 +36,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 import model_file_edits as edits  # noqa: E402  (forged files: the tests' helpers)
 
 import nbgpu  # noqa: E402
-from nbgpu._interop.model_archive import Archive  # noqa: E402
-from nbgpu._interop.model_files import memory_needed  # noqa: E402
-from nbgpu._interop.model_header import estimator_class, header_of  # noqa: E402
 
 _JOB = r"""
 import json, sys, time
@@ -116,9 +115,17 @@ def forged_models(folder):
 
 
 def _needed(path):
-    with Archive(path) as archive:
-        parsed = header_of(archive, str(path))
-        return memory_needed(parsed, estimator_class(parsed.header["estimator"], "", core=True))
+    """The bytes the loader declares a load of ``path`` takes: what it reports when refusing a file over its bound
+    (``max_memory=1`` refuses every file, from its header, before reading any array)."""
+    try:
+        nbgpu.load(path, max_memory=1)
+    except ValueError as exc:
+        found = re.search(r"loading takes up to (\d+) bytes", str(exc))
+        if found:
+            return int(found.group(1))
+        raise
+    msg = f"{path}: loaded within max_memory=1, so the loader's declared bytes are unknown"
+    raise RuntimeError(msg)
 
 
 def _job(path, row):

@@ -7,15 +7,12 @@ predict the other 20 %.
 
 import pytest
 
-from nbgpu._app.bench import INPUT_KINDS
-
 
 @pytest.mark.parametrize("op", ["fit", "predict"])
 @pytest.mark.parametrize("model", ["MultinomialNB", "ComplementNB", "BernoulliNB"])
-@pytest.mark.parametrize("kind", list(INPUT_KINDS))
-def test_real_text(time_op, real_text, model, op, bench_backend, kind):
-    X_train, y_train, X_validation = real_text(kind)
+def test_real_text(time_op, real_text, model, op, bench_backend, input_kind):
+    X_train, y_train, X_validation = real_text(input_kind)
     time_op(
         model, op, bench_backend, X_train, y_train, X_predict=X_validation,
-        group=f"{model} {op} real text {kind}", extra={"input": kind, "real": True},
+        group=f"{model} {op} real text {input_kind}", extra={"input": input_kind, "real": True},
     )

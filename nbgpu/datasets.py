@@ -4,7 +4,8 @@ Each ``make_*`` function returns ``(X, y)`` on the host (numpy, or a scipy
 CSR matrix for text) shaped for one family of models, with labels
 ``0 .. n_classes - 1`` drawn uniformly; the same ``random_state`` gives the same
 data. :func:`load_stdlib_docstrings` is a real labelled text corpus every
-Python installation has. ``nbgpu bench`` times the models on these.
+Python installation has. ``nbgpu bench`` times the models on these:
+:func:`make_bench_data` builds the data of each of its size presets.
 
 Examples
 --------
@@ -28,9 +29,9 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from ._estimator.params import Interval, InvalidParameterError
+from ._estimator.params import Interval, InvalidParameterError, Options
 
-__all__ = ["load_stdlib_docstrings", "make_categorical", "make_gaussian", "make_zipf_text"]
+__all__ = ["load_stdlib_docstrings", "make_bench_data", "make_categorical", "make_gaussian", "make_zipf_text"]
 
 # make_zipf_text: the share of tokens moved by the document's class (what makes
 # the classes differ) and the stride, prime to typical widths, they move by.
@@ -39,6 +40,22 @@ _TOPIC_STRIDE = 1013
 # Parts of the standard library folder that are not its documented modules.
 _NOT_STDLIB = frozenset({"site-packages", "dist-packages", "idlelib", "lib2to3", "turtledemo"})
 _COUNT = Interval(numbers.Integral, 1, None, closed="left")
+# The data sets of `nbgpu bench --size SIZE` (make_bench_data), as the arguments of their make_*:
+# text and wide (documents, features, tokens per document, classes), categorical (rows, features,
+# categories, classes), gaussian (rows, features, classes). "full": the sizes nbgpu's CPU speed goals
+# are set at; "gpu": >= 1e8 stored values. wide: a wide hashed model's corpus, its last
+# _BENCH_PREDICTED_DOCS rows the documents predicted.
+_BENCH_SIZES = {
+    "tiny": {"text": (2_000, 2**12, 50, 5), "categorical": (2_000, 10, 5, 3), "gaussian": (5_000, 20, 3),
+             "wide": (6_000, 2**20, 100, 50)},
+    "small": {"text": (20_000, 2**16, 100, 20), "categorical": (20_000, 50, 10, 10), "gaussian": (50_000, 100, 10),
+              "wide": (22_000, 2**20, 100, 50)},
+    "full": {"text": (100_000, 2**18, 100, 20), "categorical": (100_000, 50, 10, 10),
+             "gaussian": (200_000, 100, 10), "wide": (102_000, 2**20, 100, 50)},
+    "gpu": {"text": (1_200_000, 2**20, 100, 20), "categorical": (2_000_000, 50, 10, 10),
+            "gaussian": (4_000_000, 100, 10), "wide": (102_000, 2**20, 100, 50)},
+}
+_BENCH_PREDICTED_DOCS = 2_000
 
 
 def _check(function, interval=_COUNT, **values):
@@ -205,6 +222,58 @@ def make_gaussian(n_samples=1000, n_features=20, *, n_classes=2, random_state=No
     X = rng.standard_normal((n_samples, n_features), dtype=np.float32)
     X += means[y]
     return X, y
+
+
+def make_bench_data(data, size="small"):
+    """The synthetic data set ``nbgpu bench --size SIZE`` times, built as it builds it.
+
+    The same data on every call (seeded): to time or profile the models, or
+    one's own pipeline, on the data of nbgpu's published figures (the README's
+    speed table is ``size="full"``) outside the command.
+
+    Parameters
+    ----------
+    data : {"text", "categorical", "gaussian", "wide"}
+        ``"text"``: the corpus of :func:`make_zipf_text` that MultinomialNB,
+        ComplementNB and BernoulliNB are timed on; ``"categorical"``
+        (:func:`make_categorical`): CategoricalNB's; ``"gaussian"``
+        (:func:`make_gaussian`): GaussianNB's; ``"wide"``: the corpus of the
+        wide hashed model of ``--data streaming`` (2**20 features, 50
+        classes), whose last 2,000 rows are the documents it predicts.
+    size : {"tiny", "small", "full", "gpu"}, default="small"
+        The preset: ``"full"`` is the size nbgpu's CPU speed goals are set at
+        (100,000 documents), ``"gpu"`` at least 1e8 stored values.
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix or ndarray, float32
+        As the ``make_*`` function of ``data`` returns it.
+    y : ndarray of shape (X.shape[0],), int64
+        Class labels.
+
+    See Also
+    --------
+    make_zipf_text, make_categorical, make_gaussian : the same data at any size.
+
+    Examples
+    --------
+    >>> from nbgpu.datasets import make_bench_data
+    >>> X, y = make_bench_data("text", "tiny")
+    >>> X.shape, len(set(y.tolist()))
+    ((2000, 4096), 5)
+    """
+    _check("make_bench_data", Options(next(iter(_BENCH_SIZES.values()))), data=data)
+    _check("make_bench_data", Options(_BENCH_SIZES), size=size)
+    shape = _BENCH_SIZES[size][data]
+    if data in ("text", "wide"):
+        n, d, tokens, n_classes = shape
+        seed = 1 if data == "wide" else 0  # the wide corpus is not the text one grown
+        return make_zipf_text(n, d, tokens_per_doc=tokens, n_classes=n_classes, random_state=seed)
+    if data == "categorical":
+        n, d, n_categories, n_classes = shape
+        return make_categorical(n, d, n_categories=n_categories, n_classes=n_classes, random_state=0)
+    n, d, n_classes = shape
+    return make_gaussian(n, d, n_classes=n_classes, random_state=0)
 
 
 def _statement_nodes(tree):

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from nbgpu._app import bench
+from nbgpu.datasets import make_zipf_text
 
 QUICK = ["--size", "tiny", "--repeats", "1", "--models", "MultinomialNB", "--backends", "sklearn,nbgpu-cpu"]
 
@@ -127,7 +128,7 @@ def test_the_standard_library_corpus(stdlib_docstrings):
 
 @pytest.mark.parametrize("library", ["sklearn", "nbgpu-cpu"])
 def test_streaming_and_model_file_helpers(library, tmp_path):
-    X, y = bench.zipf_corpus(300, 2**10, 20, 4, seed=3)
+    X, y = make_zipf_text(300, 2**10, tokens_per_doc=20, n_classes=4, random_state=3)
     whole = bench._estimator(library, "MultinomialNB").fit(X, y)
     streamed = bench._estimator(library, "MultinomialNB")
     predicted = bench.stream(streamed, bench.row_chunks(X, y, 10), np.unique(y), X[:1])

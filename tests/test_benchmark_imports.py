@@ -14,20 +14,14 @@ import pytest
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 PRIVATE_IMPORT = re.compile(r"^\s*(?:from|import)\s+(nbgpu(?:\.\w+)*\._(?!_)\w*(?:\.\w+)*)", re.MULTILINE)
 
-# The benchmarks that import private modules, and why: each measures that module or reproduces a run
-# of `nbgpu bench` (its size presets and harness, nbgpu/_app/bench.py) under another driver.
+# The benchmarks that import private modules, and why: each measures an internal that no public means reaches
+# (the data, backends and size presets of `nbgpu bench` are public: nbgpu.datasets.make_bench_data,
+# benchmarks/backends.py).
 ON_PURPOSE = {
-    "code_paths.py": "the names the estimators' private base class defines, counted",
-    "conftest.py": "the pytest-benchmark form of `nbgpu bench`: its presets, vectorisation, backends "
-                   "and the device synchronisation every timed call ends with",
-    "csv_reader_memory.py": "the command's CSV reader and its modules' baseline, measured",
+    "csv_reader_memory.py": "the command's CSV reader alone, and the import baseline of its modules, measured",
     "device_cost.py": "sets the block planner's sizes for the run",
-    "fast_paths.py": "each fast path beside its plain reference, and their kernels",
-    "gpu_reference.py": "nbgpu's steps (validation, labels) timed one by one; `nbgpu bench`'s size presets",
-    "gpu_targets.py": "`nbgpu bench --size gpu`'s runs and the pinned host-to-device copies, measured",
-    "model_file_cost.py": "the model file's archive, header and memory bound, measured",
-    "test_bench_real_text.py": "`nbgpu bench`'s input kinds of the real corpus",
-    "test_bench_streaming.py": "`nbgpu bench --data streaming`'s presets and streaming protocol",
+    "fast_paths.py": "each fast path's kernel beside its plain reference, called directly",
+    "gpu_reference.py": "nbgpu's fit split into its steps (validation, labels, sums, ...), each timed alone",
 }
 
 

@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 import nbgpu
-from nbgpu.datasets import load_stdlib_docstrings, make_categorical, make_gaussian, make_zipf_text
+from nbgpu.datasets import load_stdlib_docstrings, make_bench_data, make_categorical, make_gaussian, make_zipf_text
 
 MAKERS = {
     "make_zipf_text": lambda **kw: make_zipf_text(60, 300, tokens_per_doc=15, n_classes=3, **kw),
@@ -51,6 +51,25 @@ def test_the_classes_can_be_learned(maker, model):
     assert getattr(nbgpu, model)().fit(X, y).score(X, y) > 0.7
 
 
+@pytest.mark.parametrize(("data", "maker", "shape"), [
+    ("text", make_zipf_text, (2_000, 2**12)), ("categorical", make_categorical, (2_000, 10)),
+    ("gaussian", make_gaussian, (5_000, 20)), ("wide", make_zipf_text, (6_000, 2**20)),
+])
+def test_bench_data_is_the_makers_data_seeded(data, maker, shape):
+    # `nbgpu bench --size tiny`'s data: the same on every call, and the wide corpus not the text one's.
+    X, y = make_bench_data(data, "tiny")
+    assert X.shape == shape and y.shape == (shape[0],)
+    X2, y2 = make_bench_data(data, "tiny")
+    assert _same(X, X2) and np.array_equal(y, y2)
+    if data != "wide":
+        Xm, _ = maker(*shape, **{"text": {"tokens_per_doc": 50, "n_classes": 5},
+                                 "categorical": {"n_categories": 5, "n_classes": 3},
+                                 "gaussian": {"n_classes": 3}}[data], random_state=0)
+        assert _same(X, Xm)
+    else:
+        assert set(y.tolist()) == set(range(50))
+
+
 @pytest.mark.parametrize("maker", MAKERS)
 def test_random_state(maker):
     make = MAKERS[maker]
@@ -86,6 +105,10 @@ def test_bad_random_state(maker, bad):
         (lambda: make_categorical(5, None), r"'n_features' parameter of make_categorical .* Got None instead"),
         (lambda: make_gaussian(-3, 2), r"'n_samples' parameter of make_gaussian .* Got -3 instead"),
         (lambda: make_gaussian(3, 2, n_classes="2"), r"'n_classes' .* Got '2' instead"),
+        (lambda: make_bench_data("texts"), r"'data' parameter of make_bench_data must be a str among "
+         r"\{'categorical', 'gaussian', 'text', 'wide'\}\. Got 'texts' instead"),
+        (lambda: make_bench_data("text", "huge"), r"'size' parameter of make_bench_data must be a str among "
+         r"\{'full', 'gpu', 'small', 'tiny'\}\. Got 'huge' instead"),
         (lambda: load_stdlib_docstrings(limit=-1), r"'limit' parameter of load_stdlib_docstrings must be an int "
          r"in the range \[0, inf\)\. Got -1 instead"),
     ],

@@ -46,39 +46,17 @@ from .._array.devices import gpu_array_like, gpu_versions, host_to_like, timed_r
 from .._array.namespace import to_numpy
 from .._array.threads import n_threads
 from .._interop.atomic_files import atomic_output
-from ..datasets import load_stdlib_docstrings, make_categorical, make_gaussian, make_zipf_text
+from ..datasets import _BENCH_PREDICTED_DOCS, _BENCH_SIZES, load_stdlib_docstrings, make_bench_data
 
 # ---- sizes ------------------------------------------------------------- #
-# text: (documents, features, tokens per document, classes)
-# categorical: (rows, features, categories, classes); gaussian: (rows, features, classes)
-SIZES = {
-    "tiny": {"text": (2_000, 2**12, 50, 5), "categorical": (2_000, 10, 5, 3), "gaussian": (5_000, 20, 3)},
-    "small": {
-        "text": (20_000, 2**16, 100, 20),
-        "categorical": (20_000, 50, 10, 10),
-        "gaussian": (50_000, 100, 10),
-    },
-    # The sizes nbgpu's CPU speed goals (CPU_TARGETS) are set at.
-    "full": {
-        "text": (100_000, 2**18, 100, 20),
-        "categorical": (100_000, 50, 10, 10),
-        "gaussian": (200_000, 100, 10),
-    },
-    # The GPU targets: >= 1e8 stored values.
-    "gpu": {
-        "text": (1_200_000, 2**20, 100, 20),
-        "categorical": (2_000_000, 50, 10, 10),
-        "gaussian": (4_000_000, 100, 10),
-    },
-}
+# The data of each --size and kind: nbgpu.datasets.make_bench_data's presets, the arguments of its make_*.
+SIZES = _BENCH_SIZES
 # Documents of the real corpus used per size (None: all of it).
 REAL_DOCS = {"tiny": 4_000, "small": None, "full": None, "gpu": None}
-# Documents of the wide model's corpus per size: (documents, 2**20 features, 100 tokens per
-# document, 50 classes), streamed in CHUNKS row chunks, then VALIDATION_DOCS rows predicted.
-_WIDE_DOCS = {"tiny": 4_000, "small": 20_000, "full": 100_000, "gpu": 100_000}
-WIDE_SIZES = {size: (n, 2**20, 100, 50) for size, n in _WIDE_DOCS.items()}
+# The wide model's corpus (make_bench_data("wide")): streamed in CHUNKS row chunks but its last
+# VALIDATION_DOCS rows, which are predicted.
+VALIDATION_DOCS = _BENCH_PREDICTED_DOCS
 CHUNKS = (1, 10, 100)
-VALIDATION_DOCS = 2_000
 MODELS = ("MultinomialNB", "ComplementNB", "BernoulliNB", "CategoricalNB", "GaussianNB")
 TEXT_MODELS = MODELS[:3]
 DATA_OF = {**dict.fromkeys(TEXT_MODELS, "text"), "CategoricalNB": "categorical", "GaussianNB": "gaussian"}
@@ -107,25 +85,7 @@ INPUT_KINDS = {
 
 
 # ---- data -------------------------------------------------------------- #
-# The builders are public (nbgpu.datasets); bench fills them from SIZES, seeded.
 stdlib_corpus = load_stdlib_docstrings  # its name here before nbgpu.datasets (tests/test_bench.py)
-
-
-def zipf_corpus(n_docs, n_features, tokens_per_doc, n_classes, *, seed=0):
-    """:func:`nbgpu.datasets.make_zipf_text` of a ``SIZES[size]["text"]`` tuple, seeded by ``seed``."""
-    return make_zipf_text(n_docs, n_features, tokens_per_doc=tokens_per_doc, n_classes=n_classes, random_state=seed)
-
-
-def make_data(kind, size):
-    """(X, y) for a data kind ('text', 'categorical', 'gaussian') of a size preset."""
-    shape = SIZES[size][kind]
-    if kind == "text":
-        return zipf_corpus(*shape)
-    if kind == "categorical":
-        n, d, n_categories, n_classes = shape
-        return make_categorical(n, d, n_categories=n_categories, n_classes=n_classes, random_state=0)
-    n, d, n_classes = shape
-    return make_gaussian(n, d, n_classes=n_classes, random_state=0)
 
 
 def bytes_read(X):
@@ -313,7 +273,7 @@ def describe(kind, X, label):
     return out
 
 
-_LABELS = {  # what make_data(kind, size) builds, filled with SIZES[size][kind]
+_LABELS = {  # what make_bench_data(kind, size) builds, filled with SIZES[size][kind]
     "text": "text corpus (synthetic): {:,} docs × {:,} features, ~{} tokens/doc, {} classes, "
             "Zipf word frequencies, float32 counts, CSR with sorted indices",
     "categorical": "categorical (synthetic): {:,} rows × {} features, {} categories, {} classes, float32 codes",
@@ -328,7 +288,7 @@ def _run_synthetic(results, models, backends, log):
         if kind not in cache:
             label = _LABELS[kind].format(*SIZES[size][kind])
             log(f"building {label} ...")
-            cache[kind] = make_data(kind, size)
+            cache[kind] = make_bench_data(kind, size)
             results["data"][kind] = describe(kind, cache[kind][0], label)
         log(f"timing {model} on {', '.join(backends)} ...")
         results["rows"] += bench_model(model, *cache[kind], backends, repeats=results["repeats"], data=kind,
@@ -394,14 +354,15 @@ def load_and_predict(backend, path, X):
 def _run_streaming(results, backends, log):
     """A wide hashed model streamed in chunks, and loaded from a file to predict (nbgpu's model file
     against scikit-learn's pickle)."""
-    n, d, tokens, k = WIDE_SIZES[results["size"]]
+    n, d, tokens, k = SIZES[results["size"]]["wide"]
+    n -= VALIDATION_DOCS
     label = (
         f"wide hashed model (synthetic): {n:,} docs × {d:,} features (2^{d.bit_length() - 1}), ~{tokens} tokens/doc, "
         f"{k} classes, float32 counts; streamed in {', '.join(map(str, CHUNKS))} chunks, "
         f"then saved and loaded to predict {VALIDATION_DOCS:,} docs; one timed run each"
     )
     log(f"building {label} ...")
-    X, y = zipf_corpus(n + VALIDATION_DOCS, d, tokens, k, seed=1)
+    X, y = make_bench_data("wide", results["size"])
     X_train, y_train, X_validation = X[:n], y[:n], X[n:]
     classes = np.unique(y_train)
     results["data"]["wide"] = describe("wide", X_train, label)

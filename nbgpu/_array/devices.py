@@ -193,29 +193,9 @@ def gpu_versions():
     return {"cupy": cupy.__version__, "cuda_runtime": cupy.cuda.runtime.runtimeGetVersion()}
 
 
-def device_memory_bytes(like):
-    """Total memory of the GPU of ``like``."""
-    cupy = gpu_library().cupy
-    with cupy.cuda.Device(like.device.id):
-        return int(cupy.cuda.runtime.memGetInfo()[1])
-
-
 def pinned_copy(a):
     """A copy of host array ``a`` in pinned (page-locked) host memory."""
     cupyx = gpu_library().cupyx
     out = cupyx.empty_pinned(a.shape, dtype=a.dtype)
     out[...] = a
     return out
-
-
-def copy_bandwidths(like, nbytes=2 * 2**30, repeats=5):
-    """(device copy, host-to-device) bandwidth in bytes/s on the GPU of ``like``; the copy counts
-    bytes read and written (2 × size / time: the traffic a kernel reading X once competes with)."""
-    cupy = gpu_library().cupy
-    a = cupy.empty(nbytes, dtype=cupy.uint8)
-    b = cupy.empty_like(a)
-    a.fill(1)
-    t_copy = min(timed_runs(lambda: b.__setitem__(Ellipsis, a), repeats, like)[0])
-    host = pinned_copy(np.ones(nbytes, dtype=np.uint8))
-    t_h2d = min(timed_runs(lambda: b.set(host), repeats, like)[0])
-    return 2 * nbytes / t_copy, nbytes / t_h2d

@@ -252,17 +252,21 @@ def _device_sparse_class_sums(X, codes, weights, n_classes, *, power, dtype):
     (feature, class) sum made by one thread from its column's stored values.
     An atomic add per stored value (``cupy.add.at`` into ``column * k + class``,
     or the transposed product) lands millions of times on the few bins of a
-    frequent word. Classes are taken in groups whose one-hot columns fit
-    ``blocks.block_bytes``; nothing is read back to the host.
+    frequent word. Each product reads ``X`` once: the classes are taken in
+    groups whose one-hot columns fit ``blocks.block_bytes`` or the memory of
+    the transposed copy (so all at once unless ``Y`` is larger than ``X``);
+    nothing is read back to the host.
     """
     xp = get_namespace(codes)
     columns = X if X.format == "csc" else X.tocsc()
-    # Xᵀ (d × n CSR) with the values in ``dtype``. Its indices are sorted (the transposition
+    # Xᵀ (d × n CSR) with the values in ``dtype`` (the transposition's own copy is cast in
+    # place, or kept where it has that dtype). Its indices are sorted (the transposition
     # keeps the order of rows), and duplicate entries add up in a product as they would summed
     # first: recorded as canonical, so that neither reads a flag back.
-    values = _nonzero_values(columns.data, power, None, dtype)
+    values = _nonzero_values(columns.data, power, None, dtype, owned=columns is not X)
     by_feature = device_compressed(columns, "csr", values, columns.indices, columns.indptr, X.shape[::-1], canonical=True)
-    group = max(1, min(n_classes, blocks.block_bytes(xp) // max(8 * X.shape[0], 1)))
+    budget = max(blocks.block_bytes(xp), values.nbytes + columns.indices.nbytes)
+    group = max(1, min(n_classes, budget // max(8 * X.shape[0], 1)))
     parts = []
     for first in range(0, n_classes, group):
         Y = onehot(codes, min(group, n_classes - first), dtype=dtype, xp=xp, weights=weights, first=first)

@@ -71,7 +71,9 @@ def sparse_checked(X, *, name="X", elements=True):
     Binarizing, squaring, one-hot encoding and ``log Γ`` act on elements, so
     ``elements=True`` sums duplicates, in a copy; a matrix without
     duplicates is kept as it is, sorted or not. Device matrices are made
-    canonical (sorted, duplicates summed in a copy).
+    canonical (sorted, duplicates summed in a copy) where ``elements``, else
+    kept as they come: their format flag is not asked (unless cupyx knows
+    it, a pass over the indices and a synchronisation).
     """
     host = sp.issparse(X)
     if host and X.format == "coo":
@@ -87,7 +89,7 @@ def sparse_checked(X, *, name="X", elements=True):
     if X.format not in ("csr", "csc"):
         return X.tocsr()
     if not host:
-        duplicates = not X.has_canonical_format
+        duplicates = elements and not X.has_canonical_format
     else:
         problem = structure_problem(X.format, X.data, X.indices, X.indptr, X.shape)
         if problem is not None:

@@ -284,7 +284,8 @@ class CostLog:
       gathers), dense GEMMs and reductions use no atomics;
     - ``x_reads``: passes over X: per launch, each operand that holds one
       entry per element (dense) or stored value (sparse) of X counts its
-      entries / X's. Such arrays are X (:meth:`register_x`), views of it
+      entries / X's (a gather, ``take``, the entries it gathers, at most
+      those). Such arrays are X (:meth:`register_x`), views of it
       (a row block, ``X.data``), sparse matrices made of its arrays, the
       results of an operation on such an array that have as many entries
       (``X - mu``, ``X.data ** 2``, keys from ``X.indices``, a cast), and,
@@ -357,7 +358,7 @@ class CostLog:
             row[key] += value
 
     def _launch(self, phase, site, name, operands, results, *, launches, read, written, allocated, atomics,
-                views_of_x=False, x_read=None):
+                views_of_x=False, x_read=None, gather=False):
         x_reads = 0.0
         if self.x_elements:
             x_ops = [o for o in operands if self._is_x(o)]
@@ -365,6 +366,8 @@ class CostLog:
             self._x_sizes.update(sizes)  # a row block's, a piece's
             if x_read is None:
                 x_reads = sum(_elements(o) for o in x_ops) / self.x_elements if launches or read else 0.0
+                if gather:  # a gather reads the entries it gathers, at most all of them
+                    x_reads = min(x_reads, sum(map(_elements, results)) / self.x_elements)
             elif x_ops:
                 x_reads = x_read
             for r in results:
@@ -399,7 +402,7 @@ class CostLog:
 
 
 def _account(name, args, result, *, launches=1, read=None, written=0, atomics=0, views_of_x=False,
-             allocated=None, x_read=None):
+             allocated=None, x_read=None, gather=False):
     """Record one device operation on ``args`` giving ``result`` in every active
     :class:`CostLog`. Unless ``allocated`` is given, new results (not views of
     an operand) are allocated and written, and an operation whose results are
@@ -427,7 +430,7 @@ def _account(name, args, result, *, launches=1, read=None, written=0, atomics=0,
     with _LOCK:
         for log in _COSTS:
             log._launch(phase, site, name, operands, results, launches=launches, read=read, written=written,
-                        allocated=allocated, atomics=atomics, views_of_x=views_of_x, x_read=x_read)
+                        allocated=allocated, atomics=atomics, views_of_x=views_of_x, x_read=x_read, gather=gather)
 
 
 def _account_transfer(kind, x):
@@ -916,7 +919,11 @@ def _device_function(fn, name, *, uploads=False, syncs=False):
             return result
         result = _wrap_like(result, args)
         if _COSTS:
-            _account(name, (args, kwargs), result, launches=0 if name in _NO_KERNEL else 1)
+            if name == "take":  # a gather reads what it gathers and its indices (as ``getitem``)
+                indices = args[1] if len(args) > 1 else kwargs["indices"]
+                _account(name, (args, kwargs), result, read=_nbytes(result) + _nbytes(indices), gather=True)
+            else:
+                _account(name, (args, kwargs), result, launches=0 if name in _NO_KERNEL else 1)
         return result
 
     call.__name__ = name

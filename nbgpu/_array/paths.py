@@ -40,6 +40,9 @@ FAST_PATHS = {
     "reductions (finite and >= 0: one max over the bits), read back at once (reference: each check reads back)",
     "row_views": "sparse.row_slicer: a host CSR matrix's row blocks as views of its arrays "
     "(reference: scipy's row slice, a copy)",
+    "shifted_moments": "sums.shifted_class_moments: a dense device batch's class means and M2 from the sums of "
+    "x − (a row of its class) and of its square (outer products: NormalBayesClassifier), X cast by the subtraction "
+    "(reference: the class sums of X cast, then those of the residuals of the mean)",
     "finite_by_sum": "_validation.check_finite: one sum of X's values, finite when they all are (the exact check "
     "only when it is not) (reference: isfinite of every value, then all)",
 }

@@ -194,6 +194,10 @@ class GaussianNB(_BaseNB):
         if is_sparse(X):
             return self._with_total(self._moments(X, codes, weights, n_classes, xp=xp, dtype=dtype), xp=xp)
 
+        if sums.shifts_moments(xp, self._ignore_missing):
+            rows, mean, m2 = sums.shifted_class_moments(X, codes, weights, n_classes, xp=xp, dtype=dtype)
+            return self._with_total({"class_count": rows, "per_class": (xp.reshape(rows, (-1, 1)), mean, m2)}, xp=xp)
+
         def block(start, stop):
             wb = None if weights is None else weights[start:stop]
             Xb = xp.astype(X[start:stop, :], dtype)

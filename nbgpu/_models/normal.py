@@ -14,6 +14,7 @@ import numpy as np
 from .._estimator.params import Interval
 
 from .._array.blocks import row_blocks
+from .._array import sums
 from .._array.class_sums import class_scatter
 from .._array.namespace import to_numpy
 from .._array.numerics import chan_merge, contiguous, nonzero
@@ -162,6 +163,9 @@ class NormalBayesClassifier(_BaseNB):
                             what="a sum of squared deviations")
 
     def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
+        if sums.shifts_moments(xp, self._ignore_missing):
+            moments = sums.shifted_class_moments(X, codes, weights, n_classes, xp=xp, dtype=dtype, scatter=True)
+            return dict(zip(STATS, moments))
         n, d = X.shape
         stats = None
         for start, stop in row_blocks(n, 8 * (n_classes * d + 3 * d + n_classes), xp=xp):

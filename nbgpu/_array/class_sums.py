@@ -49,10 +49,16 @@ from .sparse import (
 from .threads import n_threads, parallel_map
 
 
-def onehot(codes, n_classes, *, dtype, xp, weights=None, first=0):
+def onehot(codes, n_classes, *, dtype, xp, weights=None, first=0, by_class=False):
     """The (weighted) one-hot class matrix ``Y`` (n × k) of integer ``codes``;
-    ``first``: its columns are classes ``first`` to ``first + n_classes - 1``."""
+    ``first``: its columns are classes ``first`` to ``first + n_classes - 1``;
+    ``by_class``: made as its (k × n) transpose and returned as a view of it,
+    column-major, as a sparse product takes its dense operand (cupyx copies a
+    row-major one first)."""
     classes = xp.arange(first, first + n_classes, dtype=codes.dtype, device=codes.device)
+    if by_class:
+        Yt = xp.astype(xp.reshape(classes, (-1, 1)) == codes, dtype)
+        return (Yt if weights is None else Yt * weights).T
     Y = xp.astype(xp.reshape(codes, (-1, 1)) == classes, dtype)
     if weights is not None:
         Y = Y * xp.reshape(weights, (-1, 1))
@@ -269,7 +275,7 @@ def _device_sparse_class_sums(X, codes, weights, n_classes, *, power, dtype):
     group = max(1, min(n_classes, budget // max(8 * X.shape[0], 1)))
     parts = []
     for first in range(0, n_classes, group):
-        Y = onehot(codes, min(group, n_classes - first), dtype=dtype, xp=xp, weights=weights, first=first)
+        Y = onehot(codes, min(group, n_classes - first), dtype=dtype, xp=xp, weights=weights, first=first, by_class=True)
         parts.append(by_feature @ Y)
     return (parts[0] if len(parts) == 1 else xp.concat(parts, axis=1)).T
 

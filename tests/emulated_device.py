@@ -176,7 +176,7 @@ PHASE_OF_FUNCTION = {
     "_derive_if_lazy": "finalize", "_ready_to_score": "finalize",
     # scores: the joint log-likelihood of row blocks, the posteriors and the decision
     "_joint_log_likelihood": "scores", "_excluded_and_joint": "scores", "_score_blocks": "scores",
-    "scores_and_joint": "scores", "_decide": "scores", "predict": "scores", "predict_proba": "scores",
+    "scores_and_joint": "scores", "decide": "scores", "predict": "scores", "predict_proba": "scores",
     "predict_log_proba": "scores", "predict_joint_log_proba": "scores",
 }
 PHASE_OF_FILE = {

@@ -219,6 +219,7 @@ def _model_and_chunks(args, output, *, labels):
     The data are read and parsed (text hashed) while the model loads."""
     from .._array.devices import host_to_like
     from .._array.namespace import to_numpy
+    from .._estimator.scoring import decide
     from .._interop.vectorizer_settings import weighted
 
     _check_output(output, args.model_file, args.data)
@@ -266,7 +267,7 @@ def _model_and_chunks(args, output, *, labels):
             if chunk.X is None:
                 continue
             proba = model.predict_proba(host_to_like(chunk.X, like))
-            decided = np.searchsorted(own, np.asarray(to_numpy(model._decide(proba))))
+            decided = np.searchsorted(own, np.asarray(to_numpy(decide(model, proba))))
             rows += chunk.X.shape[0]
             yield chunk, np.asarray(to_numpy(proba), dtype=np.float64), decided
         bar.close()

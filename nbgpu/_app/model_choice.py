@@ -38,6 +38,7 @@ from .._array.paths import fast
 from .feature_choice import FeatureSet, correction_views, corrections, feature_sets
 from .options import PARAMETERS, UsageError, checked_model, flag
 from .training import PER_CLASS_PARAMETERS, _OnePass, _SecondPassNeeded, made_from
+from .._estimator.params import unfitted
 
 FOLDS = 5
 ALPHAS = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
@@ -488,7 +489,7 @@ class _HeldOut:
         k, alpha = sums.classes.size, float(model.alpha)
         stats = {"class_count": sums.class_count,
                  "feature_count": np.stack([np.zeros(k), sums.class_total], axis=1)}
-        model = model._unfitted(alpha=np.array([alpha, alpha * (sums.width - 1)]))
+        model = unfitted(model, alpha=np.array([alpha, alpha * (sums.width - 1)]))
         context = model._finalize(stats, sums.classes, model._hyper(k, 2), xp=np, dtype=np.float64)
         empty = model._weight_columns(stats, context["_context_"], np.arange(1), xp=np)[:, 0]
         alpha = float(context["_context_"]["alpha"][0])  # as the model takes it

@@ -165,6 +165,7 @@ def checked_model(family, params, refusal=None):
     """The core model ``family`` (no scikit-learn) with ``params`` (``{name: value}`` of parameter flags); one
     it does not take (``refusal(flags)``: the message; default: the first, and those it takes) or a bad
     value is a :class:`UsageError`."""
+    from .._estimator.params import validate_params
     from .._models import model_class
 
     cls = model_class(family, core=True)
@@ -176,7 +177,7 @@ def checked_model(family, params, refusal=None):
         raise UsageError(msg, "nbgpu train")
     model = cls(**params)
     try:
-        model._check_hyper_parameters()
+        validate_params(model)
     except ValueError as exc:
         raise UsageError(" ".join(str(exc).split()), "nbgpu train") from None
     return model

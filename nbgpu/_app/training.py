@@ -34,6 +34,7 @@ from .readers import (
     parsed_chunks,
     typed_labels,
 )
+from .._estimator.params import unfitted, validate_params
 
 # Parameters whose length is the number of classes.
 PER_CLASS_PARAMETERS = ("class_prior", "priors", "loss_matrix")
@@ -127,7 +128,7 @@ class _OnePass:
         self.estimator = estimator
         # Classes not given: per-class parameters are set at the end.
         unset = {p: None for p in PER_CLASS_PARAMETERS if classes is None and p in estimator._params()}
-        self.base = estimator._unfitted(**unset)
+        self.base = unfitted(estimator, **unset)
         self.kind = None if classes is None else classes.dtype.kind
         self.model, self.rows, self.seen = None, 0, _Seen(reader if classes is None else None)
         self.search = None  # what result() chose, where it searches
@@ -191,7 +192,7 @@ class _OnePass:
             n_classes = len(chunk_classes) if model is None else len(np.union1d(chunk_classes, model.classes_))
             _check_size(self.estimator, n_classes, X.shape[1], self.reader.path, hashed=self.reader._transform is not None)
         try:
-            part = model.partial_fit(X, y) if fits else base._unfitted().partial_fit(X, y, classes=chunk_classes)
+            part = model.partial_fit(X, y) if fits else unfitted(base).partial_fit(X, y, classes=chunk_classes)
         except ValueError as exc:
             raise ValueError(f"{where}: {exc}") from None
         if fits or model is None:
@@ -217,11 +218,13 @@ class _OnePass:
 def made_from(estimator, fitted, *, lazy=False):
     """``estimator`` (unfitted) made fitted with the statistics of ``fitted``, its
     parameters checked for them (``lazy``: nothing derived until it scores)."""
-    final = estimator._unfitted()
-    final._check_hyper_parameters()
+    from .._estimator.scoring import loss_matrix_of  # (imports scipy: not for --help)
+
+    final = unfitted(estimator)
+    validate_params(final)
     n_classes = len(fitted.classes_)
     final._check_params_for_fit(n_classes, fitted.n_features_in_)
-    final._loss_matrix(n_classes)
+    loss_matrix_of(final, n_classes)
     return final._become_fitted(
         fitted._stats, fitted.classes_, n_features=fitted.n_features_in_,
         feature_names=getattr(fitted, "feature_names_in_", None), score_dtype=fitted._fit_dtype_, lazy=lazy,

@@ -9,7 +9,6 @@ before it stores anything, so a call that raises leaves a fitted model as it was
 from __future__ import annotations
 
 import abc
-import copy
 import math
 import warnings
 from numbers import Real
@@ -36,7 +35,6 @@ from .._array import sums
 from .._validation import (
     check_classes,
     check_classes_unchanged,
-    check_loss_matrix,
     check_n_features,
     check_prior,
     check_sample_weight,
@@ -55,6 +53,7 @@ from .feature_names import check_feature_names, feature_names_of
 from .model_lock import lock_of
 from .params import Interval, Options, param_names, validate_params
 from . import scoring
+from .scoring import check_fitted, loss_matrix_of
 from .statistics_checks import check_class_count, check_keys
 from .traits import Traits
 
@@ -120,11 +119,9 @@ class _BaseNB(abc.ABC):
 
     # Scoring (scoring.py): the predict* family and score, the same for every model.
     _NotFittedError = scoring.NotFittedError
-    _check_is_fitted = scoring._check_is_fitted
     _check_block_values = scoring._check_block_values
     _ready_to_score = scoring._ready_to_score
     _fitted_arrays = scoring._fitted_arrays
-    _decide = scoring._decide
     predict_joint_log_proba = scoring.predict_joint_log_proba
     predict_log_proba = scoring.predict_log_proba
     predict_proba = scoring.predict_proba
@@ -176,7 +173,7 @@ class _BaseNB(abc.ABC):
         ``n_classes`` × ``n_features``; ``values=False`` checks the layout only. A model adds its
         own entries (``statistics_checks.py``); ``feature_names``: ColumnwiseNB parts chosen by name."""
         self._check_params_for_fit(n_classes, n_features)
-        self._loss_matrix(n_classes)
+        loss_matrix_of(self, n_classes)
         check_keys(stats, ["class_count"], optional=None)
         check_class_count(stats["class_count"], n_classes, values=values)
 
@@ -184,24 +181,6 @@ class _BaseNB(abc.ABC):
     def _ignore_missing(self):
         """True when NaN means "missing" (``missing="ignore"``) instead of an error."""
         return getattr(self, "missing", "error") == "ignore"
-
-    def _loss_matrix(self, n_classes):
-        """The validated ``loss_matrix`` (float64 numpy, k × k) or None."""
-        return check_loss_matrix(getattr(self, "loss_matrix", None), n_classes)
-
-    def _class_prior(self, class_count, params, *, xp):
-        """``(prior, log_prior)`` under ``params`` (:meth:`_hyper`): the fixed prior as given, uniform
-        without ``fit_prior``, else the counts smoothed by ``prior_smoothing`` λ, ``P(c) = (N_c + λ) / (N + Kλ)``."""
-        k = class_count.shape[0]
-        fixed, smoothing = getattr(params, self._traits.prior_parameter), params.prior_smoothing
-        if fixed is not None:
-            prior = to_namespace(fixed, xp, class_count.device)
-            return prior, log_or_neg_inf(prior, xp=xp)
-        if not getattr(params, "fit_prior", True):
-            return xp.full_like(class_count, 1.0 / k), xp.full_like(class_count, -math.log(k))
-        smoothed = class_count + smoothing
-        total = xp.sum(class_count) + k * smoothing
-        return smoothed / total, log_or_neg_inf(smoothed, xp=xp) - xp.log(total)
 
     @abc.abstractmethod
     def _accumulate(self, X, codes, weights, n_classes, *, xp, dtype, previous):
@@ -364,17 +343,6 @@ class _BaseNB(abc.ABC):
         """``get_params(deep=False)``, without inspecting ``__init__`` per call."""
         return {name: getattr(self, name) for name in param_names(type(self))}
 
-    def _unfitted(self, **params):
-        """A new unfitted model with a copy of these parameters, changed by ``params``:
-        a public estimator's ``clone`` (metadata requests kept, parts unfitted)."""
-        if hasattr(self, "get_params"):  # only the shells have it: the core imports no scikit-learn
-            from sklearn.base import clone
-
-            return clone(self).set_params(**params)
-        return type(self)(**{**copy.deepcopy(self._params()), **params})
-
-    _check_hyper_parameters = validate_params
-
     def __getstate__(self):
         # Derived parameters are not pickled: they are derived again when first read.
         inherited = getattr(super(), "__getstate__", None)  # BaseEstimator's (its version is scikit-learn's)
@@ -422,7 +390,7 @@ class _BaseNB(abc.ABC):
         -------
         self : object
         """
-        self._check_is_fitted()
+        check_fitted(self)
         if like is not None:
             xp = get_namespace(like)
             device = like.device if device is None else device
@@ -457,12 +425,29 @@ class _BaseNB(abc.ABC):
 # not part of the protocol (the names a model defines or overrides).
 
 
+def class_prior(model, class_count, params, *, xp):
+    """``(prior, log_prior)`` of ``model`` under ``params`` (its ``_hyper``): the fixed prior as
+    given, uniform without ``fit_prior``, else the counts smoothed by ``prior_smoothing`` λ,
+    ``P(c) = (N_c + λ) / (N + Kλ)``."""
+    k = class_count.shape[0]
+    fixed, smoothing = getattr(params, model._traits.prior_parameter), params.prior_smoothing
+    if fixed is not None:
+        prior = to_namespace(fixed, xp, class_count.device)
+        return prior, log_or_neg_inf(prior, xp=xp)
+    if not getattr(params, "fit_prior", True):
+        return xp.full_like(class_count, 1.0 / k), xp.full_like(class_count, -math.log(k))
+    smoothed = class_count + smoothing
+    total = xp.sum(class_count) + k * smoothing
+    return smoothed / total, log_or_neg_inf(smoothed, xp=xp) - xp.log(total)
+
+
+
 def _batch_statistics(model, X, y, classes, sample_weight, *, reset, mode):
     """``(statistics, what was validated)`` of one batch, unless ``reset`` added to the running
     statistics: ``mode`` "onto" (in place where the model can), "merged" (a new sum) or "alone"
     (the batch's own, laid out to be merged with them)."""
     if reset or not _params_unchanged(model):  # a continuing partial_fit: checked by the first call
-        model._check_hyper_parameters()
+        validate_params(model)
     # Column names are read before check_X turns a DataFrame into an array; a
     # continuing partial_fit keeps those of its first call.
     if reset:
@@ -489,7 +474,7 @@ def _batch_statistics(model, X, y, classes, sample_weight, *, reset, mode):
         classes = model.classes_
     n_classes = classes.shape[0]
     hyper = model._hyper(n_classes, n_features, model._check_params_for_fit(n_classes, n_features))
-    model._loss_matrix(n_classes)
+    loss_matrix_of(model, n_classes)
     codes = encode_labels(y, classes, xp=xp, device=device)
     acc = accumulation_dtype(xp, device)
     weights = check_sample_weight(sample_weight, n_samples, xp=xp, device=device, dtype=acc)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._array.namespace import first_array, get_device, get_namespace, is_array, to_namespace, to_namespace_tree, to_numpy
+from .scoring import check_fitted
+from .params import unfitted
 
 
 def host_value(value):
@@ -64,11 +66,11 @@ def merge(self, other):
     array([[5., 1.],
            [1., 7.]])
     """
-    self._check_is_fitted()
+    check_fitted(self)
     if type(other) is not type(self):
         msg = f"`other` must be a {type(self).__name__} to merge with one; got {type(other).__name__}."
         raise TypeError(msg)
-    other._check_is_fitted()
+    check_fitted(other)
     pa, pb = self._params(), other._params()
     differ = [f"{k}={pa[k]!r} vs {pb[k]!r}" for k in pa if not _same_param(pa[k], pb[k])]
     if differ:
@@ -108,6 +110,6 @@ def merge(self, other):
         stats_b = self._statistics_for_classes(stats_b, np.searchsorted(union, cb), union.shape[0], xp=xp)
         classes = union if isinstance(classes, np.ndarray) else to_namespace(union, get_namespace(classes), get_device(classes))
     stats = self._merge(stats_a, stats_b, xp=xp)
-    return self._unfitted()._become_fitted(
+    return unfitted(self)._become_fitted(
         stats, classes, n_features=self.n_features_in_, feature_names=na, score_dtype=self._fit_dtype_, lazy=True
     )

@@ -19,6 +19,7 @@ a dict or a set), and :class:`Options` lists its values sorted in messages
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
 import math
@@ -196,3 +197,13 @@ def validate_params(estimator):
         value = getattr(estimator, name)
         if not any(check(value) for check in predicates):
             raise InvalidParameterError(f"The {name!r} parameter of {cls.__name__} must be {allowed}. Got {value!r} instead.")
+
+
+def unfitted(model, **params):
+    """A new unfitted model with a copy of ``model``'s parameters, changed by ``params``:
+    a public estimator's ``clone`` (metadata requests kept, parts unfitted)."""
+    if hasattr(model, "get_params"):  # only the shells have it: the core imports no scikit-learn
+        from sklearn.base import clone
+
+        return clone(model).set_params(**params)
+    return type(model)(**{**copy.deepcopy(model._params()), **params})

@@ -17,7 +17,7 @@ from .._array.namespace import get_namespace, is_array, is_sparse, on_host, resu
 from .._array.numerics import best_scores_finite, float_warnings_off, log_posterior
 from .._array.sparse import row_slicer
 from .._array.threads import n_threads
-from .._validation import check_finite, check_n_features, check_X, checks_together
+from .._validation import check_finite, check_loss_matrix, check_n_features, check_X, checks_together
 from .adapters import adapter_for, computed
 from .base_measure import log_base_measure
 from .feature_names import check_feature_names
@@ -40,17 +40,23 @@ class NotFittedError(ValueError, AttributeError):
     """A model used before it was fitted (the public estimators raise scikit-learn's)."""
 
 
-def _check_is_fitted(self):
-    if not hasattr(self, "_stats"):
+def check_fitted(model):
+    """Raise the model's NotFittedError unless it is fitted."""
+    if not hasattr(model, "_stats"):
         msg = (
-            f"This {type(self).__name__} instance is not fitted yet. Call 'fit' "
+            f"This {type(model).__name__} instance is not fitted yet. Call 'fit' "
             "with appropriate arguments before using this estimator."
         )
-        raise self._NotFittedError(msg)
+        raise model._NotFittedError(msg)
+
+
+def loss_matrix_of(model, n_classes):
+    """The validated ``loss_matrix`` of ``model`` (float64 numpy, k × k) or None."""
+    return check_loss_matrix(getattr(model, "loss_matrix", None), n_classes)
 
 def _validated_for_scoring(self, X):
     """``(X, xp, device)`` checked for scoring, but for the passes over its values."""
-    self._check_is_fitted()
+    check_fitted(self)
     check_feature_names(self, X, reset=False)  # before X becomes an array
     X, xp, device = check_X(X, estimator=self, allow_nan=self._ignore_missing, finite=False)
     check_n_features(self, X.shape[1])
@@ -216,7 +222,7 @@ def predict(self, X):
     if getattr(self, "loss_matrix", None) is None:
         best, xp, device = _score_blocks(self, X, per_block=lambda jll, xp: xp.argmax(jll, axis=1))
         return _labels_of(self, best, xp=xp, device=device)
-    return self._decide(self.predict_proba(X))
+    return decide(self, self.predict_proba(X))
 
 @blockwise_collections
 def predict_risk(self, X):
@@ -257,20 +263,20 @@ def predict_risk(self, X):
 def _risk_of(self, proba):
     """``proba @ loss_matrix.T`` (the 0-1 loss when there is none) of a fitted model."""
     k = self.classes_.shape[0]
-    loss = self._loss_matrix(k)
+    loss = loss_matrix_of(self, k)
     if loss is None:
         loss = 1.0 - np.eye(k)
     loss = get_namespace(proba).asarray(loss, dtype=proba.dtype, device=proba.device)
     return proba @ loss.T
 
-def _decide(self, proba):
+def decide(model, proba):
     """The labels ``predict`` gives for posteriors ``proba`` (n × k): the one decision rule."""
     xp = get_namespace(proba)
-    if getattr(self, "loss_matrix", None) is None:
+    if getattr(model, "loss_matrix", None) is None:
         index = xp.argmax(proba, axis=1)
     else:
-        index = xp.argmin(_risk_of(self, proba), axis=1)
-    return _labels_of(self, index, xp=xp, device=proba.device)
+        index = xp.argmin(_risk_of(model, proba), axis=1)
+    return _labels_of(model, index, xp=xp, device=proba.device)
 
 def _labels_of(self, index, *, xp, device):
     """``classes_[index]``, in ``xp`` when the labels are numeric."""

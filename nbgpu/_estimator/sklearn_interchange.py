@@ -11,6 +11,8 @@ import numpy as np
 
 from .._array.namespace import to_namespace_tree, to_numpy
 from .merging import host_value
+from .params import validate_params
+from .scoring import check_fitted, loss_matrix_of
 
 
 def _counterpart(cls):
@@ -54,7 +56,7 @@ def to_sklearn(self):
     sk_cls, attributes = _counterpart(type(self))
     from sklearn.base import clone
 
-    self._check_is_fitted()
+    check_fitted(self)
     if getattr(self, "loss_matrix", None) is not None:
         msg = (
             "`loss_matrix` has no scikit-learn counterpart (its predict returns the most "
@@ -120,11 +122,11 @@ def from_sklearn(cls, estimator, **params):
         raise TypeError(msg)
     shared = {k: v for k, v in estimator.get_params(deep=False).items() if k in ours}
     est = cls(**{**shared, **params})
-    est._check_hyper_parameters()
+    validate_params(est)
     classes = np.asarray(estimator.classes_).copy()
     n_features = int(estimator.n_features_in_)
     est._check_params_for_fit(classes.shape[0], n_features)
-    est._loss_matrix(classes.shape[0])
+    loss_matrix_of(est, classes.shape[0])
     names = getattr(estimator, "feature_names_in_", None)
     return est._become_fitted(
         cls._stats_from_sklearn(estimator), classes, n_features=n_features,

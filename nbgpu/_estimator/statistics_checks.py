@@ -172,7 +172,7 @@ def check_smoothed_total(total, dtype, parameter, value, *, what):
 
 
 def check_prior_smoothing(model, class_count):
-    """The smoothed class prior's total ``N + Kλ`` (``_BaseNB._class_prior``) is finite."""
+    """The smoothed class prior's total ``N + Kλ`` (``base.class_prior``) is finite."""
     smoothing = float(getattr(model, "prior_smoothing", 0.0) or 0.0)
     if smoothing > 0 and getattr(model, "fit_prior", True):  # else unused (a fixed prior takes no smoothing)
         total = float(np.sum(class_count, dtype=np.float64)) + class_count.shape[0] * smoothing

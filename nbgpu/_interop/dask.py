@@ -26,6 +26,8 @@ from sklearn.base import clone
 
 from .._array.namespace import get_namespace, is_dask_array, score_dtype_name, to_numpy
 from .._estimator import adapters
+from .._estimator.params import validate_params
+from .._estimator.scoring import check_fitted
 from .._validation import check_classes, check_classes_unchanged, check_n_features, check_y, unique_labels
 from .dask_blocks import (
     _frozen,
@@ -64,7 +66,7 @@ def dask_fit(estimator, X, y, sample_weight, classes, *, reset):
     """
     import dask
 
-    estimator._check_hyper_parameters()
+    validate_params(estimator)
     X = _rows_only(X)
     if not reset:
         check_n_features(estimator, X.shape[1])
@@ -98,7 +100,7 @@ def dask_fit(estimator, X, y, sample_weight, classes, *, reset):
 
 def dask_map(estimator, X, name):
     """``estimator.<name>(X)`` for every row block of Dask array ``X``: a lazy Dask array."""
-    estimator._check_is_fitted()
+    check_fitted(estimator)
     X = _rows_only(X)
     check_n_features(estimator, X.shape[1])
     xp = get_namespace(X._meta)

@@ -48,6 +48,7 @@ from .model_header import (
     unflatten,
 )
 from .vectorizer_settings import vectorizer_from_settings, vectorizer_settings
+from .._estimator.scoring import check_fitted
 
 __all__ = ["load", "save"]
 
@@ -339,7 +340,7 @@ def save(model, path, *, vectorizer=None, metadata=None):
     if metadata is not None and not isinstance(metadata, dict):
         msg = f"`metadata` must be a dict (a JSON object); got {type(metadata).__name__}."
         raise TypeError(msg)
-    model._check_is_fitted()
+    check_fitted(model)
     arrays, dense = {}, {}
     spec = estimator_spec(model, "param", arrays, where="save")
     stats = flatten(model._stats, "stats", arrays, sparse=dense)

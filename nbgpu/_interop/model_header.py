@@ -39,6 +39,7 @@ from .model_archive import (
     plain_dtype,
     plain_shape,
 )
+from .._estimator.params import validate_params
 
 FORMAT = "nbgpu-model"
 # 1: every array stored whole. 2: statistics may be stored sparse.
@@ -355,7 +356,7 @@ def estimator_from(spec, resolve, *, where, at, core=False):
         raise ValueError(msg)
     model = cls(**params)
     try:
-        model._check_hyper_parameters()
+        validate_params(model)
     except (TypeError, ValueError) as exc:
         msg = f"{where}: invalid parameters of {cls.__name__}: {exc}"
         raise ValueError(msg) from exc

@@ -25,7 +25,7 @@ from .._array.sparse import (
     sparse_matmul,
     sparse_onehot_nonzero,
 )
-from .._estimator.base import _BaseNB, fitted_parameter
+from .._estimator.base import _BaseNB, class_prior, fitted_parameter
 from .._estimator.traits import replace
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.missing import split_missing
@@ -386,7 +386,7 @@ class CategoricalNB(_BaseNB):
         smoothed = counts + alpha
         totals = _spread(feature_block_sums(smoothed, _offsets(n_cat), xp=xp), n_cat, xp=xp)
         flp = safe_log(smoothed, xp=xp) - safe_log(totals, xp=xp)
-        log_prior = self._class_prior(count, params, xp=xp)[1]
+        log_prior = class_prior(self, count, params, xp=xp)[1]
         return {
             "class_count_": count,
             "class_log_prior_": xp.astype(log_prior, dtype),

@@ -31,7 +31,7 @@ from .._array.namespace import (
 )
 from .._array.numerics import log_or_neg_inf
 from .._array.columns import select_columns
-from .._estimator.base import _BaseNB, fitted_parameter
+from .._estimator.base import _BaseNB, class_prior, fitted_parameter
 from .._estimator.traits import ByParameters, replace
 from .._estimator.base_measure import least_excluded
 from .._estimator.docs import shared_parameters_doc
@@ -39,6 +39,8 @@ from .._estimator.feature_names import feature_names_of
 from .._estimator.model_lock import lock_of
 from .._estimator.statistics_checks import check_keys, check_part_of, check_prior_smoothing
 from .._validation import check_finite
+from .._estimator.params import validate_params
+from .._estimator.scoring import check_fitted
 
 
 def resolve_columns(spec, n_features, feature_names, *, part):
@@ -293,7 +295,7 @@ class ColumnwiseNB(_BaseNB, ClassifierMixin, _BaseComposition):
     @property
     def named_estimators_(self):
         """The fitted parts by name."""
-        self._check_is_fitted()
+        check_fitted(self)
         return Bunch(**dict(zip(self._part_names_, self.estimators_)))
 
     # ---- the parts of the fit in progress, or of the fitted model ------- #
@@ -378,7 +380,7 @@ class ColumnwiseNB(_BaseNB, ClassifierMixin, _BaseComposition):
         parts = []
         for (_, est, _), cols in zip(specs, columns or [None] * len(specs)):
             part = clone(est)
-            part._check_hyper_parameters()
+            validate_params(part)
             if isinstance(part, ColumnwiseNB) and cols is not None:
                 part._fit_plan = part._make_plan(cols.shape[0], column_names(feature_names, cols), reset=True)
             parts.append(part)
@@ -488,7 +490,7 @@ class ColumnwiseNB(_BaseNB, ClassifierMixin, _BaseComposition):
 
     def _finalize(self, stats, classes, params, *, xp, dtype):
         count = stats["class_count"]
-        prior, log_prior = self._class_prior(count, params, xp=xp)
+        prior, log_prior = class_prior(self, count, params, xp=xp)
         plan = self._plan()
         score_dtype = "float32" if dtype == xp.float32 else "float64"
         fitted = []

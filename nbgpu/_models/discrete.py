@@ -23,7 +23,7 @@ from .._array.numerics import (
 )
 from .._array.paths import fast
 from .._array.sparse import compact_columns, sparse_binarize, sparse_matmul
-from .._estimator.base import _BaseNB, fitted_parameter
+from .._estimator.base import _BaseNB, class_prior, fitted_parameter
 from .._estimator.traits import ByParameters, replace
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.feature_selection import chi2_from_counts
@@ -35,6 +35,7 @@ from .._estimator.statistics_checks import (
     check_smoothed_total,
 )
 from .._validation import check_alpha, check_non_negative, check_statistics_finite, plainly_non_negative
+from .._estimator.scoring import check_fitted
 
 # The fitted attributes scikit-learn's count models read.
 _COUNT_ATTRIBUTES = ("class_count_", "feature_count_", "class_log_prior_", "feature_log_prob_")
@@ -151,7 +152,7 @@ class _CountNB(_BaseNB):
     def _finalize(self, stats, classes, params, *, xp, dtype):
         cc, fc = stats["class_count"], stats["feature_count"]
         alpha = xp.asarray(params.alpha, dtype=fc.dtype, device=cc.device)
-        log_prior = self._class_prior(cc, params, xp=xp)[1]
+        log_prior = class_prior(self, cc, params, xp=xp)[1]
         context = {"alpha": alpha, "bias": log_prior, **self._class_context(cc, fc, alpha, log_prior, params, xp=xp)}
         return {
             "class_count_": cc,
@@ -233,7 +234,7 @@ class _CountNB(_BaseNB):
         pvalues : array of shape (n_features,)
             Both in the namespace and on the device of the fitted statistics.
         """
-        self._check_is_fitted()
+        check_fitted(self)
         if "observed_count" in self._stats:
             msg = (
                 f"chi2_scores is not defined for a {type(self).__name__} fitted with missing values "

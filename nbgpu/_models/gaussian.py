@@ -15,7 +15,7 @@ from .._array.class_sums import class_sums, class_totals
 from .._array.namespace import accumulation_dtype, is_sparse, to_numpy
 from .._array.numerics import chan_merge, nonzero, product_operand, scoring_weights
 from .._array.sparse import sparse_matmul, sparse_with_values
-from .._estimator.base import _BaseNB, fitted_parameter
+from .._estimator.base import _BaseNB, class_prior, fitted_parameter
 from .._estimator.traits import replace
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.missing import drop_missing, observed_weights, split_missing
@@ -243,7 +243,7 @@ class GaussianNB(_BaseNB):
         # infinite: floor it at an ulp of the feature's magnitude.
         floor = xp.finfo(dtype).eps * (1.0 + mean_all * mean_all)
         var = xp.where(var > 0, var, xp.broadcast_to(floor, var.shape))
-        prior, log_prior = self._class_prior(rows, params, xp=xp)
+        prior, log_prior = class_prior(self, rows, params, xp=xp)
         # Scoring expands the quadratic form around a shift s, so its terms are
         # of size P(μ − s)² (P = 1/σ²) and cancel near a class's mean: rounding
         # leaves an error of about eps · max_c Σⱼ P(μ − s)² (``_cancelled``).

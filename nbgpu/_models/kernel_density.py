@@ -17,7 +17,7 @@ from .._estimator.params import Interval, Options
 
 from .._array.class_sums import class_totals
 from .._array.numerics import log_or_neg_inf, logsumexp_last, nonzero
-from .._estimator.base import _BaseNB, fitted_parameter
+from .._estimator.base import _BaseNB, class_prior, fitted_parameter
 from .._estimator.traits import ByParameters, replace
 from .._estimator.base_measure import least_excluded
 from .._estimator.docs import shared_parameters_doc
@@ -260,7 +260,7 @@ class KernelDensityNB(_BaseNB):
         # A class without a value of a feature: a flat term 0 (the feature is
         # left out for it), as for a missing test value.
         log_norm = xp.where(total > 0, log_or_neg_inf(total, xp=xp) + xp.log(h), xp.zeros_like(total))
-        prior, log_prior = self._class_prior(stats["class_count"], params, xp=xp)
+        prior, log_prior = class_prior(self, stats["class_count"], params, xp=xp)
         return {
             "bandwidth_": xp.astype(h, dtype),
             "class_count_": stats["class_count"],

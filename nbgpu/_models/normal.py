@@ -18,7 +18,7 @@ from .._array import sums
 from .._array.class_sums import class_scatter
 from .._array.namespace import to_numpy
 from .._array.numerics import chan_merge, contiguous, nonzero
-from .._estimator.base import _BaseNB, fitted_parameter
+from .._estimator.base import _BaseNB, class_prior, fitted_parameter
 from .._estimator.traits import replace
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.statistics_checks import check_array, check_keys, check_not_below, check_prior_smoothing
@@ -193,7 +193,7 @@ class NormalBayesClassifier(_BaseNB):
         # when Σ is); Σ itself is never inverted.
         whiten = xp.matrix_transpose(xp.linalg.solve(chol, xp.broadcast_to(eye, cov.shape)))
         log_det = 2.0 * xp.sum(xp.log(xp.linalg.diagonal(chol)), axis=1)
-        prior, log_prior = self._class_prior(count, params, xp=xp)
+        prior, log_prior = class_prior(self, count, params, xp=xp)
         # Centre on the overall mean: (x − μₖ)Uₖ = (x − s)Uₖ − (μₖ − s)Uₖ.
         shift = (count @ mean) / total
         offset = xp.reshape(xp.matmul(xp.reshape(mean - shift, (n_classes, 1, d)), whiten), (-1,))

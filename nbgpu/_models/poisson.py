@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .._array.rows import row_sums_of
 from .._array.numerics import lgamma, nonzero, safe_log, scoring_weights
-from .._estimator.base import fitted_parameter
+from .._estimator.base import class_prior, fitted_parameter
 from .._estimator.traits import replace
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.missing import drop_missing, observed_weights, split_missing
@@ -172,7 +172,7 @@ class PoissonNB(_CountNB):
         # With alpha = 0 a class of weight 0 has no estimate: it gets the prior mean.
         safe = nonzero(denom, xp=xp)
         rate = xp.where(denom > 0, (fc + alpha * pooled) / safe, pooled * xp.ones_like(denom))
-        log_prior = self._class_prior(cc, params, xp=xp)[1]
+        log_prior = class_prior(self, cc, params, xp=xp)[1]
         return {
             "class_count_": cc,
             "feature_count_": fc,

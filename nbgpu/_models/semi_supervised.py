@@ -40,6 +40,7 @@ from .._estimator.base import _BaseNB
 from .._estimator.delegation import _PredictsWithInnerModel
 from .._validation import check_sample_weight, check_X, check_y, encode_labels, unique_labels
 from .discrete import _CountNB
+from .._estimator.params import validate_params
 
 UNLABELED = -1
 
@@ -293,7 +294,7 @@ class SemiSupervisedNB(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierMi
             if not isinstance(value, numbers.Real) or isinstance(value, bool) or not value >= 0 or math.isinf(value):
                 msg = f"`{name}` must be a finite number >= 0; got {value!r}."
                 raise ValueError(msg)
-        est._check_hyper_parameters()
+        validate_params(est)
         return est
 
     def fit(self, X, y, sample_weight=None):

@@ -229,8 +229,7 @@ class ColumnwiseNB(_BaseNB, ClassifierMixin, _BaseComposition):
 
     # Finalize may refuse the data; what the sums show, the raw data kept and the densities
     # that may be 0 are the parts'.
-    _traits = ByParameters(replace(_BaseNB._traits, lazy_parameters=False, has_base_measure=True),
-                           lambda model, traits: _with_parts_traits(model, traits))
+    _traits = ByParameters(replace(_BaseNB._traits, lazy_parameters=False, has_base_measure=True), _with_parts_traits)
     # Fitted parameters (``_finalize``), made at a fit.
     class_count_ = fitted_parameter()
     class_prior_ = fitted_parameter()

@@ -155,3 +155,40 @@ def test_the_device_is_chosen_before_any_parser_thread_starts(corpus, run, monke
 def test_a_bad_parameter_is_a_usage_error_before_the_device_is_looked_at(corpus, run, flags):
     status, _, err = run("train", corpus / "train.jsonl", "-o", corpus / "m.nbgpu", "--device", "gpu", *flags)
     assert status == 2 and "'alpha' parameter" in err, err
+
+
+def _descriptors_of(path):
+    """This process's file descriptors open on ``path`` (Linux)."""
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}") == str(path):
+                found.append(fd)
+        except OSError:  # the listing's own descriptor, closed by now
+            pass
+    return found
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="lists open files through /proc")
+@pytest.mark.parametrize("bad", [b"1,zz,3,x\n", b"1,2,x\n", b"1,-2,3,x\n"], ids=["parse", "width", "fit"])
+def test_a_failed_train_closes_its_file_while_the_caller_keeps_the_error(tmp_path, bad, monkeypatch):
+    # The error comes from the parser thread (parse, width) or the fit (fit), chunks after the first;
+    # with the collector off, only a file closed when the command fails is closed at all.
+    import gc
+
+    from nbgpu._app.cli import main
+
+    path = tmp_path / "data.csv"
+    path.write_bytes(b"a,b,c,label\n" + b"1,2,3,x\n4,5,6,y\n" * 20 + bad + b"1,2,3,x\n" * 20)
+    monkeypatch.setenv("NBGPU_DEBUG", "1")  # the exception itself, not the one-line handler
+    gc.disable()
+    try:
+        with pytest.raises(ValueError, match="data.csv") as caught:
+            main(["train", str(path), "--format", "csv", "--model", "multinomial", "-o",
+                  str(tmp_path / "m.nbgpu"), "-q", "--chunk-mb", "0.00003"])
+        deadline = time.monotonic() + 10  # the parser thread closes it as it stops
+        while _descriptors_of(path) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert caught.value is not None and _descriptors_of(path) == []
+    finally:
+        gc.enable()

@@ -262,14 +262,15 @@ def _model_and_chunks(args, output, *, labels):
             chunks = early[3]
         bar = _bar(args, "scoring")
         rows = 0
-        for chunk in chunks:
-            bar.update(chunk.nbytes)
-            if chunk.X is None:
-                continue
-            proba = model.predict_proba(host_to_like(chunk.X, like))
-            decided = np.searchsorted(own, np.asarray(to_numpy(decide(model, proba))))
-            rows += chunk.X.shape[0]
-            yield chunk, np.asarray(to_numpy(proba), dtype=np.float64), decided
+        with chunks:
+            for chunk in chunks:
+                bar.update(chunk.nbytes)
+                if chunk.X is None:
+                    continue
+                proba = model.predict_proba(host_to_like(chunk.X, like))
+                decided = np.searchsorted(own, np.asarray(to_numpy(decide(model, proba))))
+                rows += chunk.X.shape[0]
+                yield chunk, np.asarray(to_numpy(proba), dtype=np.float64), decided
         bar.close()
         if rows == 0:
             raise ValueError(f"{shown(args.data)} holds no data rows")
@@ -368,24 +369,25 @@ def cmd_train(args):
 
     common = dict(classes=classes, n_features=args.n_features, to_device=functools.partial(host_to_like, like=like),
                   progress=report, open_again=again)
-    try:
-        trained = train(model, reader, chunks=chunks, state=state, **common)
-    except NotCounts as exc:  # --model auto: GaussianNB, with the flags given
-        not_counts = f"{exc}: the data are not counts"
-        model = checked_model("GaussianNB", given_flags(args), lambda wrong: (
-            f"{not_counts}, so --model auto would train GaussianNB, which does not take {', '.join(wrong)}; "
-            "name the model with --model"))
-        if exc.chunk is not None:  # nothing was fitted before the chunk that showed it: go on from there
-            _say(args, f"nbgpu train: {not_counts}; --model auto trains GaussianNB")
-            trained = train(model, reader, chunks=itertools.chain([exc.chunk], chunks), **common)
-        elif not is_regular_file(reader.source):
-            raise ValueError(f"{not_counts}, and {reader.path} cannot be read again for GaussianNB "
-                             "(not a regular file): give --model gaussian")
-        else:
-            chunks.close()
-            report(None, 0, f"{not_counts}; --model auto trains GaussianNB (a second pass)")
-            trained = train(model, again(), **common)
-            trained = trained._replace(passes=trained.passes + 1)
+    with chunks:  # closed on every way out, the taker's errors too
+        try:
+            trained = train(model, reader, chunks=chunks, state=state, **common)
+        except NotCounts as exc:  # --model auto: GaussianNB, with the flags given
+            not_counts = f"{exc}: the data are not counts"
+            model = checked_model("GaussianNB", given_flags(args), lambda wrong: (
+                f"{not_counts}, so --model auto would train GaussianNB, which does not take {', '.join(wrong)}; "
+                "name the model with --model"))
+            if exc.chunk is not None:  # nothing was fitted before the chunk that showed it: go on from there
+                _say(args, f"nbgpu train: {not_counts}; --model auto trains GaussianNB")
+                trained = train(model, reader, chunks=itertools.chain([exc.chunk], chunks), **common)
+            elif not is_regular_file(reader.source):
+                raise ValueError(f"{not_counts}, and {reader.path} cannot be read again for GaussianNB "
+                                 "(not a regular file): give --model gaussian")
+            else:
+                chunks.close()
+                report(None, 0, f"{not_counts}; --model auto trains GaussianNB (a second pass)")
+                trained = train(model, again(), **common)
+                trained = trained._replace(passes=trained.passes + 1)
     seconds = time.perf_counter() - start
     settings = dict(reader.settings)
     if trained.zero_based is not None:
@@ -429,7 +431,7 @@ def cmd_predict(args):
     # Each class's CSV field, once: a label holding a comma, quote or line break is
     # quoted, so the output stays one line per row (a one-column CSV without --proba).
     fields = np.array([_csv_row([c])[:-1] for c in label_text(classes)], dtype=object)
-    with atomic_output(output, "w") as out:
+    with atomic_output(output, "w") as out, contextlib.closing(scored):  # closed on an error here too
         if args.proba:
             out.write(_csv_row(["prediction", *(f"proba_{c}" for c in label_text(classes))]))
         for _, proba, decided in scored:
@@ -466,20 +468,21 @@ def cmd_evaluate(args):
     k = classes.shape[0]
     confusion, loss = np.zeros((k, k), dtype=np.int64), 0.0
     unseen = {}  # a class the model never saw: how its rows were decided (counts over the k classes)
-    for chunk, proba, decided in scored:
-        y, found = known_labels(chunk.y, classes)
-        if not np.all(found):
-            names = np.asarray(label_text(typed_labels(np.asarray(chunk.y)[~found])))
-            for name in np.unique(names):
-                counts = np.bincount(decided[~found][names == name], minlength=k)
-                unseen[name] = unseen.get(name, 0) + counts
-            y, proba, decided = y[found], proba[found], decided[found]
-        codes = np.searchsorted(classes, y)
-        confusion += np.bincount(codes * k + decided, minlength=k * k).reshape(k, k)  # rows: truth
-        if k > 1 and codes.size:
-            # Rows of float32 probabilities sum to 1 only to float32 precision.
-            proba = proba / np.sum(proba, axis=1, keepdims=True)
-            loss += log_loss_sum(codes, proba)
+    with contextlib.closing(scored):  # closed on an error here too
+        for chunk, proba, decided in scored:
+            y, found = known_labels(chunk.y, classes)
+            if not np.all(found):
+                names = np.asarray(label_text(typed_labels(np.asarray(chunk.y)[~found])))
+                for name in np.unique(names):
+                    counts = np.bincount(decided[~found][names == name], minlength=k)
+                    unseen[name] = unseen.get(name, 0) + counts
+                y, proba, decided = y[found], proba[found], decided[found]
+            codes = np.searchsorted(classes, y)
+            confusion += np.bincount(codes * k + decided, minlength=k * k).reshape(k, k)  # rows: truth
+            if k > 1 and codes.size:
+                # Rows of float32 probabilities sum to 1 only to float32 precision.
+                proba = proba / np.sum(proba, axis=1, keepdims=True)
+                loss += log_loss_sum(codes, proba)
     names = sorted(unseen, key=_label_order)
     if names:
         # The unseen classes are rows (truth) and columns (never decided) of the matrix, after the model's.

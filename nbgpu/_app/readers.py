@@ -1106,8 +1106,8 @@ def parsed_chunks(reader, *, labels, finish=None, depth=1, hash_here=False):
             yield from map(taken, chunks)
 
     # Each block in a list that produce empties: the thread's loop variable holds the list, not the
-    # block's bytes, while the next block is read.
-    return ParsedChunks(_Prefetcher(map(lambda block: [block], reader.blocks()), produce, depth), consumed)
+    # block's bytes, while the next block is read. A generator: the thread closes it, and so the file.
+    return ParsedChunks(_Prefetcher(([block] for block in reader.blocks()), produce, depth), consumed)
 
 
 class ParsedChunks:
@@ -1126,3 +1126,10 @@ class ParsedChunks:
     def close(self):
         self._chunks.close()
         self._prefetcher.stop()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        # Also on the taker's own errors: a traceback the caller keeps would keep the thread, and the file.
+        self.close()

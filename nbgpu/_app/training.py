@@ -244,21 +244,23 @@ def train(estimator, reader, *, progress, open_again, to_device, chunks=None, cl
         state = make_state(estimator, reader, classes=classes, n_features=n_features, zero_based=zero_based,
                            to_device=to_device)
         why = None
-        for chunk in parsed_chunks(reader, labels=True, hash_here=True) if chunks is None else chunks:
-            if chunk.X is not None and why is not None:
-                state.seen.add(chunk)
-            elif chunk.X is not None:
-                try:
-                    state.add(chunk)
-                except _SecondPassNeeded as exc:
-                    if passes == 2:
-                        raise
-                    why = str(exc)
-                    if not is_regular_file(reader.source):
-                        msg = (f"{reader.path}: {why}, and it cannot be read twice (not a regular file): "
-                               "give --classes (and, for svmlight, --n-features and --zero-based)")
-                        raise ValueError(msg) from None
-            progress(chunk.nbytes, state.seen.rows, None)
+        own = chunks is None  # closed here; the caller closes the chunks it gives
+        with parsed_chunks(reader, labels=True, hash_here=True) if own else contextlib.nullcontext(chunks) as source:
+            for chunk in source:
+                if chunk.X is not None and why is not None:
+                    state.seen.add(chunk)
+                elif chunk.X is not None:
+                    try:
+                        state.add(chunk)
+                    except _SecondPassNeeded as exc:
+                        if passes == 2:
+                            raise
+                        why = str(exc)
+                        if not is_regular_file(reader.source):
+                            msg = (f"{reader.path}: {why}, and it cannot be read twice (not a regular file): "
+                                   "give --classes (and, for svmlight, --n-features and --zero-based)")
+                            raise ValueError(msg) from None
+                progress(chunk.nbytes, state.seen.rows, None)
         if why is None:
             return Trained(state.result(), state.rows, passes, state.zero_based, state.search)
         # Second pass: classes, indexing base and width are known now (a chunk was seen: why is set).

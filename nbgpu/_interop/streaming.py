@@ -49,6 +49,12 @@ class _Prefetcher:
             self._put(("ok", _DONE))
         except BaseException as exc:  # handed to the consumer
             self._put(("error", exc))
+        finally:
+            # Closed here, not when collected: the error's traceback keeps this frame, and with it
+            # ``items`` (a reader holding its file open), alive for as long as the caller keeps the error.
+            close = getattr(items, "close", None)
+            if close is not None:
+                close()
 
     def __iter__(self):
         try:
@@ -62,7 +68,10 @@ class _Prefetcher:
                 if kind == "error" or value is _DONE:
                     self._thread.join()  # it has returned
                     if kind == "error":
-                        raise value
+                        try:
+                            raise value
+                        finally:
+                            del value  # else the error's traceback holds this frame, which holds the error: a cycle
                     return
                 yield value
         finally:

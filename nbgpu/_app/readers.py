@@ -189,8 +189,9 @@ def label_array(path, labels, lines, nbytes):
     if not labels:
         return np.array(labels, dtype=str)
     if nbytes is not None:
-        longest = max(range(len(labels)), key=lambda i: len(labels[i]))
-        check_label_width(path, len(labels), len(labels[longest]), lines[longest], nbytes)
+        lengths = list(map(len, labels))
+        longest = lengths.index(max(lengths))
+        check_label_width(path, len(labels), lengths[longest], lines[longest], nbytes)
     try:
         "".join(labels).encode("utf-8")
     except UnicodeEncodeError:
@@ -843,53 +844,81 @@ class JsonlReader(_Reader):
     settings = property(lambda self: {"format": self.format, "text_key": self.text_key, "label_key": self.label_key})
 
     def parse(self, block, *, labels=True, hashed=True):
-        """The chunk of ``block``; ``hashed=False``: its texts (a list) as ``X``, for :meth:`hashed`."""
+        """The chunk of ``block``; ``hashed=False``: its texts (a list) as ``X``, for :meth:`hashed`.
+
+        A line that is one object with a string text and a label that is a non-empty string or an int
+        (or none, where labels are not asked for) is read by one call of the decoder; every other line
+        (blank, spaced, another label, not valid) by :meth:`_record`, which names what is wrong."""
         texts, found, numbers = [], [], []
-        text_key, label_key = self.text_key, self.label_key
+        text_key, label_key, first = self.text_key, self.label_key, block.first
+        decode = _JSON.raw_decode
         for offset, line in enumerate(_decoded(self.path, block).split("\n")):
-            if not line.strip():
-                continue
-            at = f"{self.path} line {block.first + offset}"
             try:
-                record = json.loads(line)
-            except (json.JSONDecodeError, RecursionError) as exc:
-                if not line.lstrip().startswith("["):
-                    raise ValueError(f"{at}: not valid JSON ({exc})") from None
-                record = []  # the start of an array: said below
-            except ValueError:  # Python's bound on the digits of an int it converts
-                msg = f"{at}: a number with more digits than Python converts (sys.get_int_max_str_digits)"
-                raise ValueError(msg) from None
-            if isinstance(record, list):
-                msg = (f"{at}: a JSON array, where JSON lines are expected (one object per line: "
-                       "jq -c '.[]' converts an array)")
-                raise ValueError(msg)
-            if not isinstance(record, dict):
-                msg = f"{at}: expected a JSON object with a string {_shown(text_key)}; got {_json_kind(record)}"
-                raise ValueError(msg)
-            if not isinstance(record.get(text_key), str):
-                if text_key in record:
-                    msg = f"{at}: {_shown(text_key)} must be a string; got {_json_kind(record[text_key])}"
-                else:
-                    msg = (f"{at}: expected an object with a string {_shown(text_key)}; its keys are "
-                           f"{_keys_text(record)} (--text-key and --label-key name the keys to read)")
-                raise ValueError(msg)
-            label = record.get(label_key)
-            if label is None and labels and label_key in record:
-                raise ValueError(f"{at}: {_shown(label_key)} is null; expected a non-empty string or a number")
-            if label is None and labels:
-                msg = (f"{at}: no {_shown(label_key)}; the object's keys are {_keys_text(record)} "
-                       "(--label-key names the key of the label)")
-                raise ValueError(msg)
-            if label is not None and (not isinstance(label, (str, int, float)) or label == ""):
-                raise ValueError(f"{at}: {_shown(label_key)} must be a non-empty string or a number")
-            if isinstance(label, float) and not np.isfinite(label):
-                raise ValueError(f"{at}: {_shown(label_key)} is NaN or infinite")
-            texts.append(record[text_key])
+                record, end = decode(line)
+                text, label = record[text_key], record.get(label_key)
+            except (ValueError, RecursionError, TypeError, KeyError, AttributeError):
+                end = None  # not that simple: read as the reference reads it
+            if not (end == len(line) and type(text) is str
+                    and ((type(label) is str and label) or type(label) is int or (label is None and not labels))):
+                read = self._record(line, first + offset, labels)
+                if read is None:
+                    continue
+                text, label = read
+            texts.append(text)
             found.append(label)
-            numbers.append(block.first + offset)
-        y = None if not found or any(v is None for v in found) else [_label_text(v) for v in found]
-        y = None if y is None else label_array(self.path, y, numbers, len(block.data))
+            numbers.append(first + offset)
+        y = None
+        if found and None not in found:
+            y = found if set(map(type, found)) == {str} else [_label_text(v) for v in found]
+            y = label_array(self.path, y, numbers, len(block.data))
         return Chunk(self._hashed(block.lines, texts) if hashed else texts, y, block.lines, block.nbytes)
+
+    def _record(self, line, number, labels):
+        """``(text, label)`` of line ``number``, None for a blank line; a ValueError naming the line where
+        it is not a JSON object with a string text and (``labels``) a label."""
+        if not line.strip():
+            return None
+        text_key, label_key = self.text_key, self.label_key
+        at = f"{self.path} line {number}"
+        try:
+            record = json.loads(line)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            if not line.lstrip().startswith("["):
+                raise ValueError(f"{at}: not valid JSON ({exc})") from None
+            record = []  # the start of an array: said below
+        except ValueError:  # Python's bound on the digits of an int it converts
+            msg = f"{at}: a number with more digits than Python converts (sys.get_int_max_str_digits)"
+            raise ValueError(msg) from None
+        if isinstance(record, list):
+            msg = (f"{at}: a JSON array, where JSON lines are expected (one object per line: "
+                   "jq -c '.[]' converts an array)")
+            raise ValueError(msg)
+        if not isinstance(record, dict):
+            msg = f"{at}: expected a JSON object with a string {_shown(text_key)}; got {_json_kind(record)}"
+            raise ValueError(msg)
+        if not isinstance(record.get(text_key), str):
+            if text_key in record:
+                msg = f"{at}: {_shown(text_key)} must be a string; got {_json_kind(record[text_key])}"
+            else:
+                msg = (f"{at}: expected an object with a string {_shown(text_key)}; its keys are "
+                       f"{_keys_text(record)} (--text-key and --label-key name the keys to read)")
+            raise ValueError(msg)
+        label = record.get(label_key)
+        if label is None and labels and label_key in record:
+            raise ValueError(f"{at}: {_shown(label_key)} is null; expected a non-empty string or a number")
+        if label is None and labels:
+            msg = (f"{at}: no {_shown(label_key)}; the object's keys are {_keys_text(record)} "
+                   "(--label-key names the key of the label)")
+            raise ValueError(msg)
+        if label is not None and (not isinstance(label, (str, int, float)) or label == ""):
+            raise ValueError(f"{at}: {_shown(label_key)} must be a non-empty string or a number")
+        if isinstance(label, float) and not np.isfinite(label):
+            raise ValueError(f"{at}: {_shown(label_key)} is NaN or infinite")
+        return record[text_key], label
+
+
+# One JSON document at the start of a string (no whitespace skipped): a line's object in one call.
+_JSON = json.JSONDecoder()
 
 
 def _shown(key, most=40):

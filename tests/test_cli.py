@@ -204,14 +204,21 @@ def test_compare_matches_scikit_learn(tmp_path):
     assert "acc nbgpu" in table[0] and len(table) == 2 + len(rows)
 
 
-def test_bench_runs_and_writes_its_results(tmp_path):
+def test_bench_runs_and_writes_its_results(tmp_path, stdlib_docstrings):
+    # Its real text is the standard library's docstrings from a corpus file: the documents (and
+    # data names) of a run without one, less the 7 CPU seconds of parsing the sources again
+    # (tests/test_bench.py and tests/test_datasets.py take that path).
+    corpus = tmp_path / "python-stdlib.jsonl"
+    corpus.write_text("".join(json.dumps({"text": t, "label": str(c)}) + "\n" for t, c in zip(*stdlib_docstrings)))
     out = tmp_path / "bench.json"
     result = nbgpu_cli(
         "bench", "--size", "tiny", "--repeats", "1", "--models", "MultinomialNB,GaussianNB",
-        "--backends", "sklearn,nbgpu-cpu", "--json", str(out), "--png", "none", "--details", cwd=tmp_path,
+        "--backends", "sklearn,nbgpu-cpu", "--corpus", corpus, "--json", str(out), "--png", "none", "--details",
+        cwd=tmp_path,
     )
     assert result.returncode == 0, result.stderr
     results = json.loads(out.read_text())
+    assert {r["data"] for r in results["rows"]} >= {"text", "gaussian", "python-stdlib counts64"}
     rows = {(r["model"], r["op"], r["backend"]): r for r in results["rows"]}
     assert len(rows) == 2 * 2 * 2
     for (model, op, backend), r in rows.items():

@@ -195,9 +195,9 @@ def extend(words, h, tail, lengths, starts, more, *, xp):
     the space and the first bytes of the new part; the rest is read in place.
     """
     pending = lengths & 3  # bytes in the old tail
-    shift = xp.astype(pending, xp.uint64) << 3
-    first = xp.astype(words.at(starts, xp=xp), xp.uint64)
-    joint = xp.astype(xp.astype(tail, xp.uint64) | (_SPACE << shift) | (first << (shift + 8)), xp.uint32)
+    shift = xp.astype(pending, xp.uint32) << 3  # 0 to 24: every shift below the width
+    # the space, then the new part's bytes, after the pending ones (bytes shifted past 32 bits are dropped)
+    joint = tail | (((words.at(starts, xp=xp) << 8) | _SPACE) << shift)
     joint_len = pending + 1 + more
     full = xp.nonzero(joint_len >= 4)[0]
     h[full] = _mix(xp.take(h, full), _scramble(xp.take(joint, full)))

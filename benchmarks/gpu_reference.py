@@ -96,7 +96,8 @@ def _steps(be, model, X, y, repeats):
     out = {}
     out["fit"], _ = be.seconds(lambda: model.fit(X, y), repeats)
     out["predict"], _ = be.seconds(lambda: model.predict(X), repeats)
-    out["validation"], (Xv, xp, device) = be.seconds(lambda: check_X(X, estimator=model), repeats)
+    out["validation"], (Xv, kind) = be.seconds(lambda: check_X(X, estimator=model), repeats)
+    xp, device = kind.xp, kind.device
 
     def labels():
         classes = unique_labels(y)

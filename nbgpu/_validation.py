@@ -18,11 +18,10 @@ from ._array.paths import fast
 from ._array.namespace import (
     get_device,
     get_namespace,
+    input_kind,
     is_array,
     is_host_array,
     is_sparse,
-    on_host,
-    result_dtype,
     to_namespace,
     to_numpy,
 )
@@ -58,7 +57,8 @@ def _as_array(X, name):
 
 
 def check_X(X, *, estimator, allow_nan=False, finite=True, sum_duplicates=True):
-    """``(X, xp, device)``: ``X`` as a 2-D float32/float64 array or CSR/CSC matrix, never written to,
+    """``(X, kind)``: ``X`` as a 2-D float32/float64 array or CSR/CSC matrix, never written to, and its
+    :class:`~nbgpu._array.namespace.InputKind` (what the call's later steps ask of it);
     taken as ``estimator``'s traits say (``_estimator/traits.py``: integers kept on the host for
     ``integer_input``; a sparse X's duplicates summed for ``acts_on_elements``, unless
     ``sum_duplicates=False``). ``allow_nan`` lets NaN through, ``finite=False`` leaves that check
@@ -69,11 +69,11 @@ def check_X(X, *, estimator, allow_nan=False, finite=True, sum_duplicates=True):
         X = sparse_checked(X, elements=sum_duplicates and estimator._traits.acts_on_elements)
     else:
         X = _as_array(X, "X")
-    kind = getattr(X.dtype, "kind", None)
-    if kind == "c" or "complex" in str(X.dtype):
+    code = getattr(X.dtype, "kind", None)
+    if code == "c" or "complex" in str(X.dtype):
         msg = f"Complex data not supported: `X` has dtype {X.dtype}."
         raise ValueError(msg)
-    if kind is not None and kind not in "biuf":
+    if code is not None and code not in "biuf":
         msg = f"`X` must be numeric; got dtype {X.dtype}."
         raise ValueError(msg)
     if len(X.shape) != 2:
@@ -92,18 +92,17 @@ def check_X(X, *, estimator, allow_nan=False, finite=True, sum_duplicates=True):
         msg = f"`X` has no columns: found array with 0 feature(s) (shape={tuple(X.shape)}) while a minimum of 1 is required by {est}."
         raise ValueError(msg)
     xp = get_namespace(X)
-    device = get_device(X)
-    dtype = result_dtype(X.dtype, xp, device)
-    keep = kind in ("i", "u") and on_host(xp) and estimator._traits.integer_input
-    if X.dtype != dtype and not keep:
+    kind = input_kind(X, xp, sparse=sparse)
+    keep = code in ("i", "u") and kind.host and estimator._traits.integer_input
+    if X.dtype != kind.dtype and not keep:
         if sparse:
             # scipy's astype sums duplicates first (in the input itself): cast the values only.
-            X = type(X)((X.data.astype(dtype), X.indices, X.indptr), shape=X.shape)
+            X = type(X)((X.data.astype(kind.dtype), X.indices, X.indptr), shape=X.shape)
         else:
-            X = xp.astype(X, dtype)
+            X = xp.astype(X, kind.dtype)
     if finite:
         check_finite(X, estimator=estimator, allow_nan=allow_nan)
-    return X, xp, device
+    return X, kind
 
 
 # --------------------------------------------------------------------------- #

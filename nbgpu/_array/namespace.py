@@ -8,9 +8,11 @@ users pay nothing for it.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import sys
 import types
+from typing import Any
 
 import array_api_compat
 import array_api_compat.numpy  # to_namespace compares with it (compat loads it lazily)
@@ -141,10 +143,32 @@ def score_dtype_name(dtype, *, xp):
     return "float32" if dtype in (xp.float32, getattr(xp, "float16", None)) else "float64"
 
 
-def result_dtype(dtype, xp, device):
-    """The float dtype of parameters and scores for inputs of ``dtype``: float32
-    where :func:`score_dtype_name` says so, else float64 where the device has it."""
-    return xp.float32 if score_dtype_name(dtype, xp=xp) == "float32" else accumulation_dtype(xp, device)
+def result_dtype(name, xp, device):
+    """The float dtype of parameters and scores that ``name`` (:func:`score_dtype_name`) stands
+    for: float32, or float64 where the device has it."""
+    return xp.float32 if name == "float32" else accumulation_dtype(xp, device)
+
+
+@dataclasses.dataclass(frozen=True)
+class InputKind:
+    """What one call's code paths need to know of its validated ``X``, asked once
+    (``check_X``) and passed on, so that no layer asks again what ``X`` is."""
+
+    xp: Any  #: the Array API namespace (a sparse matrix's: its dense library's)
+    device: Any
+    sparse: bool
+    host: bool  #: takes the host code paths (:func:`on_host`)
+    dtype: Any  #: of parameters and scores (:func:`result_dtype`)
+    dtype_name: str  #: "float32" or "float64", what a fitted model records (:func:`score_dtype_name`)
+    sums_dtype: Any  #: of statistics (:func:`accumulation_dtype`)
+
+
+def input_kind(X, xp, *, sparse) -> InputKind:
+    """The :class:`InputKind` of a 2-D array or sparse matrix ``X`` of namespace ``xp``."""
+    device = get_device(X)
+    name = score_dtype_name(X.dtype, xp=xp)
+    sums = accumulation_dtype(xp, device)
+    return InputKind(xp, device, sparse, on_host(xp), xp.float32 if name == "float32" else sums, name, sums)
 
 
 def to_numpy(x):

@@ -216,8 +216,8 @@ def compact_columns(X):
     return columns, Xc
 
 
-def row_slicer(X):
-    """``f(start, stop)`` giving rows ``start:stop`` of ``X`` (dense or sparse).
+def row_slicer(X, *, host):
+    """``f(start, stop)`` giving rows ``start:stop`` of ``X`` (dense or sparse; ``host``: on the host).
 
     A host CSR matrix is sliced as a view (its stored values and indices
     between the rows' bounds, ``indptr`` shifted), fast path ``row_views``;
@@ -231,7 +231,7 @@ def row_slicer(X):
     """
     if not hasattr(X, "format"):
         return lambda start, stop: X[start:stop, ...]
-    if not _on_device(X):
+    if host:
         if X.format != "csr" or not fast("row_views"):
             return lambda start, stop: X[start:stop, ...]
 

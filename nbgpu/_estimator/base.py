@@ -17,15 +17,12 @@ from types import SimpleNamespace
 import numpy as np
 
 from .._array.namespace import (
-    accumulation_dtype,
     first_array,
-    on_host,
     get_device,
     get_namespace,
     is_array,
     is_sparse,
     result_dtype,
-    score_dtype_name,
     to_namespace,
     to_namespace_tree,
 )
@@ -103,7 +100,7 @@ def score_space_of(stats, name):
     stands for on their device."""
     like = first_array(stats)
     xp = get_namespace(like)
-    return xp, result_dtype(getattr(xp, name), xp, get_device(like))
+    return xp, result_dtype(name, xp, get_device(like))
 
 
 class _BaseNB(abc.ABC):
@@ -318,7 +315,7 @@ class _BaseNB(abc.ABC):
             # __dict__); partial_fit only stores its statistics, finalized at the first read.
             return _become_fitted_held(
                 self, stats, summed["classes"], n_features=summed["n_features"], feature_names=summed["feature_names"],
-                score_dtype=summed["score_dtype"], lazy=partial, hyper=summed["hyper"],
+                score_dtype=summed["score_dtype"], lazy=partial, hyper=summed["hyper"], space=summed["space"],
             )
         finally:
             lock.release()
@@ -456,10 +453,11 @@ def _batch_statistics(model, X, y, classes, sample_weight, *, reset, mode):
         feature_names = model.__dict__.get("feature_names_in_")
         if "feature_names_in_" in model.__dict__ or not (is_array(X) or is_sparse(X)):
             check_feature_names(model, X, reset=False)  # an array has no names: nothing to check
-    X, xp, device = check_X(X, estimator=model, allow_nan=model._ignore_missing, finite=False)
+    X, kind = check_X(X, estimator=model, allow_nan=model._ignore_missing, finite=False)
+    xp, device, acc = kind.xp, kind.device, kind.sums_dtype
     # On a device a NaN or infinity in X reaches the sums, whose finiteness is read back anyway:
     # X itself is looked at only when they are not finite (a pass over X and a sync fewer).
-    from_sums = model._traits.sums_show_nonfinite and not model._ignore_missing and not on_host(xp)
+    from_sums = model._traits.sums_show_nonfinite and not model._ignore_missing and not kind.host
     n_samples, n_features = X.shape
     if not reset:
         check_n_features(model, n_features)
@@ -476,7 +474,6 @@ def _batch_statistics(model, X, y, classes, sample_weight, *, reset, mode):
     hyper = model._hyper(n_classes, n_features, model._check_params_for_fit(n_classes, n_features))
     loss_matrix_of(model, n_classes)
     codes = encode_labels(y, classes, xp=xp, device=device)
-    acc = accumulation_dtype(xp, device)
     weights = check_sample_weight(sample_weight, n_samples, xp=xp, device=device, dtype=acc)
 
     previous = None if reset else to_namespace_tree(model._stats, xp, device)
@@ -493,18 +490,20 @@ def _batch_statistics(model, X, y, classes, sample_weight, *, reset, mode):
             check_finite(X, estimator=model)  # a NaN or infinity in X, rather than an overflow
         raise
     summed = {"classes": classes, "n_features": n_features, "feature_names": feature_names, "xp": xp, "device": device,
-              "X": X, "weights": weights, "score_dtype": score_dtype_name(X.dtype, xp=xp), "hyper": hyper}
+              "X": X, "weights": weights, "score_dtype": kind.dtype_name, "hyper": hyper, "space": (xp, kind.dtype)}
     return stats, summed
 
 
-def _become_fitted_held(model, stats, classes, *, n_features, feature_names, score_dtype, lazy, hyper=None):
-    """:meth:`_BaseNB._become_fitted` with the model's lock held."""
+def _become_fitted_held(model, stats, classes, *, n_features, feature_names, score_dtype, lazy, hyper=None,
+                        space=None):
+    """:meth:`_BaseNB._become_fitted` with the model's lock held; ``space``: ``(xp, dtype)`` of the
+    scores where the caller knows it (a fit: its X's kind), else found from ``stats``."""
     if hyper is None:
         hyper = model._hyper(classes.shape[0], n_features)
     attrs = None
     # (Reference path of lazy derivation, paths.py: a partial_fit derives at once, as a fit does.)
     if not (lazy and model._traits.lazy_parameters and fast("lazy_parameters")):
-        xp, dtype = score_space_of(stats, score_dtype)
+        xp, dtype = space or score_space_of(stats, score_dtype)
         attrs = model._finalize(stats, classes, hyper, xp=xp, dtype=dtype)
         # Sparse statistics are a wide model's: its deferred parameters wait for a read.
         if not any(map(sums.is_sparse, stats.values())):

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from .._array.class_sums import class_sums, class_totals
-from .._array.namespace import accumulation_dtype
 from .._array.numerics import chi2_survival, float_warnings_off
 from .._validation import (
     check_non_negative,
@@ -88,13 +87,13 @@ def chi2(X, y, *, sample_weight=None):
     # trait of its own would.
     caller = type("chi2", (), {"_traits": Traits()})()
     # The sums are linear in X: duplicate entries need not be summed first.
-    X, xp, device = check_X(X, estimator=caller, sum_duplicates=False)
+    X, kind = check_X(X, estimator=caller, sum_duplicates=False)
+    xp, device, acc = kind.xp, kind.device, kind.sums_dtype
     check_non_negative(X, estimator=caller)
     n_samples = X.shape[0]
     y = check_y(y, n_samples)
     classes = unique_labels(y)
     codes = encode_labels(y, classes, xp=xp, device=device)
-    acc = accumulation_dtype(xp, device)
     weights = check_sample_weight(sample_weight, n_samples, xp=xp, device=device, dtype=acc)
     n_classes = classes.shape[0]
     counts = class_totals(codes, weights, n_classes, dtype=acc, xp=xp)

@@ -13,7 +13,7 @@ import numpy as np
 
 from .._array import blocks
 from .._array.blocks import map_row_blocks
-from .._array.namespace import get_namespace, is_array, is_sparse, on_host, result_dtype, to_namespace, to_numpy
+from .._array.namespace import get_namespace, is_array, to_namespace, to_numpy
 from .._array.numerics import best_scores_finite, float_warnings_off, log_posterior
 from .._array.sparse import row_slicer
 from .._array.threads import n_threads
@@ -55,12 +55,12 @@ def loss_matrix_of(model, n_classes):
     return check_loss_matrix(getattr(model, "loss_matrix", None), n_classes)
 
 def _validated_for_scoring(self, X):
-    """``(X, xp, device)`` checked for scoring, but for the passes over its values."""
+    """``(X, kind)`` checked for scoring, but for the passes over its values."""
     check_fitted(self)
     check_feature_names(self, X, reset=False)  # before X becomes an array
-    X, xp, device = check_X(X, estimator=self, allow_nan=self._ignore_missing, finite=False)
+    X, kind = check_X(X, estimator=self, allow_nan=self._ignore_missing, finite=False)
     check_n_features(self, X.shape[1])
-    return X, xp, device
+    return X, kind
 
 def _check_block_values(self, X, *, finite=True):
     if finite:
@@ -70,15 +70,15 @@ def _check_block_values(self, X, *, finite=True):
 def _score_blocks(self, X, *, per_block=None):
     """``(jll, xp, device)``; ``per_block(jll, xp)`` maps each row block's scores on the worker
     that made them (``predict``'s argmax then runs on all cores and concatenates less)."""
-    X, xp, device = _validated_for_scoring(self, X)
+    X, kind = _validated_for_scoring(self, X)
+    xp, device, dtype = kind.xp, kind.device, kind.dtype
     # Values are checked where it is cheapest: on the host per row block, on the core that
     # scores it; on a device all at once (one synchronisation).
-    in_blocks = on_host(xp)
+    in_blocks = kind.host
     from_scores = self._traits.nonfinite_reaches_scores and not self._ignore_missing
     if not in_blocks:  # the checks' reductions read back together: one synchronisation
         checks_together(self._check_block_values, X, finite=not from_scores)
-    dtype = result_dtype(X.dtype, xp, device)
-    rows = row_slicer(X)
+    rows = row_slicer(X, host=kind.host)
 
     def block(start, stop):
         # All rows: X itself (slicing a sparse matrix copies it).
@@ -100,9 +100,9 @@ def _score_blocks(self, X, *, per_block=None):
     with lock_of(self).reading():
         # Lazy parameters are derived here, on all cores, not on one row block's worker thread.
         self._ready_to_score(X)
-        stored = -(-X.nnz // max(X.shape[0], 1)) if is_sparse(X) else None
+        stored = -(-X.nnz // max(X.shape[0], 1)) if kind.sparse else None
         row_bytes = self._score_row_bytes(X.shape[1], self.classes_.shape[0], xp=xp, stored=stored)
-        budget = _even_budget(X.shape[0], row_bytes, X.nnz if is_sparse(X) else None)
+        budget = _even_budget(X.shape[0], row_bytes, X.nnz if kind.sparse else None)
         results = map_row_blocks(block, X.shape[0], row_bytes, xp=xp, host_budget=budget)
     flags = [finite for _, finite in results if finite is not True]
     if flags and not bool(xp.all(xp.stack(flags)) if in_blocks else xp.all(xp.isfinite(xp.concat(flags)))):  # one sync
@@ -151,8 +151,9 @@ def scores_and_joint(self, X):
         return jll, jll
     # Posteriors come from the scores without log h(x): a large class-independent
     # term added first would cost float32 precision.
-    X, xp, device = _validated_for_scoring(self, X)  # _score_blocks checked the values
-    return jll, jll + log_base_measure(self, self._model_input(X, xp), xp=xp, device=device, dtype=jll.dtype)
+    X, kind = _validated_for_scoring(self, X)  # _score_blocks checked the values
+    return jll, jll + log_base_measure(self, self._model_input(X, kind.xp), xp=kind.xp, device=kind.device,
+                                       dtype=jll.dtype)
 
 @blockwise_collections
 def predict_joint_log_proba(self, X):

@@ -22,7 +22,7 @@ from sklearn.model_selection import ParameterGrid, check_cv
 from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import _num_samples
 
-from .._array.namespace import accumulation_dtype, first_array, get_namespace, is_array, score_dtype_name, to_numpy
+from .._array.namespace import first_array, get_namespace, is_array, to_numpy
 from .._array.rows import take_rows
 from .._estimator.adapters import refuse_collections
 from .._estimator.delegation import _PredictsWithInnerModel
@@ -312,7 +312,8 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
         """The folds of an nbgpu model's search: the training statistics and the rows to score on.
         Test folds that partition the rows, training folds their complements: one pass over X."""
         feature_names = feature_names_of(X)
-        checked, xp, device = check_X(X, estimator=model, allow_nan=model._ignore_missing)
+        checked, kind = check_X(X, estimator=model, allow_nan=model._ignore_missing)
+        xp, device = kind.xp, kind.device
         # Scored on the validated array (canonical sparse, no second check), but
         # on the DataFrame itself where the model checks its column names.
         X_score = X if feature_names is not None else checked
@@ -320,7 +321,7 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
         y = check_y(y, n_samples)
         if sample_weight is not None:
             sample_weight = check_sample_weight(
-                sample_weight, n_samples, xp=xp, device=device, dtype=accumulation_dtype(xp, device)
+                sample_weight, n_samples, xp=xp, device=device, dtype=kind.sums_dtype
             )
         y_host = _host_labels(y)
         classes = unique_labels(y)
@@ -361,7 +362,7 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
         ]
         seconds = (time.perf_counter() - t0) / len(splits)
         attributes = {"n_features": n_features, "feature_names": feature_names,
-                      "score_dtype": score_dtype_name(checked.dtype, xp=xp)}
+                      "score_dtype": kind.dtype_name}
 
         def rows(index):
             part = take_rows(X_score, index)
@@ -402,7 +403,7 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
                     X_train, y_train = take_rows(X, train), take_rows(y, train)
                     Xt_train = X_train if head is None else head.fit_transform(X_train, y_train)
                     feature_names = feature_names_of(Xt_train)
-                    checked, xp, _ = check_X(Xt_train, estimator=model, allow_nan=model._ignore_missing)
+                    checked, kind = check_X(Xt_train, estimator=model, allow_nan=model._ignore_missing)
                     fold_classes = unique_labels(y_train)
                     stats = clone(model)._fit_batch(checked, y_train, fold_classes, None, reset=True, commit=False)
                     seconds = time.perf_counter() - t0
@@ -412,7 +413,7 @@ class SmoothingSearchCV(_PredictsWithInnerModel, MetaEstimatorMixin, ClassifierM
                     if self.return_train_score:
                         parts.append((Xt_train, X_train, y_train, y_host[train], {}))
                     attributes = {"n_features": checked.shape[1], "feature_names": feature_names,
-                                  "score_dtype": score_dtype_name(checked.dtype, xp=xp)}
+                                  "score_dtype": kind.dtype_name}
                     fold = SimpleNamespace(stats=stats, classes=fold_classes, attributes=attributes, seconds=seconds,
                                            error=None, pipeline=head, parts=parts)
                 except Exception as exc:

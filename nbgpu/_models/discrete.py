@@ -13,7 +13,7 @@ from .._estimator.params import Interval
 
 from .._array import sums
 from .._array.class_sums import class_totals
-from .._array.namespace import get_device, get_namespace, is_host_array, is_sparse, result_dtype
+from .._array.namespace import get_device, get_namespace, is_host_array, is_sparse, result_dtype, score_dtype_name
 from .._array.numerics import (
     columns_of,
     laid_out_by_columns,
@@ -516,7 +516,7 @@ class BernoulliNB(_CountNB):
             return X
         if is_sparse(X):
             return sparse_binarize(X, self.binarize)
-        return xp.astype(X > self.binarize, result_dtype(X.dtype, xp, get_device(X)))
+        return xp.astype(X > self.binarize, result_dtype(score_dtype_name(X.dtype, xp=xp), xp, get_device(X)))
 
     def _class_context(self, class_count, feature_count, alpha, log_prior, params, *, xp):
         # One pass over the logs: log p_cj, kept (feature_log_prob_, and the weights start from

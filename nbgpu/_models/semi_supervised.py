@@ -24,7 +24,6 @@ from .._estimator.feature_names import feature_names_of
 from .._estimator.model_lock import lock_of
 from .._estimator.scoring import scores_and_joint
 from .._array.namespace import (
-    accumulation_dtype,
     first_array,
     get_device,
     get_namespace,
@@ -86,10 +85,10 @@ _Rows = namedtuple("_Rows", "X_l y_l w_l X_u Xt_u w_u xp device acc total_weight
 def _split_rows(est, X, y, sample_weight, *, whole=True):
     """``X``, ``y`` and ``sample_weight`` validated for ``est`` and split into labeled and
     unlabeled rows; ``whole=False``: one block of the data, whose weights may all be zero."""
-    X, xp, device = check_X(X, estimator=est, allow_nan=est._ignore_missing)
+    X, kind = check_X(X, estimator=est, allow_nan=est._ignore_missing)
+    xp, device, acc = kind.xp, kind.device, kind.sums_dtype
     n = X.shape[0]
     y = check_y(y, n)
-    acc = accumulation_dtype(xp, device)
     weights = check_sample_weight(sample_weight, n, xp=xp, device=device, dtype=acc, any_positive=whole)
     unlabeled = _unlabeled_mask(y)
     labeled_rows = np.flatnonzero(~unlabeled)

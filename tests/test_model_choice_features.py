@@ -306,7 +306,7 @@ def test_scoring_on_the_rows_columns_is_the_whole_width_models(tmp_path, capsys,
             assert status == 0, err
             scorer = seen["scorer"]
             scores.append(scorer.scores(seen["candidates"]))
-            restricted = [isinstance(scorer._rest(c, 0, None), model_choice._HeldOut) for c in seen["candidates"]]
+            restricted = [isinstance(scorer._rest(c, 0, None, {}), model_choice._HeldOut) for c in seen["candidates"]]
         assert all(restricted) if len(scores) == 1 else not any(restricted)
     np.testing.assert_array_equal(scores[0], scores[1])
 
@@ -365,7 +365,7 @@ def test_held_out_scores_are_scikit_learns_joint_log_likelihood(tmp_path, capsys
         candidate = model_choice.Candidate(family, {"alpha": alpha}, features)
         X = _pipeline(texts, features.ngram, features.tf)
         for f in (0, 2):
-            held = scorer._rest(candidate, f, None)
+            held = scorer._rest(candidate, f, None, {})
             assert isinstance(held, model_choice._HeldOut)
             ref = sklearn_family(alpha=alpha).fit(X[fold != f], y[fold != f])
             scores = held.scores(model_choice.estimator(candidate, {}, per_class=False))

@@ -35,6 +35,7 @@ import scipy.sparse as sp
 from .._array import sums as class_sums
 from .._array.class_sums import summed_entries
 from .._array.paths import fast
+from .._array.threads import parallel_map
 from .feature_choice import FeatureSet, correction_views, corrections, feature_sets
 from .options import PARAMETERS, UsageError, checked_model, flag
 from .training import PER_CLASS_PARAMETERS, _OnePass, _SecondPassNeeded, made_from
@@ -362,8 +363,12 @@ class FoldStatistics:
         """The sums of key ``key`` of every fold but ``f`` (all if None) per ``present`` class: a canonical CSC array
         (classes x columns), the sum of its terms' (:meth:`_term_sums`)."""
         width, terms = self.terms[key]
-        return functools.reduce(operator.add, (sign * self._term_sums(name, block * width, width, f, present)
-                                               for name, block, sign in terms))
+
+        def term_sums(term):
+            name, block, sign = term
+            return sign * self._term_sums(name, block * width, width, f, present)
+
+        return functools.reduce(operator.add, parallel_map(term_sums, terms))  # the terms on all cores
 
     def _term_sums(self, name, start, width, f, present):
         """The columns ``start`` to ``start + width`` of source ``name`` summed over the folds but ``f`` per ``present``
@@ -516,7 +521,7 @@ class FoldScorer:
 
     def __init__(self, fixed, statistics, samples):
         self.fixed, self.statistics, self.samples = fixed, statistics, samples
-        self.views, self.models, self.parts = {}, {}, {}
+        self.views = {}
 
     def scorable(self):
         """The folds that can be scored: rows of their own, and rows in the others."""
@@ -544,26 +549,25 @@ class FoldScorer:
             self.views[features, f, rows, restricted] = features.weighted(X), columns
         return self.views[features, f, rows, restricted]
 
-    def _rest(self, candidate, f, rows):
-        """What ``candidate`` is scored from on fold ``f``'s sample (its first ``rows``), shared by the candidates of
-        its key: a :class:`_HeldOut` where it is scored on the columns the rows use (:meth:`restricted`), else
-        ``(statistics, X)``, the whole-width statistics of every fold but ``f`` and the rows."""
+    def _rest(self, candidate, f, rows, shared):
+        """What ``candidate`` is scored from on fold ``f``'s sample (its first ``rows``), kept in ``shared`` (a dict
+        of that fold's) for the candidates of its key: a :class:`_HeldOut` where it is scored on the columns the rows
+        use (:meth:`restricted`), else ``(statistics, X)``, the whole-width statistics of every fold but ``f`` and
+        the rows."""
         restricted = self.restricted(candidate)
-        name = (candidate.statistics, f, rows, restricted)
-        if name not in self.models:
-            self.models = {n: m for n, m in self.models.items() if n[1] == f}  # one fold's at a time
-            self.parts = {n: p for n, p in self.parts.items() if n[1] == f}
+        name = (candidate.statistics, restricted)
+        if name not in shared:
             X, columns = self._view(candidate.features, f, rows, restricted)
             if restricted:
-                parts = self.parts.setdefault((candidate.features.ngram, f, rows), {})
-                self.models[name] = _HeldOut(X, self.statistics.held_out(candidate.statistics, f, columns, parts))
+                parts = shared.setdefault((candidate.features.ngram, "parts"), {})
+                shared[name] = _HeldOut(X, self.statistics.held_out(candidate.statistics, f, columns, parts))
             else:
-                self.models[name] = self.statistics.model(candidate.statistics, f), X
-        return self.models[name]
+                shared[name] = self.statistics.model(candidate.statistics, f), X
+        return shared[name]
 
-    def _predicted(self, candidate, f, rows):
+    def _predicted(self, candidate, f, rows, shared):
         """The labels that ``candidate``, made from every fold but ``f``, predicts for fold ``f``'s sample."""
-        rest = self._rest(candidate, f, rows)
+        rest = self._rest(candidate, f, rows, shared)
         model = estimator(candidate, self.fixed, per_class=False)
         if isinstance(rest, _HeldOut):
             classes = rest.sums.classes
@@ -577,12 +581,23 @@ class FoldScorer:
         for f in ``folds`` (default: every fold that can be scored; NaN elsewhere)."""
         out = np.full((len(candidates), len(self.samples)), np.nan) if out is None else out
         folds = self.scorable() if folds is None else folds
-        for f in folds:
-            for i, candidate in enumerate(candidates):
+
+        # On all cores, a fold and an n-gram range at a time: what their candidates share is made once
+        # (the sums gathered for the rows' columns, term by term), and one item's is held a core.
+        groups = {}
+        for i, candidate in enumerate(candidates):
+            groups.setdefault(candidate.features.ngram, []).append(i)
+
+        def score(item):
+            f, members = item
+            shared = {}
+            for i in members:
                 if np.isnan(out[i, f]):
-                    predicted = self._predicted(candidate, f, rows)
+                    predicted = self._predicted(candidates[i], f, rows, shared)
                     if predicted is not None:
                         out[i, f] = float(np.mean(np.asarray(predicted) == np.asarray(self.samples[f].y[:rows])))
+
+        parallel_map(score, [(f, members) for f in folds for members in groups.values()])
         return out
 
 
@@ -706,7 +721,9 @@ class FoldedPass(_OnePass):
         n_codes = FOLDS * len(labels)
         rows = (order[:, None] * FOLDS + np.arange(FOLDS)).reshape(-1)  # sorted class c, fold g: its code
         sources = {"counts": self.sums, **self.corrections}
-        sources = {name: sums.matrix(n_codes)[rows].tocsc() for name, sums in sources.items()}
+        # (Each a sort of its log: on all cores.)
+        made = parallel_map(lambda sums: sums.matrix(n_codes)[rows].tocsc(), sources.values())
+        sources = dict(zip(sources, made))
         return FoldStatistics(labels[order], self.row_counts[rows], sources, self.keys)
 
     def result(self):

@@ -11,7 +11,7 @@ def runs(mask, *, xp):
     """int64 ``(starts, ends)`` of the maximal runs of True in a bool array."""
     edge = xp.zeros(1, dtype=xp.bool)
     padded = xp.concat([edge, mask, edge])
-    change = xp.astype(xp.nonzero(padded[1:] != padded[:-1])[0], xp.int64)
+    change = xp.astype(xp.nonzero(padded[1:] != padded[:-1])[0], xp.int64, copy=False)
     return change[0::2], change[1::2]
 
 

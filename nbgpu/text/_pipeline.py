@@ -91,7 +91,7 @@ def _spans_char(docs, plan, xp):
         seg_ends = xp.asarray(np.cumsum(np.fromiter(map(len, docs), dtype=np.int64, count=len(docs)) + 1) - 1)
     else:
         encoded = _encoded(_WHITE_SPACES.sub(" ", joined[0]), xp)
-        seg_ends = xp.astype(xp.nonzero(encoded[1] == ord(joined[1]))[0], xp.int64)
+        seg_ends = xp.astype(xp.nonzero(encoded[1] == ord(joined[1]))[0], xp.int64, copy=False)
     seg_starts = xp.concat([xp.zeros(1, dtype=xp.int64), seg_ends[:-1] + 1])
     return char_ngrams(encoded, seg_starts, seg_ends, np.arange(len(docs)), plan.ngram_range, xp=xp, whole=False)
 

@@ -54,4 +54,4 @@ def sum_cells(pieces, n_rows, n_columns, *, signed, xp):
     indices = xp.astype(cell & ((1 << col_bits) - 1), xp.int32)
     row_of = cell >> col_bits
     indptr = xp.searchsorted(row_of, xp.arange(n_rows + 1, dtype=kdt), side="left")
-    return xp.astype(indptr, xp.int64), indices, xp.astype(values, xp.int64)
+    return xp.astype(indptr, xp.int64, copy=False), indices, xp.astype(values, xp.int64, copy=False)

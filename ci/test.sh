@@ -39,6 +39,10 @@ elif ! python -m pip install -q "torch==2.13.0+cpu" ${NBGPU_TORCH_INDEX:+--extra
     backends="${backends/torch,/}"
 fi
 python -m pip install -q -e ".[test,dask,bench]"
+# nbgpu's bytecode, as an installed package has it: an editable install writes none, and where
+# PYTHONDONTWRITEBYTECODE is set every process the suite starts (CLI commands, Dask workers)
+# would compile each module it imports (44-70 CPU s of a run: benchmarks/results/test-suite-time-*).
+python -m compileall -q nbgpu
 # cupy beside, not inside, the environment: only the API check's own interpreter
 # imports it (an installed cupy without a GPU would change what the libraries
 # under test try). About 20 s and 300 MB.

@@ -112,6 +112,17 @@ weights of the columns each row block uses, 58 classes: the two blocks make
 337,000 columns' weights for the 263,000 the test rows use, and scipy's CSR x
 dense product).
 
+Later still (``*-20261129-s6.json``, medians of 3, bytecode compiled): JSON lines decoded by one
+``raw_decode`` per line and the hashed keys sorted unstably (the array API's default stable sort was
+numpy's timsort): Debian 3.88 s (train 2.42 + evaluate 1.45; 5.11 s CPU) against 16.96 s, 4.37x (CPU
+3.34x), load 0.8-1.05; pydoc-en 3.40 s (2.12 + 1.26; 4.44 s CPU) against 13.89 s, 4.08x (CPU 3.17x), load
+1.1-1.2. Paired with the code before (7 pairs of Debian train + evaluate, load 2.8): wall 0.91x, CPU 0.86x.
+What is left, one thread, Debian: start-up about 0.45 s per command (numpy and scipy.sparse, whose vendored
+array-api-compat imports numpy.testing, f2py, ma and random), hashing 0.95 + 0.22, JSON 0.27 + 0.06, the
+fit 0.45-0.75 (a fold of its 4.2 M logged entries in the 5th chunk: 0.55 s), the save 0.35 (deflate of
+18.8 MB: 0.21-0.24), the load 0.19-0.27 (20,000 page faults) and the scores 0.75-0.94; page faults cost
+about 12 us each on this machine (train 51-58 thousand, evaluate 38-45 thousand).
+
 2026-11-26, at a lower load, with the models' core classes (no scikit-learn import in either
 command): pydoc-en, 28,285 training documents (25.0 MiB): nbgpu 1.38 s (train
 0.87 + evaluate 0.49), scikit-learn 6.14 s, 4.45x; manpages-ru (this

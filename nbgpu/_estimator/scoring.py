@@ -78,16 +78,15 @@ def _score_blocks(self, X, *, per_block=None):
     from_scores = self._traits.nonfinite_reaches_scores and not self._ignore_missing
     if not in_blocks:  # the checks' reductions read back together: one synchronisation
         checks_together(self._check_block_values, X, finite=not from_scores)
-    rows = row_slicer(X, host=kind.host)
 
     def block(start, stop):
         # All rows: X itself (slicing a sparse matrix copies it).
-        Xb = X if stop - start == X.shape[0] else rows(start, stop)
+        Xb = scored if stop - start == scored.shape[0] else rows(start, stop)
         if in_blocks:
             self._check_block_values(Xb, finite=not from_scores)
         # With from_scores, a NaN in X is reported below, as an error.
         with float_warnings_off() if from_scores else contextlib.nullcontext():
-            jll = self._joint_log_likelihood(self._model_input(Xb, xp), xp=xp, device=device, dtype=dtype)
+            jll = self._joint_log_likelihood(self._model_input(Xb, xp), xp=xp, device=device, dtype=dtype, **shared)
         if not from_scores:
             finite = True
         elif in_blocks:
@@ -99,7 +98,8 @@ def _score_blocks(self, X, *, per_block=None):
     # One model throughout, however many threads update it (model_lock.py).
     with lock_of(self).reading():
         # Lazy parameters are derived here, on all cores, not on one row block's worker thread.
-        self._ready_to_score(X)
+        scored, shared = self._ready_to_score(X, xp=xp, dtype=dtype)
+        rows = row_slicer(scored, host=kind.host)
         stored = -(-X.nnz // max(X.shape[0], 1)) if kind.sparse else None
         row_bytes = self._score_row_bytes(X.shape[1], self.classes_.shape[0], xp=xp, stored=stored)
         budget = _even_budget(X.shape[0], row_bytes, X.nnz if kind.sparse else None)
@@ -134,9 +134,12 @@ def _even_budget(n_rows, row_bytes, nnz=None):
     count = -(-needed // n_threads()) * n_threads()
     return -(-n_rows // count) * row_bytes
 
-def _ready_to_score(self, X):
-    """Derive what scoring validated ``X`` needs, if the model is lazy and has not yet."""
+def _ready_to_score(self, X, *, xp, dtype):
+    """Derive what scoring validated ``X`` needs, if the model is lazy and has not yet; ``(X, shared)``:
+    ``X`` as its row blocks are cut from it, and what every block's ``_joint_log_likelihood`` is given
+    besides (keyword arguments), made once for all of them."""
     self._derive_if_lazy()
+    return X, {}
 
 def _fitted_arrays(self, names, *, xp, device, dtype):
     """Fitted arrays as ``dtype`` on the scoring namespace and device."""

@@ -174,16 +174,12 @@ class _CountNB(_BaseNB):
         # The scoring weights are the log-probabilities themselves (a view).
         return (attrs["_weight_"] if "_weight_" in attrs else self._weight_).T
 
-    def _joint_log_likelihood(self, X, *, xp, device, dtype):
+    def _joint_log_likelihood(self, X, *, xp, device, dtype, weight=None):
+        """``weight``: that of ``X``'s columns where :meth:`_ready_to_score` made it (``X`` then on them)."""
         (bias,) = self._fitted_arrays(("_bias_",), xp=xp, device=device, dtype=dtype)
-        if is_sparse(X) and self._few_columns(X):
-            # Only the weights of the features X uses (the same numbers as
-            # the whole layout's, from the statistics and the fit's context).
-            columns, X = compact_columns(X)
-            context, stats = self._context_, self._stats  # derived by now (the bias above)
-            make = lambda part: self._weight_columns(stats, context, columns[part], xp=xp)  # noqa: E731
-            weight = laid_out_by_columns(make, (bias.shape[-1], columns.shape[0]), dtype, xp=xp)
-        else:
+        if weight is None and is_sparse(X) and self._few_columns(X):
+            X, weight = self._few_column_weight(X, xp, dtype)
+        elif weight is None:
             (weight,) = self._fitted_arrays(("_weight_",), xp=xp, device=device, dtype=dtype)
         if is_sparse(X):
             scores = sparse_matmul(X, weight)  # (the library converts integer values)
@@ -193,10 +189,24 @@ class _CountNB(_BaseNB):
         scores += bias  # a fresh n × k array
         return scores
 
-    def _ready_to_score(self, X):
-        super()._ready_to_score(X)
-        if "_weight_" in self._traits.deferred_parameters and not (is_sparse(X) and self._few_columns(X)):
+    def _few_column_weight(self, X, xp, dtype):
+        """``(Xc, W)``: host CSR ``X`` on the columns it uses, and only those features' weights (the same
+        numbers as the whole layout's, from the statistics and the fit's context, derived by now)."""
+        columns, X = compact_columns(X)
+        context, stats = self._context_, self._stats
+        make = lambda part: self._weight_columns(stats, context, columns[part], xp=xp)  # noqa: E731
+        return X, laid_out_by_columns(make, (self.classes_.shape[0], columns.shape[0]), dtype, xp=xp)
+
+    def _ready_to_score(self, X, *, xp, dtype):
+        X, shared = super()._ready_to_score(X, xp=xp, dtype=dtype)
+        if is_sparse(X) and self._few_columns(X):
+            # Once for every row block: the blocks' columns overlap (Debian's test rows in two blocks:
+            # 337K columns' weights made for the 263K used).
+            X, weight = self._few_column_weight(X, xp, dtype)
+            return X, {**shared, "weight": weight}
+        if "_weight_" in self._traits.deferred_parameters:
             self._weight_  # noqa: B018 (made now if deferred)
+        return X, shared
 
     def _few_columns(self, X):
         """Whether scoring host CSR ``X`` makes the weights (not made yet) of only the

@@ -245,6 +245,30 @@ def test_logged_entries_fold_into_the_same_sums(monkeypatch):
     assert counts.folded and counts.csc.has_canonical_format and canonical(counts.csc)
 
 
+@pytest.mark.parametrize("scale", [1, 60], ids=["full buffers", "growing buffers"])
+@pytest.mark.parametrize("wide", [False, True], ids=["uint32 keys", "int64 keys"])
+def test_log_keeps_entries_in_order(monkeypatch, wide, scale):
+    """Batches large and small (kept as they are, or copied into buffers
+    that grow and fill up) come out of the log in the order they were added,
+    so a fold sums each key's values in that order."""
+    monkeypatch.setattr(sparse_counts, "LOG_PART", 40 * scale)
+    rng = np.random.default_rng(5)
+    log = sparse_counts._Log()
+    batches = []
+    for n in [3 * scale, 50 * scale, 1, 39 * scale, 2, 40 * scale, 0, 17 * scale, 17 * scale, 17 * scale, 100, 5] + [scale] * 60:
+        batch = rng.integers(0, 30, n) * (2**33 if wide else 1), rng.random(n)
+        batches.append(batch)
+        log.append(*batch)
+    keys, values = log.entries((2**31, 2**4) if wide else (3, 10))
+    assert keys.dtype == (np.int64 if wide else np.uint32)
+    assert_array_equal(keys, np.concatenate([k for k, _ in batches]))
+    assert_array_equal(values, np.concatenate([v for _, v in batches]))
+    big = rng.integers(0, 30, 40 * scale), rng.random(40 * scale)
+    one = sparse_counts._Log()
+    one.append(*big)
+    assert all(a is b for a, b in zip(one.entries((3, 10)), big))  # one batch: not copied
+
+
 @pytest.mark.parametrize("threads", ["1", "3"])  # split by key range over threads, or not
 @pytest.mark.parametrize("top", [2**20, 2**40])  # keys packed with their positions, or argsorted
 def test_summed_entries_sum_equal_keys_in_their_order(top, threads, monkeypatch):

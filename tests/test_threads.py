@@ -76,6 +76,33 @@ def test_limit_in_force_inside_a_parallel_section(own_blas_setting, many_blocks)
     assert blas_threads() == {OWN_BLAS_THREADS}
 
 
+def test_no_limit_where_the_caller_says_no_blas_runs(own_blas_setting, many_blocks):
+    """``blas=False`` (hashing text, inflating a file): BLAS keeps its own
+    setting, and the results are the same."""
+    seen = parallel_map(lambda i: (i, frozenset(blas_threads())), range(64), blas=False)
+    assert seen == [(i, frozenset({OWN_BLAS_THREADS})) for i in range(64)]
+
+
+def test_a_text_train_imports_no_threadpoolctl(tmp_path):
+    """Hashing and fitting text call no BLAS: a ``nbgpu train`` on it never
+    imports threadpoolctl, nor scans the loaded libraries."""
+    import json
+    import subprocess
+    import sys
+
+    rows = [{"text": f"word{i % 7} other{i % 3} and more", "label": f"c{i % 2}"} for i in range(200)]
+    (tmp_path / "t.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    code = (
+        "import sys; from nbgpu._app import cli\n"
+        "try: cli.main(['train', 't.jsonl', '-o', 'm.nbgpu', '--model', 'complement', '-q'])\n"
+        "except SystemExit: pass\n"
+        "print('threadpoolctl' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False"], out.stderr
+    assert (tmp_path / "m.nbgpu").exists()
+
+
 def test_limit_restored_when_a_kernel_raises(own_blas_setting, many_blocks):
     def kernel(i):
         if i == 5:

@@ -259,7 +259,7 @@ def _file_arrays(archive, listed, where):
         with contextlib.ExitStack() as stack:
             opened = [_outcome(lambda k: stack.enter_context(archive.open(k)))(key) for key in keys]  # one each
             read_opened = _outcome(lambda pair: read(pair[0], _raised(*pair[1])))
-            (indices, error), (values, second) = parallel_map(read_opened, zip(keys, opened))
+            (indices, error), (values, second) = parallel_map(read_opened, zip(keys, opened), blas=False)
         if error or second:  # exceptions are true
             raise error or second
         shape = tuple(body["shape"])

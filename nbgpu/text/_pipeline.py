@@ -161,7 +161,7 @@ def hash_documents(docs, plan, *, xp):
     """int64 ``indptr``, int32 ``indices`` and int64 ``values`` (sums of the signed occurrences)
     of the hashed counts of a list of documents."""
     retain_freed_blocks()  # the chunks' temporaries are reused, not faulted in again
-    pieces = parallel_map(lambda b: _hash_chunk(docs[b[0] : b[1]], plan, xp), _chunk_bounds(docs, plan))
+    pieces = parallel_map(lambda b: _hash_chunk(docs[b[0] : b[1]], plan, xp), _chunk_bounds(docs, plan), blas=False)
     indptrs, indices, values = zip(*pieces)
     offsets = np.cumsum([0] + [int(p[-1]) for p in indptrs]).tolist()
     indptr = xp.concat([xp.zeros(1, dtype=xp.int64)] + [p[1:] + o for p, o in zip(indptrs, offsets)])

@@ -55,7 +55,12 @@ _ZIP_FLAGS = 0x080E
 _ZIP_ERRORS = (
     zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, OSError, ValueError, struct.error, NotImplementedError, RuntimeError,
 )
-_CHUNK = 16 * 2**20
+# Bytes read into an array at a time: zipfile inflates each read into a new
+# bytes object (grown as it inflates) that is then copied into the array, so
+# small reads reuse the same few blocks of memory. Loading Debian's 1-2gram
+# ComplementNB model (19 MB of arrays) in a fresh process, medians of 8: 16 MiB
+# reads 0.205 s CPU and 20.3K page faults, 256 KiB 0.176 s and 6.6K.
+_CHUNK = 2**18
 
 
 class ModelFileError(ValueError):

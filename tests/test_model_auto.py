@@ -221,15 +221,19 @@ def test_late_classes_and_tiny_files(tmp_path, capsys):
     assert _metadata(tmp_path / "t.nbgpu")["model_search"]["rows_scored"] == 3
 
 
-def test_sample_is_uniform_and_bounded():
-    rng = np.random.default_rng(0)
-    sample = model_choice._Sample(50, rng)
-    for start in range(0, 1000, 100):
-        rows = np.arange(start, start + 100)
-        sample.add(sp.csr_matrix(rows[:, None].astype(float)), rows)
+@pytest.mark.parametrize("step", [1000, 100, 7])
+def test_sample_is_uniform_bounded_and_the_same_however_the_stream_is_cut(step):
+    sample = model_choice._Sample(50)
+    for start in range(0, 1000, step):
+        rows = np.arange(start, min(start + step, 1000))
+        sample.add(sp.csr_matrix(rows[:, None].astype(float)), rows, np.arange(rows.size), model_choice.row_keys(start, rows.size))
     assert sample.rows == 50
     np.testing.assert_array_equal(sample.X.toarray().ravel(), sample.y)
     assert sample.y.min() < 300 and sample.y.max() > 700  # not the first rows only
+    assert np.all(np.diff(sample.y) > 0)  # in stream order
+    keys = model_choice.row_keys(0, 1000)
+    assert np.unique(keys).size == 1000
+    np.testing.assert_array_equal(sample.y, np.sort(np.argsort(keys)[:50]))  # the 50 rows of least key
 
 
 def test_narrower_later_chunks_take_one_pass(tmp_path, capsys):

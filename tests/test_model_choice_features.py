@@ -287,6 +287,21 @@ def test_auto_model_is_the_chosen_pipeline_on_all_rows(tmp_path, capsys):
     np.testing.assert_allclose(model.predict_proba(X), ref.predict_proba(X), rtol=1e-9, atol=1e-12)
 
 
+def test_the_choice_does_not_depend_on_how_the_file_is_cut(tmp_path, capsys):
+    """The held-out rows are chosen by row number (``row_keys``), not by chunk: one chunk or many, the same
+    rows are scored, the same scores, the same model (sums of counts: bit for bit)."""
+    texts, labels = _word_order_texts(n=6000, seed=3)
+    made = {}
+    for chunk_mb in ("64", "0.01"):
+        _train_text(tmp_path, capsys, texts, labels, "--chunk-mb", chunk_mb)
+        made[chunk_mb] = _metadata(tmp_path / "m.nbgpu")["model_search"], nbgpu.load(tmp_path / "m.nbgpu")
+    (search, model), (search_cut, model_cut) = made["64"], made["0.01"]
+    assert search["rows_scored"] == model_choice.FOLDS * model_choice.SAMPLE_ROWS  # a sample of each fold
+    assert search == search_cut
+    np.testing.assert_array_equal(model.feature_count_, model_cut.feature_count_)
+    np.testing.assert_array_equal(model.class_count_, model_cut.class_count_)
+
+
 @pytest.mark.fast_path("few_columns")
 def test_scoring_on_the_rows_columns_is_the_whole_width_models(tmp_path, capsys, monkeypatch):
     """Held-out rows scored from the sums of the columns they use (a column's weights as those of a column

@@ -330,9 +330,8 @@ def cmd_train(args):
         model, state = checked_model(MODELS[args.model], given_flags(args)), None
 
     options = _reader_options(args)
-    if args.chunk_mb is None and vectorizer is not None and args.model != "auto":
-        # Text in smaller chunks: a chunk is fitted while the next one's JSON is parsed (one core);
-        # --model auto keeps a model per fold, for which a chunk costs more: its chunks stay large.
+    if args.chunk_mb is None and vectorizer is not None:
+        # Text in smaller chunks: a chunk is hashed and fitted while the next one's JSON is parsed (one core).
         options["chunk_bytes"] = TEXT_TRAIN_CHUNK_BYTES
 
     def open_data():

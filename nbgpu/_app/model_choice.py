@@ -140,19 +140,26 @@ def _stacked(top, bottom):
     return np.concatenate([top, bottom])
 
 
+def row_keys(first, n):
+    """Sort keys of the stream's rows ``first`` to ``first + n - 1``: SplitMix64's bijective mix of the row
+    number (uint64, all distinct), so a fold's sample is the same rows however the stream is cut into chunks."""
+    z = (np.arange(first, first + n, dtype=np.uint64) + np.uint64(SEED + 1)) * np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
 class _Sample:
     """A uniform sample of at most ``size`` rows of a stream (the rows of
-    least random key): what a fold is scored on."""
+    least key, :func:`row_keys`): what a fold is scored on, in stream order."""
 
-    def __init__(self, size, rng):
-        self.size, self.rng = size, rng
-        self.X, self.y, self.keys = None, None, np.empty(0)
+    def __init__(self, size):
+        self.size = size
+        self.X, self.y, self.keys = None, None, np.empty(0, np.uint64)
 
-    def add(self, X, y, rows=None):
-        """Offer the rows ``rows`` of ``X`` (all if None), labels ``y`` (of every row of ``X``): only those that
-        stay are copied."""
-        rows = np.arange(X.shape[0]) if rows is None else rows
-        keys = self.rng.random(rows.size)
+    def add(self, X, y, rows, keys):
+        """Offer the rows ``rows`` of ``X``, of keys ``keys``, labels ``y`` (of every row of ``X``): only
+        those that stay are copied."""
         if self.keys.size + keys.size > self.size:  # only rows of keys among the smallest kept enter
             cut = np.partition(np.concatenate([self.keys, keys]), self.size - 1)[self.size - 1]
             enter = keys <= cut
@@ -655,8 +662,7 @@ class FoldedPass(_OnePass):
         self.text = any(features.ngram is not None for _, features in self.keys)
         self.kinds = sorted({"presence" if stats == "BernoulliNB" else features.tf
                              for stats, features in self.keys} - {"counts"})  # weightings of the values
-        rng = np.random.default_rng(SEED)
-        self.samples = [_Sample(SAMPLE_ROWS, rng) for _ in range(FOLDS)]
+        self.samples = [_Sample(SAMPLE_ROWS) for _ in range(FOLDS)]
         self.data_width = None
         self.sums = self.corrections = None
         # Classes in the order they came (given: all of them, first); a row's code is class * FOLDS + fold.
@@ -709,10 +715,11 @@ class FoldedPass(_OnePass):
             for kind in self.kinds:
                 rows, columns, values = corrections(view, kind)
                 self.corrections[kind].add(codes[rows], columns + offset, values)
+        keys = row_keys(self.rows, X.shape[0])
         for f in range(FOLDS):
             rows = np.arange((f - self.rows) % FOLDS, X.shape[0], FOLDS)  # row number mod FOLDS is f
             if rows.size:
-                self.samples[f].add(X, y, rows)
+                self.samples[f].add(X, y, rows, keys[rows])
 
     def _statistics(self):
         """The :class:`FoldStatistics` of the pass, classes in sorted order."""

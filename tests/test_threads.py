@@ -83,6 +83,7 @@ def test_no_limit_where_the_caller_says_no_blas_runs(own_blas_setting, many_bloc
     assert seen == [(i, frozenset({OWN_BLAS_THREADS})) for i in range(64)]
 
 
+@pytest.mark.fast_path("lazy_parameters")  # its reference derives the parameters after the fit
 def test_a_text_train_imports_no_threadpoolctl(tmp_path):
     """Hashing and fitting text call no BLAS: a ``nbgpu train`` on it never
     imports threadpoolctl, nor scans the loaded libraries."""

@@ -56,17 +56,19 @@ def _as_array(X, name):
         raise (TypeError if isinstance(exc, TypeError) else ValueError)(msg) from exc
 
 
-def check_X(X, *, estimator, allow_nan=False, finite=True, sum_duplicates=True):
+def check_X(X, *, estimator, allow_nan=False, finite=True, sum_duplicates=True, fit=False):
     """``(X, kind)``: ``X`` as a 2-D float32/float64 array or CSR/CSC matrix, never written to, and its
     :class:`~nbgpu._array.namespace.InputKind` (what the call's later steps ask of it);
     taken as ``estimator``'s traits say (``_estimator/traits.py``: integers kept on the host for
-    ``integer_input``; a sparse X's duplicates summed for ``acts_on_elements``, unless
-    ``sum_duplicates=False``). ``allow_nan`` lets NaN through, ``finite=False`` leaves that check
-    to the caller."""
+    ``integer_input``; a sparse X's duplicates summed for ``acts_on_elements``, or for a ``fit``
+    ``fit_acts_on_elements``, unless ``sum_duplicates=False``). ``allow_nan`` lets NaN through,
+    ``finite=False`` leaves that check to the caller."""
     est = type(estimator).__name__
     sparse = is_sparse(X)
     if sparse:
-        X = sparse_checked(X, elements=sum_duplicates and estimator._traits.acts_on_elements)
+        traits = estimator._traits
+        elements = traits.acts_on_elements if not fit or traits.fit_acts_on_elements is None else traits.fit_acts_on_elements
+        X = sparse_checked(X, elements=sum_duplicates and elements)
     else:
         X = _as_array(X, "X")
     code = getattr(X.dtype, "kind", None)

@@ -42,9 +42,9 @@ OVER = {
     ("GaussianNB", "dense", "predict", "x_reads"):
         "X-sized arrays read 4.00 times (budget 2): X - shift, its square, the two products",
     **{(name, "csr", "predict", budget): f"{figure} (budget 2): the canonical flag of X, which cupyx's product "
-       "asks (a pass over its indices, read back), and which the fit of the same X, that no longer needs it, used "
-       "to leave known; the largest value, the product"
-       for name in ("MultinomialNB", "ComplementNB")
+       "asks (PoissonNB: its log x! acts on elements; a pass over its indices, read back), and which the fit of the "
+       "same X, that no longer needs it, used to leave known; the largest value, the product"
+       for name in ("MultinomialNB", "ComplementNB", "PoissonNB")
        for budget, figure in (("x_reads", "X-sized arrays read 3.00 times"), ("syncs", "3 synchronisations"))},
     ("BernoulliNB", "dense", "fit", "x_reads"):
         "X-sized arrays read 4.00 times (budget 3)",
@@ -55,9 +55,6 @@ OVER = {
         "finiteness sum, X > binarize, its cast, the transposition, the product",
     ("BernoulliNB", "csr", "predict", "x_reads"):
         "X-sized arrays read 4.00 times (budget 2): the finiteness sum, X > binarize, its cast, the product",
-    ("PoissonNB", "csr", "fit", "x_reads"):
-        "X-sized arrays read 4.00 times (budget 3): the canonical flag (its scores act on elements, so check_X "
-        "asks it at a fit too), the smallest value, the transposition, the product",
     ("CategoricalNB", "dense", "fit", "x_reads"):
         "X-sized arrays read 8.00 times (budget 3): codes checked (min, v % 1 and its max), the column maxima, "
         "the keys (a cast, two offsets added), their scatter",
@@ -80,7 +77,7 @@ WITHIN_BY_FAST_PATH = {
     ("KernelDensityNB", "dense", "predict", "x_reads"): "deferred_checks",
     ("KernelDensityNB", "dense", "fit", "x_reads"): "finite_by_sum",
     ("CategoricalNB", "dense", "fit", "syncs"): "deferred_checks",
-    **{(name, "csr", "fit", "x_reads"): "sparse_class_sums" for name in ("MultinomialNB", "ComplementNB")},
+    **{(name, "csr", "fit", "x_reads"): "sparse_class_sums" for name in ("MultinomialNB", "ComplementNB", "PoissonNB")},
 }
 
 

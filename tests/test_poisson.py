@@ -190,3 +190,27 @@ def test_merge_of_models_fitted_on_disjoint_data_equals_one_fit():
     np.testing.assert_allclose(a.merge(b).rate_, full.rate_, rtol=1e-12)
     with pytest.raises(TypeError, match="no scikit-learn counterpart"):
         full.to_sklearn()
+
+
+
+@pytest.mark.parametrize("missing", ["error", "ignore"])
+def test_duplicate_entries_fit_as_their_sums(missing):
+    """A fit sums X's values, so duplicate entries are kept as they come (a fit-time trait); with
+    missing="ignore" a NaN among them makes the summed entry missing, so there they are summed first."""
+    X, y = count_data(n=60)
+    if missing == "ignore":
+        X[3, 2], X[5, 4] = np.nan, np.nan
+    canonical = sp.csr_matrix(X)
+    # Each row's entries twice, in reversed order: its values less 1, then 1s (a NaN: NaN, then 1).
+    counts = np.diff(canonical.indptr)
+    rows = [slice(a, b) for a, b in zip(canonical.indptr[:-1], canonical.indptr[1:])]
+    indices = np.concatenate([np.concatenate([canonical.indices[r][::-1]] * 2) for r in rows])
+    data = np.concatenate([np.concatenate([canonical.data[r][::-1] - 1.0, np.ones(b - a)])
+                           for r, a, b in zip(rows, canonical.indptr[:-1], canonical.indptr[1:])])
+    split = sp.csr_matrix((data, indices, np.concatenate([[0], np.cumsum(2 * counts)])), shape=X.shape)
+    np.testing.assert_array_equal(split.toarray(), X)  # (toarray sums them; NaN + 1 is NaN)
+    ref = PoissonNB(missing=missing).fit(canonical, y)
+    model = PoissonNB(missing=missing).fit(split, y)
+    for name in ("class_count_", "feature_count_", "rate_"):
+        np.testing.assert_allclose(getattr(model, name), getattr(ref, name), rtol=1e-12, err_msg=name)
+    np.testing.assert_allclose(model.predict_log_proba(split), ref.predict_log_proba(canonical), rtol=1e-10)

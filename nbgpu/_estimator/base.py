@@ -453,7 +453,7 @@ def _batch_statistics(model, X, y, classes, sample_weight, *, reset, mode):
         feature_names = model.__dict__.get("feature_names_in_")
         if "feature_names_in_" in model.__dict__ or not (is_array(X) or is_sparse(X)):
             check_feature_names(model, X, reset=False)  # an array has no names: nothing to check
-    X, kind = check_X(X, estimator=model, allow_nan=model._ignore_missing, finite=False)
+    X, kind = check_X(X, estimator=model, allow_nan=model._ignore_missing, finite=False, fit=True)
     xp, device, acc = kind.xp, kind.device, kind.sums_dtype
     # On a device a NaN or infinity in X reaches the sums, whose finiteness is read back anyway:
     # X itself is looked at only when they are not finite (a pass over X and a sync fewer).

@@ -23,6 +23,9 @@ class Traits:
     #: How check_X takes X: False for a model that only sums and multiplies a sparse X's
     #: stored values (duplicate entries kept); True sums duplicates first.
     acts_on_elements: bool = True
+    #: The same for a fit, where it differs (None: ``acts_on_elements``): a model that acts on
+    #: elements only when it scores sums a fit's duplicates for nothing.
+    fit_acts_on_elements: Optional[bool] = None
     #: Integer X stays integer on the host (no float copy to check and cast back).
     integer_input: bool = False
     #: The TypeError message of a dense-only model given sparse X ({name}: the class name).

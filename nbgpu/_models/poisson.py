@@ -10,7 +10,7 @@ from __future__ import annotations
 from .._array.rows import row_sums_of
 from .._array.numerics import lgamma, nonzero, safe_log, scoring_weights
 from .._estimator.base import class_prior, fitted_parameter
-from .._estimator.traits import replace
+from .._estimator.traits import ByParameters, replace
 from .._estimator.docs import shared_parameters_doc
 from .._estimator.missing import drop_missing, observed_weights, split_missing
 from .._estimator.statistics_checks import check_array, check_part_of
@@ -128,9 +128,13 @@ class PoissonNB(_CountNB):
 
     _optional_statistics = ("observed_count",)
     # Finalized whole (the rates are an attribute): nothing deferred. log xⱼ! acts on values
-    # (duplicate entries are summed first) and is the base measure; dense sums.
-    _traits = replace(_CountNB._traits, deferred_parameters={}, acts_on_elements=True, integer_input=False,
-                      sparse_statistics=(), has_base_measure=True)
+    # (duplicate entries are summed first) and is the base measure; dense sums. A fit only sums
+    # X's values (duplicates add up alike), but where a missing entry takes its row's weight off.
+    _traits = ByParameters(
+        replace(_CountNB._traits, deferred_parameters={}, acts_on_elements=True, fit_acts_on_elements=False,
+                integer_input=False, sparse_statistics=(), has_base_measure=True),
+        lambda model, traits: replace(traits, fit_acts_on_elements=model._ignore_missing),
+    )
     rate_ = fitted_parameter()
 
     def _check_statistics(self, stats, n_classes, n_features, *, feature_names=None, values=True):

@@ -71,10 +71,51 @@ def test_sparse_class_sums_with_empty_rows_and_classes(kernel_mode, fmt, dtype, 
         assert not got[1].any()
 
 
+@pytest.mark.fast_path("sparse_class_sums")
+@pytest.mark.parametrize("power", [1, 2])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("layout", ["canonical", "duplicates-unsorted", "empty-rows-and-class"])
+def test_small_csr_class_sums_are_the_class_wise_sums_bit_for_bit(monkeypatch, power, weighted, layout):
+    # One scatter over every (class, feature) bin adds each bin's values in the order the class-wise
+    # scatters do: the same float64 sums, not merely close ones (values that round differently in
+    # another order: a spread of magnitudes, weights, squares).
+    monkeypatch.setenv("NBGPU_NUM_THREADS", "1")
+    rng = np.random.default_rng(7)
+    X = sp.random(60, 12, density=0.4, format="csr", random_state=rng, dtype=np.float64)
+    X.data = (X.data * 10.0 ** rng.integers(-8, 8, X.nnz)).astype(np.float32)
+    codes = rng.integers(0, 3, 60)
+    if layout == "duplicates-unsorted":  # every row's entries reversed, and each stored twice
+        X = _doubled_reversed_rows(X)
+        assert not X.has_sorted_indices
+    if layout == "empty-rows-and-class":
+        X = (sp.diags((np.arange(60) % 5 != 0).astype(np.float32)) @ X).tocsr()
+        X.eliminate_zeros()
+        codes = np.where(codes == 1, 3, codes)  # class 1 of 4 has no rows
+    k = int(codes.max()) + 1
+    weights = rng.uniform(0.1, 3.0, 60) if weighted else None
+    one = class_sums.class_sums(X, codes, weights, k, xp=np, dtype=np.float64, power=power)
+    monkeypatch.setattr(class_sums, "_ONE_SCATTER_BINS", 0)  # the class-wise pieces
+    class_wise = class_sums.class_sums(X, codes, weights, k, xp=np, dtype=np.float64, power=power)
+    np.testing.assert_array_equal(one, class_wise)
+    assert one.dtype == np.float64 and one.shape == (k, 12) and one.flags.c_contiguous
+
+
+def _doubled_reversed_rows(X):
+    """``X`` with each row's entries stored twice, in reverse order (unsorted, duplicated indices)."""
+    indptr, indices, data = [0], [], []
+    for i in range(X.shape[0]):
+        row = slice(X.indptr[i], X.indptr[i + 1])
+        indices += [X.indices[row][::-1], X.indices[row][::-1]]
+        data += [X.data[row][::-1], X.data[row][::-1] * np.float32(1.5)]
+        indptr.append(indptr[-1] + 2 * (X.indptr[i + 1] - X.indptr[i]))
+    return sp.csr_matrix((np.concatenate(data), np.concatenate(indices), np.asarray(indptr)), shape=X.shape)
+
+
 def test_sparse_class_sums_of_empty_matrix(kernel_mode):
     X = sp.csr_matrix((5, 3), dtype=np.float32)
     got = class_sums.class_sums(X, np.zeros(5, dtype=np.int64), None, 2, xp=np, dtype=np.float64)
     np.testing.assert_array_equal(got, np.zeros((2, 3)))
+    assert got.dtype == np.float64
 
 
 def test_sparse_class_sums_counts_are_exact_past_float32(kernel_mode):

@@ -362,6 +362,44 @@ def run(capsys, monkeypatch):
     return run
 
 
+def wait_until_it_waits_for_input(proc, writer, timeout=120):
+    """Return once the command ``proc`` has read all that its FIFO ``writer`` holds and has
+    used no CPU for 0.2 s with none of its threads running: it has done what it could with
+    what it got and waits for more (a fixed sleep waited 3 s, most of it idle, and under load
+    could end before the command had started). Without Linux's /proc, after 3 s."""
+    import array
+    import fcntl
+    import termios
+
+    task = Path(f"/proc/{proc.pid}/task")
+    if not task.is_dir():
+        time.sleep(3)
+        return
+
+    def state():
+        unread = array.array("i", [0])
+        fcntl.ioctl(writer.fileno(), termios.FIONREAD, unread)
+        try:
+            fields = [(t / "stat").read_text().rsplit(")", 1)[1].split() for t in task.iterdir()]
+        except (FileNotFoundError, ProcessLookupError):  # a thread ended while read: look again
+            return None
+        running = any(f[0] == "R" for f in fields)
+        ticks = sum(int(f[11]) + int(f[12]) for f in fields)  # utime + stime of each thread
+        return None if unread[0] or running else ticks
+
+    deadline, before = time.monotonic() + timeout, None
+    while proc.poll() is None:
+        now = state()
+        if now is not None and now == before:
+            return
+        if time.monotonic() > deadline:
+            proc.kill()
+            _out, err = proc.communicate(timeout=60)
+            pytest.fail(f"the command never waited for more input in {timeout} s: {err[-3000:]}")
+        before = now
+        time.sleep(0.2)
+
+
 def fifo_writer(fifo, proc, timeout=120):
     """``fifo`` opened for writing once the command ``proc`` opens it to read;
     the test fails with the command's own words if it ends first (a blocking

@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 import pytest
-from conftest import fifo_writer, subprocess_env
+from conftest import fifo_writer, subprocess_env, wait_until_it_waits_for_input
 
 
 # The kernel may hand a process's SIGINT to any thread that does not block
@@ -114,7 +114,7 @@ def test_a_signal_while_text_is_parsed_leaves_nothing_behind(corpus, signum, sta
         with fifo_writer(fifo, proc) as writer:
             writer.write((corpus / "train.jsonl").read_bytes())
             writer.flush()
-            time.sleep(3)  # reading, parsing and fitting are under way; the file has not ended
+            wait_until_it_waits_for_input(proc, writer)  # it read, parsed and fitted what it got; no end yet
             proc.send_signal(signum)
             _out, err = proc.communicate(timeout=120)
     except BrokenPipeError:  # the command stopped reading: its own words say why

@@ -15,12 +15,11 @@ import socket
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import fifo_writer, subprocess_env
+from conftest import fifo_writer, subprocess_env, wait_until_it_waits_for_input
 from sklearn.datasets import dump_svmlight_file
 
 import nbgpu
@@ -204,7 +203,7 @@ def test_a_signal_during_training_leaves_nothing_behind(data, signum, status, li
         rows = (d / "d.svm").read_bytes()
         writer.write(rows * 20)
         writer.flush()
-        time.sleep(3)  # the command has started, read and fitted what it got, and waits for more
+        wait_until_it_waits_for_input(proc, writer)  # it has read and fitted what it got, and waits for more
         proc.send_signal(signum)
         _out, err = proc.communicate(timeout=120)
     assert proc.returncode == status, err

@@ -123,6 +123,18 @@ fit 0.45-0.75 (a fold of its 4.2 M logged entries in the 5th chunk: 0.55 s), the
 18.8 MB: 0.21-0.24), the load 0.19-0.27 (20,000 page faults) and the scores 0.75-0.94; page faults cost
 about 12 us each on this machine (train 51-58 thousand, evaluate 38-45 thousand).
 
+Then (``*-20261129-s7*.json``, medians of 3): the fit's log of entries kept as its batches came and folded
+on one thread, model files written by pieces deflated on both cores and read 256 KiB at a time, and no BLAS
+limit (nor threadpoolctl) where hashing or inflating calls no BLAS. The machine was shared with other
+sessions' test suites, and scikit-learn's time followed the load (14-21 s on Debian), so the ratios move
+with it: Debian 4.09 s (train 2.56 + evaluate 1.61; 4.18 s CPU) against 20.88 s (16.99 s CPU), 5.10x (CPU
+4.06x), load 1.2 before and 2.9 after (``-s7b``); at load 3.4-3.5 (``-s7``) 4.62 s (4.31 s CPU) against
+17.96 s (16.52 s CPU), 3.89x (CPU 3.83x); pydoc-en at load 2.7-2.9 (``-s7b``) 3.84 s (2.13 + 1.67; 3.76 s
+CPU) against 16.02 s (14.06 s CPU), 4.17x (CPU 3.74x), at load 3.4-3.7 (``-s7``) 2.95x (CPU 3.49x). The
+5x at the load of 1 of the runs before is not shown. Paired with the code before, whole processes
+alternating (7 pairs of Debian train + evaluate, load 3.7-4.1): CPU 0.89x (4.83 -> 4.38 s), wall within
+the noise (1.00x, 0.62-1.41); train alone (9 pairs, load 2.8-3.9) CPU 0.88x, wall 0.95x.
+
 2026-11-26, at a lower load, with the models' core classes (no scikit-learn import in either
 command): pydoc-en, 28,285 training documents (25.0 MiB): nbgpu 1.38 s (train
 0.87 + evaluate 0.49), scikit-learn 6.14 s, 4.45x; manpages-ru (this

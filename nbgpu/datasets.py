@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import collections
+import gc
 import numbers
 import os
 import sysconfig
@@ -330,18 +331,27 @@ def load_stdlib_docstrings(*, limit=None):
         _check("load_stdlib_docstrings", Interval(numbers.Integral, 0, None, closed="left"), limit=limit)
     root = Path(sysconfig.get_paths()["stdlib"])
     docs = {}  # text: label of its first place
-    for path in _stdlib_sources(root):
-        parts = path.relative_to(root).parts
-        try:
-            tree = ast.parse(path.read_bytes(), filename=str(path))
-        except (SyntaxError, ValueError):
-            continue
-        label = parts[0].removesuffix(".py")
-        for node in _statement_nodes(tree):
-            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-                text = ast.get_docstring(node)
-                if text and len(text) >= 40 and len(text.split()) >= 5:
-                    docs.setdefault(text, label)
+    # The syntax trees hold no reference cycles (reference counting frees each file's), so the
+    # cyclic collector, run by their millions of nodes, is paused: a build 3.75-5.00 -> 3.39-4.12 CPU s
+    # (medians 4.2 -> 3.5 of 4 alternating processes, load 2.0-2.1).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        for path in _stdlib_sources(root):
+            parts = path.relative_to(root).parts
+            try:
+                tree = ast.parse(path.read_bytes(), filename=str(path))
+            except (SyntaxError, ValueError):
+                continue
+            label = parts[0].removesuffix(".py")
+            for node in _statement_nodes(tree):
+                if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                    text = ast.get_docstring(node)
+                    if text and len(text) >= 40 and len(text.split()) >= 5:
+                        docs.setdefault(text, label)
+    finally:
+        if collecting:
+            gc.enable()
     texts, labels = list(docs), np.asarray(list(docs.values()))
     names, counts = np.unique(labels, return_counts=True)
     labels = np.where(np.isin(labels, names[counts < 40]), "other", labels)

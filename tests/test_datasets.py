@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -120,7 +122,9 @@ def test_argument_errors(call, message):
 
 
 def test_stdlib_docstrings(stdlib_docstrings):
+    assert gc.isenabled()
     texts, labels = load_stdlib_docstrings(limit=300)
+    assert gc.isenabled()  # paused during the build only
     assert len(texts) == len(labels) == 300 and len(set(texts)) == 300
     assert all(isinstance(t, str) and len(t) >= 40 and len(t.split()) >= 5 for t in texts)
     assert labels.dtype.kind == "U" and len(np.unique(labels)) >= 5

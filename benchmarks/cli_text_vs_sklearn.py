@@ -133,7 +133,11 @@ with it: Debian 4.09 s (train 2.56 + evaluate 1.61; 4.18 s CPU) against 20.88 s 
 CPU) against 16.02 s (14.06 s CPU), 4.17x (CPU 3.74x), at load 3.4-3.7 (``-s7``) 2.95x (CPU 3.49x). The
 5x at the load of 1 of the runs before is not shown. Paired with the code before, whole processes
 alternating (7 pairs of Debian train + evaluate, load 3.7-4.1): CPU 0.89x (4.83 -> 4.38 s), wall within
-the noise (1.00x, 0.62-1.41); train alone (9 pairs, load 2.8-3.9) CPU 0.88x, wall 0.95x.
+the noise (1.00x, 0.62-1.41); train alone (9 pairs, load 2.8-3.9) CPU 0.88x, wall 0.95x; 5 pairs at load
+1.75-2.4: wall 0.89x (4.99 -> 4.67 s), CPU 0.91x. Two more runs at a load of 1.0-2.7 (``-s7c``, ``-s7d``):
+Debian 4.35 s against 15.39 s, 3.54x (CPU 3.55x; load 1.0 -> 2.7), and 3.94 s (train 2.30 + evaluate
+1.69) against 17.86 s, 4.53x (CPU 3.88x; load 1.8-2.0); pydoc-en 3.94 s against 14.22 s, 3.61x (CPU
+3.65x; load 1.9-2.0). At these loads nbgpu, on two threads, loses more than scikit-learn, on one.
 
 2026-11-26, at a lower load, with the models' core classes (no scikit-learn import in either
 command): pydoc-en, 28,285 training documents (25.0 MiB): nbgpu 1.38 s (train

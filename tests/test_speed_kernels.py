@@ -111,6 +111,25 @@ def _doubled_reversed_rows(X):
     return sp.csr_matrix((np.concatenate(data), np.concatenate(indices), np.asarray(indptr)), shape=X.shape)
 
 
+@pytest.mark.fast_path("category_counts")
+def test_small_category_histograms_counted_in_the_caller_are_the_threads_sums(monkeypatch):
+    # A few keys are counted in the calling thread, group after group as the threads would be:
+    # the same float64 sums bit for bit (weights that round differently in another order).
+    monkeypatch.setenv("NBGPU_NUM_THREADS", "2")
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 4, (40, 5)).astype(np.float64)
+    codes = rng.integers(0, 3, 40)
+    weights = 10.0 ** rng.uniform(-8, 8, 40)
+    offsets = np.arange(6, dtype=np.int64) * 4
+    here = class_sums.category_counts(X, codes, weights, offsets, 3, xp=np, dtype=np.float64)
+    monkeypatch.setattr(class_sums, "_SERIAL_KEYS", 0)  # on the pool's threads
+    threads = class_sums.category_counts(X, codes, weights, offsets, 3, xp=np, dtype=np.float64)
+    np.testing.assert_array_equal(here, threads)
+    one_block = np.zeros((3, 20))
+    np.add.at(one_block, (codes[:, None], (offsets[:-1] + X).astype(np.int64)), weights[:, None])
+    assert not np.array_equal(here, one_block)  # the split is kept: summed in one go it rounds otherwise
+
+
 def test_sparse_class_sums_of_empty_matrix(kernel_mode):
     X = sp.csr_matrix((5, 3), dtype=np.float32)
     got = class_sums.class_sums(X, np.zeros(5, dtype=np.int64), None, 2, xp=np, dtype=np.float64)

@@ -137,7 +137,9 @@ the noise (1.00x, 0.62-1.41); train alone (9 pairs, load 2.8-3.9) CPU 0.88x, wal
 1.75-2.4: wall 0.89x (4.99 -> 4.67 s), CPU 0.91x. Two more runs at a load of 1.0-2.7 (``-s7c``, ``-s7d``):
 Debian 4.35 s against 15.39 s, 3.54x (CPU 3.55x; load 1.0 -> 2.7), and 3.94 s (train 2.30 + evaluate
 1.69) against 17.86 s, 4.53x (CPU 3.88x; load 1.8-2.0); pydoc-en 3.94 s against 14.22 s, 3.61x (CPU
-3.65x; load 1.9-2.0). At these loads nbgpu, on two threads, loses more than scikit-learn, on one.
+3.65x; load 1.9-2.0); after 3eb2710, at load 1.3-1.4 with another test suite starting (``-s7e``): Debian
+3.93 s (train 2.53 + evaluate 1.73) against 16.66 s, 4.24x (CPU 3.89x). At these loads nbgpu, on two
+threads, loses more than scikit-learn, on one.
 
 2026-11-26, at a lower load, with the models' core classes (no scikit-learn import in either
 command): pydoc-en, 28,285 training documents (25.0 MiB): nbgpu 1.38 s (train

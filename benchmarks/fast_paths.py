@@ -21,6 +21,7 @@ import json
 import os
 import platform
 import sys
+import tempfile
 import tracemalloc
 from pathlib import Path
 
@@ -37,6 +38,7 @@ from nbgpu._array.devices import device_name  # noqa: E402
 from nbgpu._array.sparse import gathered_row_sums  # noqa: E402
 from nbgpu._array.sums import dense  # noqa: E402
 from nbgpu._array.threads import n_threads  # noqa: E402
+from nbgpu._interop.model_archive import write_archive  # noqa: E402
 from nbgpu._validation import check_finite  # noqa: E402
 
 
@@ -153,6 +155,20 @@ def _cases(scale, rng):
         f"BernoulliNB.predict of dense X {n} x {d} float32, {k} classes (each row block checked finite)",
         lambda: bernoulli.predict(Xf32),
     )
+
+    # A wide model's file: sorted uint32 flat indices and whole-number float64 counts (Debian's 1-2gram
+    # ComplementNB model has 2.4 million of each). Timed with reading the arrays back, the same on both.
+    entries = s(2_400_000)
+    members = {"indices": np.sort(rng.integers(0, 53 * 2**20, entries)).astype(np.uint32),
+               "counts": np.minimum(rng.zipf(1.5, entries), 1000).astype(np.float64)}
+    folder = Path(tempfile.mkdtemp(prefix="nbgpu-fast-paths-"))
+
+    def saved():
+        write_archive(folder / "m.nbgpu", members)
+        with np.load(folder / "m.nbgpu") as stored:
+            return np.concatenate([stored["indices"].astype(np.float64), stored["counts"]])
+
+    cases["parallel_deflate"] = (f"write_archive of {entries} uint32 indices and float64 counts, then np.load", saved)
     return cases
 
 

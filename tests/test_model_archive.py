@@ -70,6 +70,7 @@ def test_every_reader_reads_what_np_save_writes(tmp_path, request, pieces):
             assert_array_equal(got, array)
 
 
+@pytest.mark.fast_path("parallel_deflate")
 def test_the_same_arrays_give_the_same_bytes_on_any_threads(tmp_path, small_pieces, monkeypatch):
     files = []
     for threads in ["1", "2", "3"]:
@@ -79,6 +80,7 @@ def test_the_same_arrays_give_the_same_bytes_on_any_threads(tmp_path, small_piec
     assert files[0] == files[1] == files[2]
 
 
+@pytest.mark.fast_path("parallel_deflate")
 def test_as_small_as_one_deflate_stream(tmp_path):
     """Pieces primed with the bytes before them compress as one stream does."""
     members = {"counts": np.random.default_rng(1).integers(0, 3, 1_000_000).astype(np.float64)}
@@ -89,6 +91,7 @@ def test_as_small_as_one_deflate_stream(tmp_path):
     assert (tmp_path / "m.nbgpu").stat().st_size <= 1.01 * len(one.getvalue())
 
 
+@pytest.mark.fast_path("parallel_deflate")
 def test_zip64_records(tmp_path, monkeypatch):
     """Sizes and offsets past 32 bits (here past 64 bytes) go to zip64 fields and records."""
     monkeypatch.setattr(model_archive, "_ZIP32", 64)

@@ -45,6 +45,8 @@ FAST_PATHS = {
     "(reference: the class sums of X cast, then those of the residuals of the mean)",
     "finite_by_sum": "_validation.check_finite: one sum of X's values, finite when they all are (the exact check "
     "only when it is not) (reference: isfinite of every value, then all)",
+    "parallel_deflate": "model_archive.write_archive: each member deflated in pieces on all cores, the zip records "
+    "written by nbgpu (reference: zipfile's writer, one stream per member on one thread)",
 }
 
 

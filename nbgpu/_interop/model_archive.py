@@ -31,6 +31,7 @@ import zlib
 import numpy as np
 from numpy.lib import format as npy_format
 
+from .._array.paths import fast
 from .._array.threads import parallel_map
 from .atomic_files import atomic_output
 
@@ -111,8 +112,16 @@ def write_archive(path, members):
     trailing data descriptor (sizes and CRC after the data), so standard output works too, and a
     fixed date, so the same model gives the same file. Debian's 1-2gram ComplementNB model
     (19 MB of arrays, deflate level 1) is written in 0.148 s against zipfile's 0.251 s on one
-    thread (wall, medians of 20 at load 1.4, the same CPU: 0.24 s), 0.01 % larger.
+    thread (wall, medians of 20 at load 1.4, the same CPU: 0.24 s), 0.01 % larger. Fast path
+    ``parallel_deflate``; its reference is zipfile's writer (any reader reads either file alike).
     """
+    if not fast("parallel_deflate"):
+        with atomic_output(path, "wb") as f, zipfile.ZipFile(f, "w", compression=zipfile.ZIP_DEFLATED,
+                                                             compresslevel=_LEVEL) as z:
+            for name, array in members.items():
+                with z.open(f"{name}.npy", "w", force_zip64=True) as out:
+                    npy_format.write_array(out, np.asarray(array, order="C"), allow_pickle=False)
+        return
     with atomic_output(path, "wb") as f:
         out = _Counted(f)
         # np.asarray, not np.ascontiguousarray: that makes a 0-d array (a parameter

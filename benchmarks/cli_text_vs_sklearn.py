@@ -82,7 +82,7 @@ debian 3.90 s (train 2.55 + evaluate 1.34; 5.34 s CPU) against 14.12 s (13.9 s C
 3.62x, CPU 2.61x.
 
 Issue 37 item 1, later (``*-20261129-item1*.json``, medians of 3): class sums of
-whole counts sorted packed with their keys (``class_sums._summed_run``: the fold
+whole counts sorted packed with their keys (``class_sums.summed_entries``: the fold
 of a fit's 4.6 million entries 0.27 s CPU against 0.53 s), ``nbgpu train``
 hashing each chunk while the reader's thread parses the next one's JSON, and
 scoring's row blocks even over the threads (Debian's test rows were cut 9,039 +

@@ -269,11 +269,8 @@ def test_log_keeps_entries_in_order(monkeypatch, wide, scale):
     assert all(a is b for a, b in zip(one.entries((3, 10)), big))  # one batch: not copied
 
 
-@pytest.mark.parametrize("threads", ["1", "3"])  # split by key range over threads, or not
 @pytest.mark.parametrize("top", [2**20, 2**40])  # keys packed with their positions, or argsorted
-def test_summed_entries_sum_equal_keys_in_their_order(top, threads, monkeypatch):
-    monkeypatch.setenv("NBGPU_NUM_THREADS", threads)
-    monkeypatch.setattr(blocks, "PARALLEL_NNZ", 100)
+def test_summed_entries_sum_equal_keys_in_their_order(top):
     rng = np.random.default_rng(3)
     keys = rng.integers(0, 50, 5000) * (top // 50)
     values = rng.random(5000)

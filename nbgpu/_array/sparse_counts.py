@@ -34,12 +34,7 @@ import threading
 import numpy as np
 import scipy.sparse as sp
 
-# One thread: split by key range over two (summed_entries), a fold's 4.6
-# million entries took 40-60 % more CPU for about the same wall: on an idle
-# machine 0.23-0.27 s CPU against 0.16 s, 0.145-0.163 s wall against 0.165 s
-# (medians of 11; least 0.133-0.153 s against 0.123 s); under load, where the
-# second core is busy, 0.18-0.35 s against 0.12-0.16 s, wall as CPU.
-from .class_sums import _summed_run
+from .class_sums import summed_entries
 from .namespace import on_host, to_namespace
 from .paths import fast
 from .sparse import index_dtype
@@ -147,7 +142,7 @@ class SparseCounts:
 
     def _plus(self, keys, values):
         """The folded sums plus entries ``(keys, values)``: a new canonical CSC array."""
-        keys, values = _summed_run(keys, values)
+        keys, values = summed_entries(keys, values)
         if not values.all():  # zero sums (zero weights) are no entries
             nonzero = np.flatnonzero(values)
             keys, values = keys[nonzero], values[nonzero]

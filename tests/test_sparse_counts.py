@@ -20,7 +20,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from sklearn import naive_bayes as sk
 
 import nbgpu
-from nbgpu._array import blocks, sparse_counts, sums
+from nbgpu._array import sparse_counts, sums
 from nbgpu._array.class_sums import class_sums, csr_class_entries, summed_entries
 from nbgpu._array.sparse import compact_columns
 
